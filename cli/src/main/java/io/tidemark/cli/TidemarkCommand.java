@@ -1,0 +1,6 @@
+package io.tidemark.cli;
+
+public final class TidemarkCommand {
+    public static void main(String[] args) {
+    }
+}
