@@ -1,0 +1,441 @@
+package io.tidemark.core.log;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.error.TidemarkException;
+import io.tidemark.core.log.record.RecordBatchFormat;
+import io.tidemark.core.log.record.RecordBatchReader;
+import io.tidemark.core.log.record.RecordBatchValidator;
+import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.core.log.segment.LogSegment;
+import io.tidemark.proto.v1.ErrorCode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.zip.CRC32C;
+
+/**
+ * A partition's log on local disk: a directory of {@link LogSegment}s, the last of which takes appends.
+ *
+ * <ul>
+ *   <li>{@link #append} validates a batch, stamps its base offset and the given ReceiveTime, and writes it;
+ *       a ReceiveTime below the last one is refused, so ReceiveTime never decreases in the partition.</li>
+ *   <li>{@link #read} returns whole batches from an offset; {@link #lookupByReceiveTime} and
+ *       {@link #lookupBySendTime} find the first record at or after a time, exactly.</li>
+ *   <li>Segments roll on {@code segment.bytes}, on {@code segment.ms} measured on ReceiveTime, and when an
+ *       index is full; {@link #deleteExpiredSegments} applies {@code retention.ms} (by a segment's largest
+ *       ReceiveTime) and {@code retention.bytes}, oldest first, never the active segment.</li>
+ *   <li>Flushing follows {@code flush.messages} and {@code flush.ms}; a segment is fsynced when it rolls and
+ *       the whole log on {@link #close}, which also writes the clean-shutdown marker.</li>
+ * </ul>
+ *
+ * <p>Time is never read here: every call that needs "now" takes it, so tests can skew and step it.
+ *
+ * <p>Threading: appends, rolls, flushes and retention run under one lock (taken once per batch, never per
+ * record). Reads and lookups take no lock: they work on a volatile snapshot of the segment array and each
+ * segment's published size, so they never see a partial batch. A read racing with retention may find its
+ * segment deleted and then reports the offset as out of range.
+ */
+public final class PartitionLog implements Closeable {
+    /** Marks a directory whose log was closed cleanly; removed when the log is opened. */
+    public static final String CLEAN_SHUTDOWN_FILE = ".clean-shutdown";
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+
+    private final Path dir;
+    private final TopicConfig config;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final RecordBatchValidator validator = new RecordBatchValidator();
+    private final CRC32C crc = new CRC32C();
+    private final ThreadLocal<RecordBatchReader> readers = ThreadLocal.withInitial(RecordBatchReader::new);
+
+    private volatile LogSegment[] segments;
+    private volatile long logEndOffset;
+    private long lastReceiveTimeMs;
+    private long unflushedRecords;
+    private long lastFlushMs;
+    private boolean closed;
+
+    private PartitionLog(Path dir, TopicConfig config, LogSegment[] segments, long nowMs) {
+        this.dir = dir;
+        this.config = config;
+        this.segments = segments;
+        LogSegment active = segments[segments.length - 1];
+        this.logEndOffset = active.nextOffset();
+        this.lastReceiveTimeMs = lastReceiveTime(segments);
+        this.lastFlushMs = nowMs;
+    }
+
+    /**
+     * Opens the log in {@code dir}, creating it when empty. After an unclean shutdown the segments from the
+     * recovery point on are scanned and a torn or corrupt tail is truncated ({@link LogLoader}).
+     *
+     * @param nowMs the current time, from the caller's clock
+     */
+    public static PartitionLog open(Path dir, TopicConfig config, long nowMs) throws IOException {
+        Files.createDirectories(dir);
+        LogSegment[] segments = LogLoader.load(dir, config);
+        return new PartitionLog(dir, config, segments, nowMs);
+    }
+
+    private static long lastReceiveTime(LogSegment[] segments) {
+        for (int i = segments.length - 1; i >= 0; i--) {
+            if (segments[i].maxReceiveTimeMs() != LogSegment.NO_TIME) {
+                return segments[i].maxReceiveTimeMs();
+            }
+        }
+        return LogSegment.NO_TIME;
+    }
+
+    /**
+     * Appends one batch ({@link RecordBatchFormat}, the buffer between position and limit): validates it whole,
+     * then writes its base offset, {@code receiveTimeMs} and CRC into the buffer and the buffer to the log.
+     * Nothing of a refused batch is written.
+     *
+     * @param receiveTimeMs the batch's ReceiveTime: at least {@link #lastReceiveTimeMs()}; the caller stamps
+     *                      {@code max(now, last)}. It is also "now" for {@code segment.ms} and {@code flush.ms}.
+     * @throws TidemarkException RECORD_TOO_LARGE, CORRUPT_BATCH or INVALID_TIMESTAMP, saying what is allowed
+     */
+    public AppendResult append(ByteBuffer batch, long receiveTimeMs) {
+        lock.lock();
+        try {
+            checkOpen();
+            int position = batch.position();
+            int size = batch.remaining();
+            checkAppendable(size, receiveTimeMs);
+            int validated = validator.validate(batch, position, size, SendTimeWindow.around(receiveTimeMs,
+                    config.sendTimeAfterMaxMs(), config.sendTimeBeforeMaxMs()));
+            if (validated != size) {
+                throw new TidemarkException(ErrorCode.CORRUPT_BATCH, (size - validated) + " bytes follow the "
+                        + validated + "-byte batch; an append takes exactly one batch");
+            }
+            long baseOffset = logEndOffset;
+            long lastOffset = baseOffset + RecordBatchFormat.recordCount(batch, position) - 1;
+            RecordBatchFormat.stamp(crc, batch, position, baseOffset, receiveTimeMs);
+            LogSegment active = maybeRoll(size, receiveTimeMs, lastOffset);
+            active.append(batch, baseOffset, lastOffset, receiveTimeMs, RecordBatchFormat.maxSendTime(batch, position));
+            lastReceiveTimeMs = receiveTimeMs;
+            logEndOffset = lastOffset + 1;
+            unflushedRecords += lastOffset - baseOffset + 1;
+            if (unflushedRecords >= TopicConfig.limit(config.flushMessages())
+                    || receiveTimeMs - lastFlushMs >= TopicConfig.limit(config.flushMs())) {
+                flushLocked(receiveTimeMs);
+            }
+            return new AppendResult(baseOffset, lastOffset, receiveTimeMs);
+        } catch (IOException e) {
+            throw new UncheckedIOException("appending to " + dir, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void checkAppendable(int size, long receiveTimeMs) {
+        if (size > config.maxBatchBytes()) {
+            throw new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "batch of " + size + " bytes is above "
+                    + "max.batch.bytes " + config.maxBatchBytes() + " of this topic");
+        }
+        if (receiveTimeMs < 0) {
+            throw new TidemarkException(ErrorCode.INVALID_TIMESTAMP, "ReceiveTime " + receiveTimeMs
+                    + " is negative; it is ms since the epoch");
+        }
+        if (receiveTimeMs < lastReceiveTimeMs) {
+            throw new TidemarkException(ErrorCode.INVALID_TIMESTAMP, "ReceiveTime " + receiveTimeMs
+                    + " is below the partition's last ReceiveTime " + lastReceiveTimeMs
+                    + "; ReceiveTime never decreases in a partition (stamp max(now, last))");
+        }
+    }
+
+    private LogSegment maybeRoll(int size, long receiveTimeMs, long lastOffset) throws IOException {
+        LogSegment active = segments[segments.length - 1];
+        if (active.sizeBytes() == 0) {
+            return active;
+        }
+        String reason = null;
+        if ((long) active.sizeBytes() + size > config.segmentBytes()) {
+            reason = "segment.bytes " + config.segmentBytes() + " reached";
+        } else if (receiveTimeMs - active.firstReceiveTimeMs() >= config.segmentMs()) {
+            reason = "segment.ms " + config.segmentMs() + " passed since its first ReceiveTime "
+                    + active.firstReceiveTimeMs();
+        } else if (active.indexesFull()) {
+            reason = "an index is full";
+        } else if (lastOffset - active.baseOffset() > Integer.MAX_VALUE) {
+            reason = "relative offsets would overflow";
+        }
+        return reason == null ? active : roll(active, reason);
+    }
+
+    private LogSegment roll(LogSegment active, String reason) throws IOException {
+        active.closeForAppends();
+        LogSegment next = LogSegment.create(dir, logEndOffset, config.indexIntervalBytes(), config.segmentIndexBytes());
+        LogSegment[] rolled = Arrays.copyOf(segments, segments.length + 1);
+        rolled[rolled.length - 1] = next;
+        segments = rolled;
+        RecoveryPointFile.write(dir, next.baseOffset());
+        LOG.debug("Rolled {} at offset {}: {}", dir, next.baseOffset(), reason);
+        return next;
+    }
+
+    /**
+     * Reads whole batches from the one that holds {@code offset}: at most {@code maxBytes}, but always at least
+     * that batch.
+     *
+     * @throws TidemarkException OFFSET_OUT_OF_RANGE naming the log's offsets when {@code offset} is below the log
+     *                           start or above the log end offset
+     */
+    public LogReadResult read(long offset, int maxBytes) {
+        long end = logEndOffset;
+        LogSegment[] snapshot = segments;
+        long start = snapshot[0].baseOffset();
+        if (offset < start || offset > end) {
+            throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, "offset " + offset + " is outside the log: "
+                    + "it holds offsets [" + start + ", " + end + "), and " + end + " is the next to be written");
+        }
+        if (offset == end) {
+            return new LogReadResult(ByteBuffer.allocate(0), start, end);
+        }
+        LogSegment segment = snapshot[floorSegment(snapshot, offset)];
+        try {
+            return new LogReadResult(segment.read(offset, maxBytes), start, end);
+        } catch (IOException e) {
+            if (segments[0].baseOffset() > offset) {
+                return read(offset, maxBytes);
+            }
+            throw new UncheckedIOException("reading " + segment.logFile(), e);
+        }
+    }
+
+    private static int floorSegment(LogSegment[] snapshot, long offset) {
+        int low = 0;
+        int high = snapshot.length - 1;
+        while (low < high) {
+            int mid = (low + high + 1) >>> 1;
+            if (snapshot[mid].baseOffset() <= offset) {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        return low;
+    }
+
+    /**
+     * The first record whose ReceiveTime is at least {@code receiveTimeMs}: the log start offset when the time
+     * is before every record, {@link TimeLookup.NotFound} with the log end offset when it is after all of them.
+     */
+    public TimeLookup lookupByReceiveTime(long receiveTimeMs) {
+        long end = logEndOffset;
+        LogSegment[] snapshot = segments;
+        // ReceiveTime never decreases, so neither does a segment's largest: binary search for the first segment
+        // that reaches the target.
+        int low = 0;
+        int high = snapshot.length;
+        while (low < high) {
+            int mid = (low + high) >>> 1;
+            if (snapshot[mid].maxReceiveTimeMs() >= receiveTimeMs) {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        for (int i = low; i < snapshot.length; i++) {
+            LogSegment.SegmentMatch match = find(snapshot[i], s -> s.findByReceiveTime(receiveTimeMs));
+            if (match != null) {
+                return new TimeLookup.Found(match.offset(), match.receiveTimeMs(), match.sendTimeMs());
+            }
+        }
+        return new TimeLookup.NotFound(end);
+    }
+
+    /**
+     * The first record, in log order, whose SendTime is at least {@code sendTimeMs} (SendTimes may be in any
+     * order): {@link TimeLookup.NotFound} with the log end offset when no record has one.
+     */
+    public TimeLookup lookupBySendTime(long sendTimeMs) {
+        long end = logEndOffset;
+        RecordBatchReader reader = readers.get();
+        for (LogSegment segment : segments) {
+            LogSegment.SegmentMatch match = find(segment, s -> s.findBySendTime(sendTimeMs, reader));
+            if (match != null) {
+                return new TimeLookup.Found(match.offset(), match.receiveTimeMs(), match.sendTimeMs());
+            }
+        }
+        return new TimeLookup.NotFound(end);
+    }
+
+    private interface SegmentSearch {
+        LogSegment.SegmentMatch apply(LogSegment segment) throws IOException;
+    }
+
+    /** Runs a search; a segment deleted by retention meanwhile counts as holding no match. */
+    private LogSegment.SegmentMatch find(LogSegment segment, SegmentSearch search) {
+        try {
+            return search.apply(segment);
+        } catch (IOException e) {
+            if (segments[0].baseOffset() > segment.baseOffset()) {
+                return null;
+            }
+            throw new UncheckedIOException("searching " + segment.logFile(), e);
+        }
+    }
+
+    /**
+     * Applies {@code retention.ms} and {@code retention.bytes}: deletes segments, oldest first, whose largest
+     * ReceiveTime is older than {@code nowMs - retention.ms}, then while the log without the oldest segment
+     * still holds at least {@code retention.bytes}. Never the active segment. The log start offset moves up to
+     * the first segment kept.
+     */
+    public RetentionResult deleteExpiredSegments(long nowMs) {
+        lock.lock();
+        try {
+            checkOpen();
+            LogSegment[] current = segments;
+            int expired = 0;
+            long retentionMs = TopicConfig.limit(config.retentionMs());
+            while (expired < current.length - 1 && current[expired].maxReceiveTimeMs() < nowMs - retentionMs) {
+                expired++;
+            }
+            long retentionBytes = TopicConfig.limit(config.retentionBytes());
+            long excess = -retentionBytes;
+            for (LogSegment segment : current) {
+                excess += segment.sizeBytes();
+            }
+            for (int i = 0; i < expired; i++) {
+                excess -= current[i].sizeBytes();
+            }
+            while (expired < current.length - 1 && excess - current[expired].sizeBytes() >= 0) {
+                excess -= current[expired].sizeBytes();
+                expired++;
+            }
+            if (expired == 0) {
+                return new RetentionResult(0, 0, current[0].baseOffset());
+            }
+            segments = Arrays.copyOfRange(current, expired, current.length);
+            long deletedBytes = 0;
+            for (int i = 0; i < expired; i++) {
+                deletedBytes += current[i].sizeBytes();
+                current[i].delete();
+            }
+            RecoveryPointFile.syncDirectory(dir);
+            LOG.info("Retention deleted {} segments ({} bytes) of {}; log start offset is now {}", expired,
+                    deletedBytes, dir, segments[0].baseOffset());
+            return new RetentionResult(expired, deletedBytes, segments[0].baseOffset());
+        } catch (IOException e) {
+            throw new UncheckedIOException("deleting segments of " + dir, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** fsyncs when {@code flush.ms} passed since the last fsync; for the broker's periodic flush. */
+    public void maybeFlush(long nowMs) {
+        lock.lock();
+        try {
+            checkOpen();
+            if (unflushedRecords > 0 && nowMs - lastFlushMs >= TopicConfig.limit(config.flushMs())) {
+                flushLocked(nowMs);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** fsyncs everything appended so far. */
+    public void flush(long nowMs) {
+        lock.lock();
+        try {
+            checkOpen();
+            flushLocked(nowMs);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void flushLocked(long nowMs) {
+        try {
+            segments[segments.length - 1].flush();
+            RecoveryPointFile.write(dir, logEndOffset);
+        } catch (IOException e) {
+            throw new UncheckedIOException("flushing " + dir, e);
+        }
+        unflushedRecords = 0;
+        lastFlushMs = nowMs;
+    }
+
+    /** Offset of the first record the log holds. */
+    public long logStartOffset() {
+        return segments[0].baseOffset();
+    }
+
+    /** Offset the next record will get. */
+    public long logEndOffset() {
+        return logEndOffset;
+    }
+
+    /** ReceiveTime of the last batch, or empty when the log never held one. */
+    public OptionalLong lastReceiveTimeMs() {
+        lock.lock();
+        try {
+            return lastReceiveTimeMs == LogSegment.NO_TIME ? OptionalLong.empty() : OptionalLong.of(lastReceiveTimeMs);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public TopicConfig config() {
+        return config;
+    }
+
+    /** The segments, oldest first. */
+    public List<SegmentInfo> segments() {
+        List<SegmentInfo> infos = new ArrayList<>();
+        for (LogSegment s : segments) {
+            infos.add(new SegmentInfo(s.baseOffset(), s.nextOffset(), s.sizeBytes(), s.firstReceiveTimeMs(),
+                    s.maxReceiveTimeMs(), s.maxSendTimeMs(), s.offsetIndex().entries()));
+        }
+        return infos;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("log " + dir + " is closed");
+        }
+    }
+
+    /**
+     * fsyncs the log, trims the active segment's indexes, records the recovery point and writes the
+     * clean-shutdown marker, so the next open trusts the files without scanning them.
+     */
+    @Override
+    public void close() throws IOException {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            LogSegment active = segments[segments.length - 1];
+            active.closeForAppends();
+            RecoveryPointFile.write(dir, logEndOffset);
+            for (LogSegment segment : segments) {
+                segment.close();
+            }
+            Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
+            RecoveryPointFile.syncDirectory(dir);
+        } finally {
+            lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package io.tidemark.core.log.record;
+
+import io.tidemark.core.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.util.zip.CRC32C;
+
+import static io.tidemark.core.log.record.RecordBatchFormat.*;
+
+/**
+ * Checks that bytes are one well-formed batch of {@link RecordBatchFormat}: lengths, magic, CRC, attributes,
+ * every record's layout, offset deltas 0..n-1, First and Max SendTime agreeing with the records, and every
+ * SendTime inside a {@link SendTimeWindow}. Nothing is appended to a log before this passed, so bad input
+ * never damages a log; recovery uses the same checks to find where a torn tail begins.
+ *
+ * <p>Walks the records once with a reusable cursor and allocates nothing unless it throws.
+ * Not thread-safe: each log owns one and uses it under its append lock.
+ */
+public final class RecordBatchValidator {
+    private final CRC32C crc = new CRC32C();
+    private final RecordCursor cursor = new RecordCursor();
+
+    /**
+     * Validates the batch at {@code position} that must lie within {@code available} bytes.
+     *
+     * @return the batch's total size in bytes
+     * @throws TidemarkException {@link ErrorCode#CORRUPT_BATCH} naming the broken part, or
+     *         {@link ErrorCode#INVALID_TIMESTAMP} naming the record, its SendTime and the allowed range
+     */
+    public int validate(ByteBuffer buffer, int position, int available, SendTimeWindow window) {
+        int totalSize = checkEnvelope(buffer, position, available);
+        if (magic(buffer, position) != MAGIC_V1) {
+            throw corrupt("unsupported magic " + magic(buffer, position) + "; this broker reads version " + MAGIC_V1);
+        }
+        int stored = storedCrc(buffer, position);
+        int computed = computeCrc(crc, buffer, position, totalSize);
+        if (stored != computed) {
+            throw corrupt(String.format("CRC32C mismatch: stored 0x%08x, computed 0x%08x over %d bytes", stored,
+                    computed, totalSize - CRC_COVERED_FROM));
+        }
+        if (attributes(buffer, position) != 0) {
+            throw corrupt("attributes " + attributes(buffer, position)
+                    + " are not supported; version 1 batches carry attributes 0 (no compression)");
+        }
+        int count = recordCount(buffer, position);
+        if (count < 1) {
+            throw corrupt("record count " + count + " is below 1");
+        }
+        long first = firstSendTime(buffer, position);
+        if (first < 0) {
+            throw corrupt("First SendTime " + first + " is negative; SendTime is ms since the epoch");
+        }
+        checkRecords(buffer, position, totalSize, count, first, window);
+        return totalSize;
+    }
+
+    private int checkEnvelope(ByteBuffer buffer, int position, int available) {
+        if (available < HEADER_SIZE_BYTES) {
+            throw corrupt(available + " bytes cannot hold a batch header of " + HEADER_SIZE_BYTES + " bytes");
+        }
+        int batchLength = buffer.getInt(position + BATCH_LENGTH_OFFSET);
+        if (batchLength < HEADER_SIZE_BYTES - LOG_OVERHEAD_BYTES) {
+            throw corrupt("batch length " + batchLength + " is below the header's "
+                    + (HEADER_SIZE_BYTES - LOG_OVERHEAD_BYTES) + " bytes");
+        }
+        if (batchLength > available - LOG_OVERHEAD_BYTES) {
+            throw corrupt("batch length " + batchLength + " runs past the " + (available - LOG_OVERHEAD_BYTES)
+                    + " bytes that follow it");
+        }
+        return batchLength + LOG_OVERHEAD_BYTES;
+    }
+
+    private void checkRecords(ByteBuffer buffer, int position, int totalSize, int count, long first,
+                              SendTimeWindow window) {
+        int batchEnd = position + totalSize;
+        long max = Long.MIN_VALUE;
+        int next = position + RECORDS_OFFSET;
+        int record = 0;
+        try {
+            for (; record < count; record++) {
+                next = cursor.openRecord(buffer, next, batchEnd);
+                int delta = cursor.readUnsignedInt();
+                if (delta != record) {
+                    throw new RecordFormatException("offset delta " + delta + " where " + record + " was expected");
+                }
+                long sendTime = first + cursor.readSignedLong();
+                if (sendTime < 0) {
+                    throw new RecordFormatException("SendTime " + sendTime + " is negative");
+                }
+                if (record == 0 && sendTime != first) {
+                    throw new RecordFormatException("SendTime " + sendTime + " differs from First SendTime " + first);
+                }
+                window.check(record, sendTime);
+                max = Math.max(max, sendTime);
+                cursor.skipNullableBytes("key");
+                cursor.skipNullableBytes("value");
+                int headers = cursor.readUnsignedInt();
+                for (int h = 0; h < headers; h++) {
+                    cursor.skipBytes("header name");
+                    cursor.skipBytes("header value");
+                }
+                if (cursor.position() != cursor.limit()) {
+                    throw new RecordFormatException((cursor.limit() - cursor.position())
+                            + " bytes left over after the last header");
+                }
+            }
+        } catch (RecordFormatException e) {
+            throw corrupt("record " + record + " of " + count + ": " + e.getMessage());
+        }
+        if (next != batchEnd) {
+            throw corrupt((batchEnd - next) + " bytes follow the last of " + count + " records");
+        }
+        if (max != maxSendTime(buffer, position)) {
+            throw corrupt("Max SendTime " + maxSendTime(buffer, position) + " differs from the records' largest "
+                    + max);
+        }
+    }
+
+    private static TidemarkException corrupt(String detail) {
+        return new TidemarkException(ErrorCode.CORRUPT_BATCH, "corrupt record batch: " + detail);
+    }
+
+    /**
+     * The SendTimes a batch may carry: {@code [minMs, maxMs]}, or any when {@link #UNBOUNDED}.
+     *
+     * @param reason what the bounds come from, for the error message
+     */
+    public record SendTimeWindow(long minMs, long maxMs, String reason) {
+        public static final SendTimeWindow UNBOUNDED = new SendTimeWindow(0, Long.MAX_VALUE, "no limit");
+
+        public SendTimeWindow {
+            if (minMs > maxMs) {
+                throw new IllegalStateException("empty SendTime window [" + minMs + ", " + maxMs + "]");
+            }
+        }
+
+        /**
+         * The window around a ReceiveTime: at most {@code afterMaxMs} later, at most {@code beforeMaxMs}
+         * earlier; a negative limit means unlimited.
+         */
+        public static SendTimeWindow around(long receiveTimeMs, long afterMaxMs, long beforeMaxMs) {
+            long max = afterMaxMs < 0 || afterMaxMs > Long.MAX_VALUE - receiveTimeMs
+                    ? Long.MAX_VALUE : receiveTimeMs + afterMaxMs;
+            long min = beforeMaxMs < 0 ? 0 : Math.max(0, receiveTimeMs - beforeMaxMs);
+            String reason = "ReceiveTime " + receiveTimeMs + " - send.time.before.max.ms "
+                    + (beforeMaxMs < 0 ? "(unlimited)" : beforeMaxMs) + " .. + send.time.after.max.ms "
+                    + (afterMaxMs < 0 ? "(unlimited)" : afterMaxMs);
+            return new SendTimeWindow(min, max, reason);
+        }
+
+        void check(int record, long sendTimeMs) {
+            if (sendTimeMs < minMs || sendTimeMs > maxMs) {
+                throw new TidemarkException(ErrorCode.INVALID_TIMESTAMP, "record " + record
+                        + " of the batch has SendTime " + sendTimeMs + " (" + Instant.ofEpochMilli(sendTimeMs)
+                        + "), outside the allowed range [" + minMs + ", " + maxMs + "] = " + reason
+                        + "; the whole batch was rejected");
+            }
+        }
+    }
+}

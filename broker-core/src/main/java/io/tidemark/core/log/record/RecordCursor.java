@@ -1,0 +1,125 @@
+package io.tidemark.core.log.record;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A reading position inside one record of a batch: decodes the varints of {@link RecordBatchFormat}'s record
+ * layout without allocating, and refuses to read past the end it was given. Reused for every record.
+ *
+ * <p>Not thread-safe: each validator and reader owns one.
+ */
+final class RecordCursor {
+    private ByteBuffer buffer;
+    private int position;
+    private int limit;
+
+    void reset(ByteBuffer buffer, int position, int limit) {
+        this.buffer = buffer;
+        this.position = position;
+        this.limit = limit;
+    }
+
+    /**
+     * Positions the cursor on the record that starts at {@code start}: reads its length and limits reading to
+     * it. Returns where the next record starts.
+     */
+    int openRecord(ByteBuffer buffer, int start, int batchEnd) {
+        reset(buffer, start, batchEnd);
+        int length = readUnsignedInt();
+        limit(position + length);
+        return limit;
+    }
+
+    int position() {
+        return position;
+    }
+
+    int limit() {
+        return limit;
+    }
+
+    void limit(int newLimit) {
+        if (newLimit > limit || newLimit < position) {
+            throw new RecordFormatException("record length " + (newLimit - position) + " runs past the batch end ("
+                    + (limit - position) + " bytes left)");
+        }
+        limit = newLimit;
+    }
+
+    int readUnsignedInt() {
+        int value = readUnsignedIntBits();
+        if (value < 0) {
+            throw new RecordFormatException("varint " + Integer.toUnsignedString(value) + " is above "
+                    + Integer.MAX_VALUE);
+        }
+        return value;
+    }
+
+    int readSignedInt() {
+        int raw = readUnsignedIntBits();
+        return (raw >>> 1) ^ -(raw & 1);
+    }
+
+    long readSignedLong() {
+        long raw = 0;
+        for (int shift = 0; shift < 70; shift += 7) {
+            byte b = next();
+            raw |= (long) (b & 0x7F) << shift;
+            if (b >= 0) {
+                return (raw >>> 1) ^ -(raw & 1);
+            }
+        }
+        throw new RecordFormatException("varlong longer than " + Varints.MAX_LONG_BYTES + " bytes");
+    }
+
+    /** Reads a zigzag length that may be -1 (null), checks the bytes are there, and skips them. */
+    int skipNullableBytes(String what) {
+        int length = readSignedInt();
+        if (length < -1) {
+            throw new RecordFormatException(what + " length " + length + " is below -1 (null)");
+        }
+        skip(Math.max(length, 0), what);
+        return length;
+    }
+
+    /** Reads an unsigned length, checks the bytes are there, and skips them. */
+    int skipBytes(String what) {
+        int length = readUnsignedInt();
+        skip(length, what);
+        return length;
+    }
+
+    byte[] readBytes(int length) {
+        byte[] bytes = new byte[length];
+        buffer.get(position, bytes);
+        position += length;
+        return bytes;
+    }
+
+    private void skip(int length, String what) {
+        if (length > limit - position) {
+            throw new RecordFormatException(what + " of " + length + " bytes runs past the record end ("
+                    + (limit - position) + " bytes left)");
+        }
+        position += length;
+    }
+
+    private int readUnsignedIntBits() {
+        int value = 0;
+        for (int shift = 0; shift < 35; shift += 7) {
+            byte b = next();
+            value |= (b & 0x7F) << shift;
+            if (b >= 0) {
+                return value;
+            }
+        }
+        throw new RecordFormatException("varint longer than " + Varints.MAX_INT_BYTES + " bytes");
+    }
+
+    private byte next() {
+        if (position >= limit) {
+            throw new RecordFormatException("varint runs past the record end");
+        }
+        return buffer.get(position++);
+    }
+}

@@ -1,0 +1,105 @@
+package io.tidemark.core.log.segment;
+
+import io.tidemark.core.error.TidemarkException;
+import io.tidemark.core.log.record.RecordBatchValidator;
+import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+import static io.tidemark.core.log.record.RecordBatchFormat.*;
+
+/**
+ * Rebuilds a segment from its log file after a crash or when its indexes cannot be trusted: reads every
+ * batch, checks it fully ({@link RecordBatchValidator}: lengths, CRC, record layout), checks that offsets
+ * are contiguous from the segment's base offset and that ReceiveTime never decreases, and rebuilds the three
+ * indexes as it goes. At the first batch that fails, the log file is truncated there and the loss is
+ * reported with the file, the position and the reason. SendTime windows are not applied: they were checked
+ * when the batch was appended, under the configuration of that day.
+ */
+public final class SegmentRecovery {
+    private static final Logger LOG = LoggerFactory.getLogger(SegmentRecovery.class);
+
+    private SegmentRecovery() {
+    }
+
+    /**
+     * What recovery did to a segment.
+     *
+     * @param truncatedBytes bytes cut off the end of the log file, 0 when it was intact
+     * @param reason         why the first dropped batch was refused, or null when none was
+     */
+    public record Result(long truncatedBytes, String reason) {
+        public boolean truncated() {
+            return truncatedBytes > 0;
+        }
+    }
+
+    /**
+     * @param previousMaxReceiveTimeMs largest ReceiveTime of the segments before this one, or
+     *                                 {@link LogSegment#NO_TIME}
+     */
+    public static Result recover(LogSegment segment, long previousMaxReceiveTimeMs, RecordBatchValidator validator)
+            throws IOException {
+        long fileSize = segment.fileSize();
+        int end = (int) Math.min(fileSize, Integer.MAX_VALUE);
+        segment.resetIndexes();
+        ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
+        ByteBuffer batch = ByteBuffer.allocate(64 * 1024);
+        long expectedOffset = segment.baseOffset();
+        long lastReceiveTime = previousMaxReceiveTimeMs;
+        int position = 0;
+        String reason = null;
+        while (position < end && reason == null) {
+            int size = segment.readHeader(position, header, end);
+            if (size < 0) {
+                reason = "torn batch: " + (end - position) + " bytes left cannot hold the header or the length "
+                        + "it gives";
+                break;
+            }
+            if (batch.capacity() < size) {
+                batch = ByteBuffer.allocate(Math.max(size, batch.capacity() * 2));
+            }
+            batch.clear().limit(size);
+            segment.readFully(batch, position);
+            reason = problem(validator, batch, size, expectedOffset, lastReceiveTime);
+            if (reason == null) {
+                long receiveTime = receiveTime(batch, 0);
+                segment.track(position, size, expectedOffset, lastOffset(batch, 0), receiveTime,
+                        maxSendTime(batch, 0));
+                expectedOffset = lastOffset(batch, 0) + 1;
+                lastReceiveTime = receiveTime;
+                position += size;
+            }
+        }
+        if (position < fileSize) {
+            if (reason == null) {
+                reason = "the log file is above the 2 GiB a segment may hold";
+            }
+            segment.truncateLogTo(position);
+            LOG.warn("Truncated {} at position {}: dropped {} bytes from offset {} on; reason: {}",
+                    segment.logFile(), position, fileSize - position, expectedOffset, reason);
+        }
+        return new Result(fileSize - position, reason);
+    }
+
+    private static String problem(RecordBatchValidator validator, ByteBuffer batch, int size, long expectedOffset,
+                                  long lastReceiveTime) {
+        try {
+            validator.validate(batch, 0, size, SendTimeWindow.UNBOUNDED);
+        } catch (TidemarkException e) {
+            return e.getMessage();
+        }
+        if (baseOffset(batch, 0) != expectedOffset) {
+            return "batch has offset " + baseOffset(batch, 0) + " where " + expectedOffset + " was expected";
+        }
+        long receiveTime = receiveTime(batch, 0);
+        if (receiveTime < 0 || receiveTime < lastReceiveTime) {
+            return "batch at offset " + expectedOffset + " has ReceiveTime " + receiveTime
+                    + ", below the previous batch's " + lastReceiveTime;
+        }
+        return null;
+    }
+}
