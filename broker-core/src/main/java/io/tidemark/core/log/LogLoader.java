@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
  *       recovered.</li>
  *   <li>Otherwise the segments holding offsets at or above the recovery point ({@link RecoveryPointFile}) are
  *       recovered ({@link SegmentRecovery}): every batch checked, indexes rebuilt, a torn or corrupt tail
- *       truncated. When a segment before the last is truncated, the segments after it are deleted, since a
+ *       truncated. When a segment before the last loses batches, the segments after it are deleted, since a
  *       log has no gaps; the loss is logged as an error.</li>
  * </ul>
  * Index files without a log file are deleted. A gap between two segments that recovery did not make is
@@ -72,9 +72,9 @@ final class LogLoader {
             }
             if (problem != null) {
                 LOG.info("Recovering {} ({})", segment.logFile(), problem);
-                SegmentRecovery.Result result = SegmentRecovery.recover(segment, previousMaxReceiveTime, validator);
+                SegmentRecovery.recover(segment, previousMaxReceiveTime, validator);
                 recovered = true;
-                if (result.truncated() && !last) {
+                if (!last && segment.nextOffset() != bases.get(i + 1)) {
                     deleteAfter(dir, segment, bases.subList(i + 1, bases.size()), interval, indexBytes);
                     break;
                 }
@@ -100,7 +100,7 @@ final class LogLoader {
             LogSegment later = LogSegment.open(dir, base, interval, indexBytes, false);
             later.delete();
         }
-        LOG.error("{} was truncated before its end, so the {} segments after it were deleted: the log now ends at "
+        LOG.error("{} lost batches before its end, so the {} segments after it were deleted: the log now ends at "
                 + "offset {}", truncated.logFile(), laterBases.size(), truncated.nextOffset());
     }
 

@@ -235,12 +235,13 @@ public final class PartitionLog implements Closeable {
         long end = logEndOffset;
         LogSegment[] snapshot = segments;
         // ReceiveTime never decreases, so neither does a segment's largest: binary search for the first segment
-        // that reaches the target.
+        // that reaches the target. Only the active segment can be empty; it sorts last.
         int low = 0;
         int high = snapshot.length;
         while (low < high) {
             int mid = (low + high) >>> 1;
-            if (snapshot[mid].maxReceiveTimeMs() >= receiveTimeMs) {
+            long max = snapshot[mid].maxReceiveTimeMs();
+            if (max == LogSegment.NO_TIME || max >= receiveTimeMs) {
                 high = mid;
             } else {
                 low = mid + 1;

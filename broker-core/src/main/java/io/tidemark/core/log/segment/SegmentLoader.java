@@ -43,6 +43,9 @@ public final class SegmentLoader {
         int entries = offsets.entries();
         int entryPosition = entries == 0 ? -1 : offsets.positionAt(entries - 1);
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
+        if (entryPosition >= end) {
+            return "the last index entry points at position " + entryPosition + ", past the log's " + end + " bytes";
+        }
         long firstReceiveTime = LogSegment.NO_TIME;
         if (end > 0) {
             if (segment.readHeader(0, header, end) < 0) {

@@ -26,22 +26,10 @@ public final class SegmentRecovery {
     }
 
     /**
-     * What recovery did to a segment.
-     *
-     * @param truncatedBytes bytes cut off the end of the log file, 0 when it was intact
-     * @param reason         why the first dropped batch was refused, or null when none was
-     */
-    public record Result(long truncatedBytes, String reason) {
-        public boolean truncated() {
-            return truncatedBytes > 0;
-        }
-    }
-
-    /**
      * @param previousMaxReceiveTimeMs largest ReceiveTime of the segments before this one, or
      *                                 {@link LogSegment#NO_TIME}
      */
-    public static Result recover(LogSegment segment, long previousMaxReceiveTimeMs, RecordBatchValidator validator)
+    public static void recover(LogSegment segment, long previousMaxReceiveTimeMs, RecordBatchValidator validator)
             throws IOException {
         long fileSize = segment.fileSize();
         int end = (int) Math.min(fileSize, Integer.MAX_VALUE);
@@ -82,7 +70,6 @@ public final class SegmentRecovery {
             LOG.warn("Truncated {} at position {}: dropped {} bytes from offset {} on; reason: {}",
                     segment.logFile(), position, fileSize - position, expectedOffset, reason);
         }
-        return new Result(fileSize - position, reason);
     }
 
     private static String problem(RecordBatchValidator validator, ByteBuffer batch, int size, long expectedOffset,
