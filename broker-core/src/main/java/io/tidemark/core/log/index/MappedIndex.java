@@ -85,11 +85,16 @@ public abstract class MappedIndex implements Closeable {
         return slot * entrySize;
     }
 
-    /** Called by a subclass after it wrote the entry at slot {@link #entries()}. */
-    protected final void publishEntry() {
+    /** The slot the next entry goes to; a full index is a programmer error (the log rolls before). */
+    protected final int slotForAppend() {
         if (isFull()) {
             throw new IllegalStateException("index " + file + " is full at " + entries + " entries");
         }
+        return entries;
+    }
+
+    /** Called by a subclass after it wrote the entry at {@link #slotForAppend()}. */
+    protected final void publishEntry() {
         entries = entries + 1;
     }
 

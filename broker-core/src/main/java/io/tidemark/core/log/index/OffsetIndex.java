@@ -38,7 +38,7 @@ public final class OffsetIndex extends MappedIndex {
 
     /** Adds the entry for the batch with base offset {@code offset} that starts at {@code position}. */
     public void append(long offset, int position) {
-        int slot = entries();
+        int slot = slotForAppend();
         if (slot > 0 && (offset <= offsetAt(slot - 1) || position <= positionAt(slot - 1))) {
             throw new IllegalStateException("entry (" + offset + ", " + position + ") does not follow ("
                     + offsetAt(slot - 1) + ", " + positionAt(slot - 1) + ") in " + file());

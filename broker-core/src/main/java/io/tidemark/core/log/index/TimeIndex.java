@@ -45,7 +45,7 @@ public final class TimeIndex extends MappedIndex {
 
     /** Adds an entry: {@code timeMs} is the largest time up to and including the batch at {@code offset}. */
     public void append(long timeMs, long offset) {
-        int slot = entries();
+        int slot = slotForAppend();
         if (slot > 0 && (offset <= offsetAt(slot - 1) || timeMs < timeAt(slot - 1))) {
             throw new IllegalStateException("entry (" + timeMs + ", " + offset + ") does not follow ("
                     + timeAt(slot - 1) + ", " + offsetAt(slot - 1) + ") in " + file());

@@ -1,0 +1,108 @@
+package io.tidemark.core.log.record;
+
+import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** Golden bytes of the batch format, so any change to the layout is a deliberate one. */
+class RecordBatchFormatTest {
+    private static final long BASE_MS = 1_700_000_000_000L;
+
+    /** Two records: one with key, value and a header; one with SendTime 5 ms earlier, null key and value. */
+    static ByteBuffer goldenBatch() {
+        return new RecordBatchBuilder()
+                .producer(7, (short) 3, 11)
+                .append(BASE_MS, "k".getBytes(UTF_8), "v1".getBytes(UTF_8), List.of(new Header("h", new byte[] {1, 2})))
+                .append(BASE_MS - 5, null, null)
+                .build();
+    }
+
+    static final String GOLDEN_UNSTAMPED = String.join("",
+            "0000000000000000", // base offset 0 (the broker assigns it)
+            "00000044", // batch length: 68 bytes follow
+            "72098d67", // CRC32C of bytes 16..end
+            "01", "00", "0003", // magic 1, attributes 0, producer epoch 3
+            "00000002", // record count 2
+            "ffffffffffffffff", // ReceiveTime -1 (the broker stamps it)
+            "0000018bcfe56800", // First SendTime 1700000000000
+            "0000018bcfe56800", // Max SendTime 1700000000000
+            "0000000000000007", // producer id 7
+            "0000000b", // base sequence 11
+            // record 0: length 13, delta 0, SendTime delta 0, key "k", value "v1", 1 header "h" = 01 02
+            "0d", "00", "00", "02", "6b", "04", "7631", "01", "01", "68", "02", "0102",
+            // record 1: length 5, delta 1, SendTime delta -5 (zigzag 9), null key, null value, 0 headers
+            "05", "01", "09", "01", "01", "00");
+
+    @Test
+    void builderWritesTheGoldenBytes() {
+        ByteBuffer batch = goldenBatch();
+        assertEquals(GOLDEN_UNSTAMPED, HexFormat.of().formatHex(batch.array(), 0, batch.limit()));
+        assertEquals(HEADER_SIZE_BYTES + 14 + 6, batch.limit());
+    }
+
+    @Test
+    void stampingWritesOffsetReceiveTimeAndANewCrc() {
+        ByteBuffer batch = goldenBatch();
+        stamp(new CRC32C(), batch, 0, 100, BASE_MS + 1);
+        String hex = HexFormat.of().formatHex(batch.array(), 0, batch.limit());
+        assertEquals("0000000000000064", hex.substring(0, 16));
+        assertEquals("0000018bcfe56801", hex.substring(2 * RECEIVE_TIME_OFFSET, 2 * RECEIVE_TIME_OFFSET + 16));
+        assertEquals(computeCrc(new CRC32C(), batch, 0, batch.limit()), storedCrc(batch, 0));
+        assertEquals(GOLDEN_UNSTAMPED.substring(2 * FIRST_SEND_TIME_OFFSET), hex.substring(2 * FIRST_SEND_TIME_OFFSET));
+        assertEquals(batch.limit(), new RecordBatchValidator().validate(batch, 0, batch.limit(), SendTimeWindow.UNBOUNDED));
+    }
+
+    @Test
+    void readerDecodesEveryField() {
+        ByteBuffer batch = goldenBatch();
+        stamp(new CRC32C(), batch, 0, 100, BASE_MS + 1);
+        List<Record> records = new RecordBatchReader().records(batch);
+        assertEquals(List.of(
+                new Record(100, BASE_MS, BASE_MS + 1, "k".getBytes(UTF_8), "v1".getBytes(UTF_8),
+                        List.of(new Header("h", new byte[] {1, 2}))),
+                new Record(101, BASE_MS - 5, BASE_MS + 1, null, null, List.of())), records);
+        assertEquals(7, producerId(batch, 0));
+        assertEquals(3, producerEpoch(batch, 0));
+        assertEquals(11, baseSequence(batch, 0));
+        assertEquals(101, lastOffset(batch, 0));
+    }
+
+    @Test
+    void sendTimeSearchInsideABatch() {
+        ByteBuffer batch = new RecordBatchBuilder().append(50, null, null).append(10, null, null)
+                .append(70, null, null).append(60, null, null).build();
+        RecordBatchReader reader = new RecordBatchReader();
+        assertEquals(new RecordBatchReader.SendTimeMatch(0, 50), reader.firstRecordWithSendTimeAtLeast(batch, 0, 11));
+        assertEquals(new RecordBatchReader.SendTimeMatch(2, 70), reader.firstRecordWithSendTimeAtLeast(batch, 0, 51));
+        assertNull(reader.firstRecordWithSendTimeAtLeast(batch, 0, 71));
+    }
+
+    @Test
+    void varintsRoundTripAtTheirBoundaries() {
+        RecordCursor cursor = new RecordCursor();
+        for (long value : new long[] {0, 1, -1, 63, -64, 64, 127, 128, Integer.MAX_VALUE, Integer.MIN_VALUE,
+                Long.MAX_VALUE, Long.MIN_VALUE}) {
+            ByteBuffer buffer = ByteBuffer.allocate(32);
+            Varints.writeSignedLong(buffer, value);
+            assertEquals(Varints.sizeOfSignedLong(value), buffer.position());
+            cursor.reset(buffer, 0, buffer.position());
+            assertEquals(value, cursor.readSignedLong());
+        }
+        for (int value : new int[] {0, 1, 127, 128, 16383, 16384, Integer.MAX_VALUE}) {
+            ByteBuffer buffer = ByteBuffer.allocate(8);
+            Varints.writeUnsignedInt(buffer, value);
+            assertEquals(Varints.sizeOfUnsignedInt(value), buffer.position());
+            cursor.reset(buffer, 0, buffer.position());
+            assertEquals(value, cursor.readUnsignedInt());
+        }
+    }
+}

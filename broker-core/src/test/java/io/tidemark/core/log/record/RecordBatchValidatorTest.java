@@ -1,0 +1,96 @@
+package io.tidemark.core.log.record;
+
+import io.tidemark.core.error.TidemarkException;
+import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.v1.ErrorCode;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.function.Consumer;
+import java.util.zip.CRC32C;
+
+import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Every way a batch can be malformed is refused with CORRUPT_BATCH and a message naming what is wrong. */
+class RecordBatchValidatorTest {
+    private final RecordBatchValidator validator = new RecordBatchValidator();
+
+    private String corruption(Consumer<ByteBuffer> damage, boolean fixCrc) {
+        ByteBuffer batch = RecordBatchFormatTest.goldenBatch();
+        damage.accept(batch);
+        if (fixCrc) {
+            batch.putInt(CRC_OFFSET, computeCrc(new CRC32C(), batch, 0, batch.limit()));
+        }
+        TidemarkException e = assertThrows(TidemarkException.class,
+                () -> validator.validate(batch, 0, batch.limit(), SendTimeWindow.UNBOUNDED));
+        assertEquals(ErrorCode.CORRUPT_BATCH, e.code());
+        return e.getMessage();
+    }
+
+    @Test
+    void tooShortForAHeader() {
+        ByteBuffer bytes = ByteBuffer.wrap(new byte[] {1, 2, 3});
+        TidemarkException e = assertThrows(TidemarkException.class,
+                () -> validator.validate(bytes, 0, 3, SendTimeWindow.UNBOUNDED));
+        assertEquals("corrupt record batch: 3 bytes cannot hold a batch header of 60 bytes", e.getMessage());
+    }
+
+    @Test
+    void lengthPastTheEnd() {
+        assertEquals("corrupt record batch: batch length 69 runs past the 68 bytes that follow it",
+                corruption(b -> b.putInt(BATCH_LENGTH_OFFSET, 69), false));
+        assertEquals("corrupt record batch: batch length 10 is below the header's 48 bytes",
+                corruption(b -> b.putInt(BATCH_LENGTH_OFFSET, 10), false));
+    }
+
+    @Test
+    void badMagic() {
+        assertEquals("corrupt record batch: unsupported magic 2; this broker reads version 1",
+                corruption(b -> b.put(MAGIC_OFFSET, (byte) 2), true));
+    }
+
+    @Test
+    void crcMismatch() {
+        assertEquals("corrupt record batch: CRC32C mismatch: stored 0x72098d67, computed 0x80620e64 over 64 bytes",
+                corruption(b -> b.put(b.limit() - 1, (byte) 1), false));
+    }
+
+    @Test
+    void unsupportedAttributes() {
+        assertEquals("corrupt record batch: attributes 1 are not supported; version 1 batches carry attributes 0 "
+                + "(no compression)", corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 1), true));
+    }
+
+    @Test
+    void recordCountMismatch() {
+        assertEquals("corrupt record batch: record count 0 is below 1",
+                corruption(b -> b.putInt(RECORD_COUNT_OFFSET, 0), true));
+        assertEquals("corrupt record batch: 6 bytes follow the last of 1 records",
+                corruption(b -> b.putInt(RECORD_COUNT_OFFSET, 1), true));
+        assertEquals("corrupt record batch: record 2 of 3: varint runs past the record end",
+                corruption(b -> b.putInt(RECORD_COUNT_OFFSET, 3), true));
+    }
+
+    @Test
+    void sendTimeSummariesMustMatchTheRecords() {
+        assertEquals("corrupt record batch: Max SendTime 1700000000001 differs from the records' largest "
+                + "1700000000000", corruption(b -> b.putLong(MAX_SEND_TIME_OFFSET, 1_700_000_000_001L), true));
+        assertEquals("corrupt record batch: First SendTime -1 is negative; SendTime is ms since the epoch",
+                corruption(b -> b.putLong(FIRST_SEND_TIME_OFFSET, -1), true));
+    }
+
+    @Test
+    void recordLayoutErrors() {
+        int record0 = RECORDS_OFFSET;
+        assertEquals("corrupt record batch: record 0 of 2: offset delta 5 where 0 was expected",
+                corruption(b -> b.put(record0 + 1, (byte) 5), true));
+        assertEquals("corrupt record batch: record 0 of 2: record length 100 runs past the batch end (19 bytes left)",
+                corruption(b -> b.put(record0, (byte) 100), true));
+        assertEquals("corrupt record batch: record 0 of 2: key length -2 is below -1 (null)",
+                corruption(b -> b.put(record0 + 3, (byte) 3), true));
+        assertEquals("corrupt record batch: record 0 of 2: value of 50 bytes runs past the record end (8 bytes left)",
+                corruption(b -> b.put(record0 + 5, (byte) 100), true));
+    }
+}
