@@ -123,39 +123,36 @@ public final class RecordBatchValidator {
     }
 
     /**
-     * The SendTimes a batch may carry: {@code [minMs, maxMs]}, or any when {@link #UNBOUNDED}.
-     *
-     * @param reason what the bounds come from, for the error message
+     * The SendTimes a batch may carry: at most {@code afterMaxMs} after its ReceiveTime and at most
+     * {@code beforeMaxMs} before it; a negative limit means unlimited. The error message is only built when a
+     * record falls outside, so a check costs two comparisons.
      */
-    public record SendTimeWindow(long minMs, long maxMs, String reason) {
-        public static final SendTimeWindow UNBOUNDED = new SendTimeWindow(0, Long.MAX_VALUE, "no limit");
+    public record SendTimeWindow(long receiveTimeMs, long afterMaxMs, long beforeMaxMs) {
+        /** Any SendTime (recovery re-checks data that was accepted under the configuration of its day). */
+        public static final SendTimeWindow UNBOUNDED = new SendTimeWindow(0, -1, -1);
 
-        public SendTimeWindow {
-            if (minMs > maxMs) {
-                throw new IllegalStateException("empty SendTime window [" + minMs + ", " + maxMs + "]");
-            }
+        public static SendTimeWindow around(long receiveTimeMs, long afterMaxMs, long beforeMaxMs) {
+            return new SendTimeWindow(receiveTimeMs, afterMaxMs, beforeMaxMs);
         }
 
-        /**
-         * The window around a ReceiveTime: at most {@code afterMaxMs} later, at most {@code beforeMaxMs}
-         * earlier; a negative limit means unlimited.
-         */
-        public static SendTimeWindow around(long receiveTimeMs, long afterMaxMs, long beforeMaxMs) {
-            long max = afterMaxMs < 0 || afterMaxMs > Long.MAX_VALUE - receiveTimeMs
-                    ? Long.MAX_VALUE : receiveTimeMs + afterMaxMs;
-            long min = beforeMaxMs < 0 ? 0 : Math.max(0, receiveTimeMs - beforeMaxMs);
-            String reason = "ReceiveTime " + receiveTimeMs + " - send.time.before.max.ms "
-                    + (beforeMaxMs < 0 ? "(unlimited)" : beforeMaxMs) + " .. + send.time.after.max.ms "
-                    + (afterMaxMs < 0 ? "(unlimited)" : afterMaxMs);
-            return new SendTimeWindow(min, max, reason);
+        long minMs() {
+            return beforeMaxMs < 0 ? 0 : Math.max(0, receiveTimeMs - beforeMaxMs);
+        }
+
+        long maxMs() {
+            return afterMaxMs < 0 || afterMaxMs > Long.MAX_VALUE - receiveTimeMs ? Long.MAX_VALUE
+                    : receiveTimeMs + afterMaxMs;
         }
 
         void check(int record, long sendTimeMs) {
-            if (sendTimeMs < minMs || sendTimeMs > maxMs) {
+            if ((afterMaxMs >= 0 && sendTimeMs - receiveTimeMs > afterMaxMs)
+                    || (beforeMaxMs >= 0 && receiveTimeMs - sendTimeMs > beforeMaxMs)) {
                 throw new TidemarkException(ErrorCode.INVALID_TIMESTAMP, "record " + record
                         + " of the batch has SendTime " + sendTimeMs + " (" + Instant.ofEpochMilli(sendTimeMs)
-                        + "), outside the allowed range [" + minMs + ", " + maxMs + "] = " + reason
-                        + "; the whole batch was rejected");
+                        + "), outside the allowed range [" + minMs() + ", " + maxMs() + "] = ReceiveTime "
+                        + receiveTimeMs + " - send.time.before.max.ms "
+                        + (beforeMaxMs < 0 ? "(unlimited)" : beforeMaxMs) + " .. + send.time.after.max.ms "
+                        + (afterMaxMs < 0 ? "(unlimited)" : afterMaxMs) + "; the whole batch was rejected");
             }
         }
     }
