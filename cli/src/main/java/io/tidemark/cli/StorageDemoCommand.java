@@ -62,6 +62,9 @@ final class StorageDemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        if (records < 1) {
+            throw new IllegalArgumentException("--records " + records + " is not allowed: give at least 1");
+        }
         PrintWriter out = spec.commandLine().getOut();
         Path dir = dataDir.resolve(PARTITION_DIR);
         deleteDemoPartition(dir);

@@ -338,23 +338,21 @@ public final class PartitionLog implements Closeable {
 
     /** fsyncs when {@code flush.ms} passed since the last fsync; for the broker's periodic flush. */
     public void maybeFlush(long nowMs) {
-        lock.lock();
-        try {
-            checkOpen();
-            if (unflushedRecords > 0 && nowMs - lastFlushMs >= TopicConfig.limit(config.flushMs())) {
-                flushLocked(nowMs);
-            }
-        } finally {
-            lock.unlock();
-        }
+        flush(nowMs, true);
     }
 
     /** fsyncs everything appended so far. */
     public void flush(long nowMs) {
+        flush(nowMs, false);
+    }
+
+    private void flush(long nowMs, boolean onlyWhenDue) {
         lock.lock();
         try {
             checkOpen();
-            flushLocked(nowMs);
+            if (!onlyWhenDue || (unflushedRecords > 0 && nowMs - lastFlushMs >= TopicConfig.limit(config.flushMs()))) {
+                flushLocked(nowMs);
+            }
         } finally {
             lock.unlock();
         }
