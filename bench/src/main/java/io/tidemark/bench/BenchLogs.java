@@ -2,7 +2,7 @@ package io.tidemark.bench;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.PartitionLog;
-import io.tidemark.core.log.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchBuilder;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

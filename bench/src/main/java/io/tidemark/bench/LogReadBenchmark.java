@@ -2,7 +2,7 @@ package io.tidemark.bench;
 
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
-import io.tidemark.core.log.record.RecordBatchFormat;
+import io.tidemark.proto.record.RecordBatchFormat;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;

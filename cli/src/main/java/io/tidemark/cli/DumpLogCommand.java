@@ -1,15 +1,15 @@
 package io.tidemark.cli;
 
 import com.google.gson.Gson;
-import io.tidemark.core.error.TidemarkException;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.core.log.index.MappedIndex;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
-import io.tidemark.core.log.record.Header;
-import io.tidemark.core.log.record.Record;
-import io.tidemark.core.log.record.RecordBatchReader;
-import io.tidemark.core.log.record.RecordBatchValidator;
-import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.core.log.segment.LogSegment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -30,7 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * {@code tidemark dump-log FILE...}: prints a segment's batches (and with {@code --records} its records) or an

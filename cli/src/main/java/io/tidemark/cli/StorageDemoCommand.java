@@ -6,7 +6,7 @@ import io.tidemark.core.log.SegmentInfo;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
-import io.tidemark.core.log.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.core.log.segment.LogSegment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

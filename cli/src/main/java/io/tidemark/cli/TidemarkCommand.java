@@ -1,6 +1,6 @@
 package io.tidemark.cli;
 
-import io.tidemark.core.error.TidemarkException;
+import io.tidemark.proto.error.TidemarkException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

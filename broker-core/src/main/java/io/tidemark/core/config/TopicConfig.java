@@ -1,7 +1,7 @@
 package io.tidemark.core.config;
 
-import io.tidemark.core.error.TidemarkException;
-import io.tidemark.core.log.record.RecordBatchFormat;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.HashMap;

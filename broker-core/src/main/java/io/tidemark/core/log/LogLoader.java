@@ -1,7 +1,7 @@
 package io.tidemark.core.log;
 
 import io.tidemark.core.config.TopicConfig;
-import io.tidemark.core.log.record.RecordBatchValidator;
+import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.core.log.segment.LogSegment;
 import io.tidemark.core.log.segment.SegmentLoader;
 import io.tidemark.core.log.segment.SegmentRecovery;

@@ -1,11 +1,11 @@
 package io.tidemark.core.log;
 
 import io.tidemark.core.config.TopicConfig;
-import io.tidemark.core.error.TidemarkException;
-import io.tidemark.core.log.record.RecordBatchFormat;
-import io.tidemark.core.log.record.RecordBatchReader;
-import io.tidemark.core.log.record.RecordBatchValidator;
-import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.core.log.segment.LogSegment;
 import io.tidemark.proto.v1.ErrorCode;
 import org.slf4j.Logger;

@@ -1,6 +1,6 @@
 package io.tidemark.core.config;
 
-import io.tidemark.core.error.TidemarkException;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.Test;
 

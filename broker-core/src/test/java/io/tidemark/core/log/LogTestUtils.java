@@ -1,9 +1,9 @@
 package io.tidemark.core.log;
 
 import io.tidemark.core.config.TopicConfig;
-import io.tidemark.core.log.record.Record;
-import io.tidemark.core.log.record.RecordBatchBuilder;
-import io.tidemark.core.log.record.RecordBatchReader;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchReader;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,10 +1,10 @@
 package io.tidemark.core.log;
 
-import io.tidemark.core.error.TidemarkException;
-import io.tidemark.core.log.record.Record;
-import io.tidemark.core.log.record.RecordBatchBuilder;
-import io.tidemark.core.log.record.RecordBatchFormat;
-import io.tidemark.core.log.record.RecordBatchReader;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

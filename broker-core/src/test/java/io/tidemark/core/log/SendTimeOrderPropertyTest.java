@@ -1,7 +1,7 @@
 package io.tidemark.core.log;
 
-import io.tidemark.core.log.record.Record;
-import io.tidemark.core.log.record.RecordBatchBuilder;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchBuilder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;

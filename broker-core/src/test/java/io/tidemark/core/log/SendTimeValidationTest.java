@@ -1,6 +1,6 @@
 package io.tidemark.core.log;
 
-import io.tidemark.core.error.TidemarkException;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

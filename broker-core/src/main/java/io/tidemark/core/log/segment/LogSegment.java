@@ -2,8 +2,8 @@ package io.tidemark.core.log.segment;
 
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
-import io.tidemark.core.log.record.RecordBatchFormat;
-import io.tidemark.core.log.record.RecordBatchReader;
+import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.RecordBatchReader;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -15,7 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * One segment of a partition log: the {@code .log} file of whole batches ({@link RecordBatchFormat}) that

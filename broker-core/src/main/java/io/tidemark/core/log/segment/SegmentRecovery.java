@@ -1,15 +1,15 @@
 package io.tidemark.core.log.segment;
 
-import io.tidemark.core.error.TidemarkException;
-import io.tidemark.core.log.record.RecordBatchValidator;
-import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * Rebuilds a segment from its log file after a crash or when its indexes cannot be trusted: reads every

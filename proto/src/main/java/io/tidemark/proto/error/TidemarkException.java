@@ -1,4 +1,4 @@
-package io.tidemark.core.error;
+package io.tidemark.proto.error;
 
 import io.tidemark.proto.v1.ErrorCode;
 

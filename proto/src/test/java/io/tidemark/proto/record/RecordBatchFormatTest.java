@@ -1,6 +1,6 @@
-package io.tidemark.core.log.record;
+package io.tidemark.proto.record;
 
-import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -8,7 +8,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.zip.CRC32C;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

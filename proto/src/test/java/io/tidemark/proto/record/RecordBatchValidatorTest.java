@@ -1,7 +1,7 @@
-package io.tidemark.core.log.record;
+package io.tidemark.proto.record;
 
-import io.tidemark.core.error.TidemarkException;
-import io.tidemark.core.log.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.Test;
 
@@ -9,7 +9,7 @@ import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 

@@ -1,4 +1,4 @@
-package io.tidemark.core.log.record;
+package io.tidemark.proto.record;
 
 /** A record inside a batch does not follow {@link RecordBatchFormat}; the validator adds which record. */
 final class RecordFormatException extends RuntimeException {

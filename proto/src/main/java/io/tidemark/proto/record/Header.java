@@ -1,4 +1,4 @@
-package io.tidemark.core.log.record;
+package io.tidemark.proto.record;
 
 import java.util.Arrays;
 import java.util.Objects;

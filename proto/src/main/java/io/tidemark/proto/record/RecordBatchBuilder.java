@@ -1,11 +1,11 @@
-package io.tidemark.core.log.record;
+package io.tidemark.proto.record;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.zip.CRC32C;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * Builds one batch of {@link RecordBatchFormat} on the producer side: base offset 0 and ReceiveTime

@@ -1,13 +1,13 @@
-package io.tidemark.core.log.record;
+package io.tidemark.proto.record;
 
-import io.tidemark.core.error.TidemarkException;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.zip.CRC32C;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * Checks that bytes are one well-formed batch of {@link RecordBatchFormat}: lengths, magic, CRC, attributes,

@@ -1,11 +1,11 @@
-package io.tidemark.core.log.record;
+package io.tidemark.proto.record;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
-import static io.tidemark.core.log.record.RecordBatchFormat.*;
+import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * Decodes records out of batches that were validated when they were appended (bytes read from a log or
