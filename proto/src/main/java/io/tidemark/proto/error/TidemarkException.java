@@ -6,22 +6,58 @@ import java.util.Objects;
 
 /**
  * An operating error a user or a peer can cause: bad input, a request outside what the log holds, a bad
- * configuration value. It carries the API error code it maps to and a message that says what was wrong and
- * what is allowed. The gRPC layer maps it to a response in one place; nothing below that layer catches it to
+ * configuration value, a request sent to a broker that does not lead the partition. It carries the API error
+ * code it maps to and a message that says what was wrong and what is allowed. {@link GrpcErrors} turns it
+ * into a gRPC status on the broker and back into this exception in the client; nothing else catches it to
  * hide it.
  *
  * <p>Programmer errors (broken invariants) are {@link IllegalStateException}s, never this type.
  */
 public final class TidemarkException extends RuntimeException {
+    /** Leader node id when none is known. */
+    public static final int NO_LEADER = -1;
+
     private final ErrorCode code;
+    private final int leaderNodeId;
+    private final String leaderAddress;
 
     public TidemarkException(ErrorCode code, String message) {
+        this(code, message, NO_LEADER, "");
+    }
+
+    private TidemarkException(ErrorCode code, String message, int leaderNodeId, String leaderAddress) {
         super(Objects.requireNonNull(message, "message"));
         this.code = Objects.requireNonNull(code, "code");
+        this.leaderNodeId = leaderNodeId;
+        this.leaderAddress = Objects.requireNonNull(leaderAddress, "leaderAddress");
+    }
+
+    /** A NOT_LEADER error naming the leader ({@link #NO_LEADER} and "" when unknown). */
+    public static TidemarkException notLeader(String message, int leaderNodeId, String leaderAddress) {
+        return new TidemarkException(ErrorCode.NOT_LEADER, message, leaderNodeId, leaderAddress);
+    }
+
+    static TidemarkException of(ErrorCode code, String message, int leaderNodeId, String leaderAddress) {
+        return new TidemarkException(code, message, leaderNodeId, leaderAddress);
     }
 
     public ErrorCode code() {
         return code;
+    }
+
+    /** For NOT_LEADER: the leader's node id, or {@link #NO_LEADER}. */
+    public int leaderNodeId() {
+        return leaderNodeId;
+    }
+
+    /** For NOT_LEADER: the leader's client address (host:port), or "" when unknown. */
+    public String leaderAddress() {
+        return leaderAddress;
+    }
+
+    /** Whether the same request may succeed when retried (after a metadata refresh for NOT_LEADER). */
+    public boolean retriable() {
+        return code == ErrorCode.NOT_LEADER || code == ErrorCode.NOT_AVAILABLE;
     }
 
     @Override
