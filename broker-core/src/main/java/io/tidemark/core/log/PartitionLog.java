@@ -52,7 +52,7 @@ public final class PartitionLog implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
 
     private final Path dir;
-    private final TopicConfig config;
+    private volatile TopicConfig config;
     private final ReentrantLock lock = new ReentrantLock();
     private final RecordBatchValidator validator = new RecordBatchValidator();
     private final CRC32C crc = new CRC32C();
@@ -395,6 +395,19 @@ public final class PartitionLog implements Closeable {
 
     public TopicConfig config() {
         return config;
+    }
+
+    /**
+     * Takes a topic's new configuration: limits, flushing and retention apply from the next call; segment and
+     * index sizes from the next segment.
+     */
+    public void updateConfig(TopicConfig newConfig) {
+        lock.lock();
+        try {
+            config = newConfig;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The segments, oldest first. */

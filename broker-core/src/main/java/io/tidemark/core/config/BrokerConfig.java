@@ -1,0 +1,119 @@
+package io.tidemark.core.config;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import static io.tidemark.core.config.ConfigKey.Allowed.atLeast;
+import static io.tidemark.core.config.ConfigKey.Type.INT;
+import static io.tidemark.core.config.ConfigKey.Type.LONG;
+
+/**
+ * A broker's configuration: who it is and where it listens (from command-line flags), its limits and
+ * intervals (the keys below), and the defaults of topic config keys ({@link TopicConfig#KEYS}). Both kinds of
+ * keys may be set in the config file, a Java properties file; an unknown key or a bad value stops the broker
+ * at start with the key named.
+ *
+ * @param topicDefaults topic config keys set in the file; every topic takes them unless it overrides them
+ */
+public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<HostPort> metricsListen,
+                           int maxRequestBytes, int maxFetchBytes, long maxFetchWaitMs, int maxTopicsPerRequest,
+                           int maxPartitionsPerTopic, int maxOffsetsPerCommit, long retentionCheckIntervalMs,
+                           long flushCheckIntervalMs, Map<String, String> topicDefaults) {
+    public static final ConfigKey MAX_REQUEST_BYTES = new ConfigKey("max.request.bytes", INT, 16L << 20, "bytes",
+            atLeast(1024, 1L << 30),
+            "Largest request the broker accepts (the gRPC inbound message limit). Every topic's max.batch.bytes "
+                    + "must stay below it, with room for the request's other fields.");
+    public static final ConfigKey MAX_FETCH_BYTES = new ConfigKey("max.fetch.bytes", INT, 16L << 20, "bytes",
+            atLeast(1024, 1L << 30),
+            "Largest max_bytes a Fetch may ask for; a larger one is refused with INVALID_REQUEST. A fetch still "
+                    + "returns one whole batch when the first batch is larger.");
+    public static final ConfigKey MAX_FETCH_WAIT_MS = new ConfigKey("max.fetch.wait.ms", LONG, 30_000, "ms",
+            atLeast(0, 600_000), "Longest max_wait_ms a Fetch may ask for (long poll).");
+    public static final ConfigKey MAX_TOPICS_PER_REQUEST = new ConfigKey("max.topics.per.request", INT, 1000,
+            "topics", atLeast(1, 1_000_000), "Most topics one Metadata or DescribeTopics request may name.");
+    public static final ConfigKey MAX_PARTITIONS_PER_TOPIC = new ConfigKey("max.partitions.per.topic", INT, 10_000,
+            "partitions", atLeast(1, 1_000_000), "Most partitions a topic may be created with.");
+    public static final ConfigKey MAX_OFFSETS_PER_COMMIT = new ConfigKey("max.offsets.per.commit", INT, 10_000,
+            "offsets", atLeast(1, 1_000_000), "Most partitions one CommitOffsets request may carry.");
+    public static final ConfigKey RETENTION_CHECK_INTERVAL_MS = new ConfigKey("retention.check.interval.ms", LONG,
+            300_000, "ms", atLeast(10, Long.MAX_VALUE),
+            "How often retention runs over every partition (Kafka's log.retention.check.interval.ms).");
+    public static final ConfigKey FLUSH_CHECK_INTERVAL_MS = new ConfigKey("flush.check.interval.ms", LONG, 1000, "ms",
+            atLeast(10, Long.MAX_VALUE), "How often partitions with flush.ms set are checked for a due fsync.");
+
+    public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
+            MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
+            FLUSH_CHECK_INTERVAL_MS);
+
+    public BrokerConfig {
+        if (nodeId < 0) {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "invalid node id " + nodeId
+                    + "; allowed: an integer >= 0");
+        }
+        topicDefaults = Map.copyOf(topicDefaults);
+        TopicConfig defaults = TopicConfig.parse(topicDefaults);
+        if (defaults.maxBatchBytes() > maxRequestBytes - 1024) {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "max.batch.bytes " + defaults.maxBatchBytes()
+                    + " does not fit in max.request.bytes " + maxRequestBytes + " with 1024 bytes for the request");
+        }
+    }
+
+    /**
+     * Builds the configuration from flags and the config file's keys.
+     *
+     * @param file    the config file's {@code key -> value} pairs (empty without a file)
+     * @param fileName where they came from, for error messages
+     */
+    public static BrokerConfig of(int nodeId, Path dataDir, HostPort listen, Optional<HostPort> metricsListen,
+                                  Map<String, String> file, String fileName) {
+        Map<String, Long> values = new HashMap<>();
+        Map<String, String> topicDefaults = new TreeMap<>();
+        List<String> topicKeys = TopicConfig.KEYS.stream().map(ConfigKey::name).toList();
+        for (Map.Entry<String, String> entry : new TreeMap<>(file).entrySet()) {
+            Optional<ConfigKey> key = KEYS.stream().filter(k -> k.name().equals(entry.getKey())).findFirst();
+            if (key.isPresent()) {
+                values.put(entry.getKey(), key.get().parse(entry.getValue()));
+            } else if (topicKeys.contains(entry.getKey())) {
+                topicDefaults.put(entry.getKey(), entry.getValue());
+            } else {
+                TreeSet<String> known = new TreeSet<>(topicKeys);
+                KEYS.forEach(k -> known.add(k.name()));
+                throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown key '" + entry.getKey() + "' in "
+                        + fileName + "; known keys: " + String.join(", ", known));
+            }
+        }
+        return new BrokerConfig(nodeId, dataDir, listen, metricsListen,
+                (int) value(values, MAX_REQUEST_BYTES), (int) value(values, MAX_FETCH_BYTES),
+                value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
+                (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
+                value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS), topicDefaults);
+    }
+
+    private static long value(Map<String, Long> values, ConfigKey key) {
+        return values.getOrDefault(key.name(), key.defaultValue());
+    }
+
+    /** Reads a config file's {@code key=value} pairs (Java properties syntax). */
+    public static Map<String, String> readFile(Path file) throws IOException {
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            properties.load(reader);
+        }
+        Map<String, String> values = new TreeMap<>();
+        properties.stringPropertyNames().forEach(k -> values.put(k, properties.getProperty(k).trim()));
+        return values;
+    }
+}

@@ -1,0 +1,86 @@
+package io.tidemark.core.metrics;
+
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Meter;
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.proto.v1.ErrorCode;
+
+/**
+ * The broker's metrics, in one Dropwizard {@link MetricRegistry} per process ({@link MetricsEndpoint} serves
+ * it to Prometheus and JMX). Names, as Prometheus shows them with dots turned to underscores:
+ * <ul>
+ *   <li>{@code produce.latency}, {@code fetch.latency}, {@code list-offsets.latency}: timers (rate and
+ *       latency quantiles) of the requests, from arrival to response, errors included;</li>
+ *   <li>{@code produce.bytes}, {@code produce.records}, {@code fetch.bytes}: bytes in and out, records in;</li>
+ *   <li>{@code errors.CODE}: responses that failed with each error code;</li>
+ *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges.</li>
+ * </ul>
+ *
+ * <p>Thread-safe (Dropwizard metrics are).
+ */
+public final class BrokerMetrics {
+    private final MetricRegistry registry;
+    private final Timer produceLatency;
+    private final Timer fetchLatency;
+    private final Timer listOffsetsLatency;
+    private final Meter produceBytes;
+    private final Meter produceRecords;
+    private final Meter fetchBytes;
+
+    public BrokerMetrics(MetricRegistry registry) {
+        this.registry = registry;
+        this.produceLatency = registry.timer("produce.latency");
+        this.fetchLatency = registry.timer("fetch.latency");
+        this.listOffsetsLatency = registry.timer("list-offsets.latency");
+        this.produceBytes = registry.meter("produce.bytes");
+        this.produceRecords = registry.meter("produce.records");
+        this.fetchBytes = registry.meter("fetch.bytes");
+    }
+
+    public MetricRegistry registry() {
+        return registry;
+    }
+
+    public Timer produceLatency() {
+        return produceLatency;
+    }
+
+    public Timer fetchLatency() {
+        return fetchLatency;
+    }
+
+    public Timer listOffsetsLatency() {
+        return listOffsetsLatency;
+    }
+
+    public void produced(int bytes, long records) {
+        produceBytes.mark(bytes);
+        produceRecords.mark(records);
+    }
+
+    public void fetched(int bytes) {
+        fetchBytes.mark(bytes);
+    }
+
+    public void error(ErrorCode code) {
+        registry.meter("errors." + code.name()).mark();
+    }
+
+    /** Adds the offset gauges of a partition. */
+    public void addPartition(Partition partition) {
+        registry.gauge(name("partition.log-end-offset", partition), () -> (Gauge<Long>) partition::logEndOffset);
+        registry.gauge(name("partition.log-start-offset", partition), () -> (Gauge<Long>) partition::logStartOffset);
+    }
+
+    /** Removes the gauges of a partition whose topic was deleted. */
+    public void removePartition(Partition partition) {
+        registry.remove(name("partition.log-end-offset", partition));
+        registry.remove(name("partition.log-start-offset", partition));
+    }
+
+    private static String name(String metric, Partition partition) {
+        return metric + "." + partition.id().topic() + "." + partition.id().partition();
+    }
+}

@@ -1,0 +1,52 @@
+package io.tidemark.core.metrics;
+
+import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.jmx.JmxReporter;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.instrumentation.dropwizard.DropwizardExports;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.tidemark.core.config.HostPort;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.Optional;
+
+/**
+ * Exposes a process's {@link MetricRegistry}: over JMX always (domain {@code tidemark}), and in Prometheus
+ * text format at {@code http://HOST:PORT/metrics} when a metrics listener is configured.
+ */
+public final class MetricsEndpoint implements Closeable {
+    private final JmxReporter jmx;
+    private final HTTPServer http;
+
+    private MetricsEndpoint(JmxReporter jmx, HTTPServer http) {
+        this.jmx = jmx;
+        this.http = http;
+    }
+
+    public static MetricsEndpoint start(MetricRegistry registry, Optional<HostPort> listen) throws IOException {
+        JmxReporter jmx = JmxReporter.forRegistry(registry).inDomain("tidemark").build();
+        jmx.start();
+        HTTPServer http = null;
+        if (listen.isPresent()) {
+            PrometheusRegistry prometheus = new PrometheusRegistry();
+            DropwizardExports.builder().dropwizardRegistry(registry).register(prometheus);
+            http = HTTPServer.builder().hostname(listen.get().host()).port(listen.get().port()).registry(prometheus)
+                    .buildAndStart();
+        }
+        return new MetricsEndpoint(jmx, http);
+    }
+
+    /** The port of the Prometheus listener, when there is one. */
+    public Optional<Integer> httpPort() {
+        return http == null ? Optional.empty() : Optional.of(http.getPort());
+    }
+
+    @Override
+    public void close() {
+        jmx.stop();
+        if (http != null) {
+            http.stop();
+        }
+    }
+}

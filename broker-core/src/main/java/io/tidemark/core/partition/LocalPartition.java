@@ -1,0 +1,132 @@
+package io.tidemark.core.partition;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.PartitionLog;
+import io.tidemark.core.log.SegmentInfo;
+import io.tidemark.core.log.TimeLookup;
+import io.tidemark.proto.error.TidemarkException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A partition on one node, over a local {@link PartitionLog}: this node leads it and it is its only replica.
+ * Stamps ReceiveTime as {@code max(clock, last ReceiveTime)} under the log's append order, so a clock stepped
+ * back (NTP, a VM migration) never makes ReceiveTime decrease. Everything appended is readable at once: the
+ * high watermark is the log end offset.
+ *
+ * <p>Thread-safe: appends are serialized here (stamping and appending are one step), reads go to the log
+ * without a lock.
+ */
+public final class LocalPartition implements Partition {
+    private final TopicPartition id;
+    private final int nodeId;
+    private final PartitionLog log;
+    private final InstantSource clock;
+    private final Object appendLock = new Object();
+    private volatile CompletableFuture<Void> nextAppend = new CompletableFuture<>();
+
+    private LocalPartition(TopicPartition id, int nodeId, PartitionLog log, InstantSource clock) {
+        this.id = id;
+        this.nodeId = nodeId;
+        this.log = log;
+        this.clock = clock;
+    }
+
+    public static LocalPartition open(TopicPartition id, int nodeId, Path dir, TopicConfig config, InstantSource clock)
+            throws IOException {
+        return new LocalPartition(id, nodeId, PartitionLog.open(dir, config, clock.millis()), clock);
+    }
+
+    @Override
+    public TopicPartition id() {
+        return id;
+    }
+
+    @Override
+    public CompletableFuture<AppendResult> append(ByteBuffer batch) {
+        AppendResult result;
+        try {
+            synchronized (appendLock) {
+                long receiveTimeMs = Math.max(clock.millis(), log.lastReceiveTimeMs().orElse(0));
+                result = log.append(batch, receiveTimeMs);
+            }
+        } catch (TidemarkException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Void> appended = nextAppend;
+        nextAppend = new CompletableFuture<>();
+        appended.complete(null);
+        return CompletableFuture.completedFuture(result);
+    }
+
+    @Override
+    public LogReadResult read(long offset, int maxBytes) {
+        return log.read(offset, maxBytes);
+    }
+
+    @Override
+    public long highWatermark() {
+        return log.logEndOffset();
+    }
+
+    @Override
+    public long logStartOffset() {
+        return log.logStartOffset();
+    }
+
+    @Override
+    public long logEndOffset() {
+        return log.logEndOffset();
+    }
+
+    @Override
+    public TimeLookup lookupByReceiveTime(long receiveTimeMs) {
+        return log.lookupByReceiveTime(receiveTimeMs);
+    }
+
+    @Override
+    public TimeLookup lookupBySendTime(long sendTimeMs) {
+        return log.lookupBySendTime(sendTimeMs);
+    }
+
+    @Override
+    public CompletableFuture<Void> nextAppend() {
+        return nextAppend;
+    }
+
+    @Override
+    public PartitionStatus status() {
+        List<SegmentInfo> segments = log.segments();
+        long size = segments.stream().mapToLong(SegmentInfo::sizeBytes).sum();
+        return new PartitionStatus(nodeId, List.of(nodeId), log.logStartOffset(), log.logEndOffset(), size,
+                segments.size(), log.lastReceiveTimeMs().orElse(-1));
+    }
+
+    @Override
+    public void updateConfig(TopicConfig config) {
+        log.updateConfig(config);
+    }
+
+    @Override
+    public void applyRetention(long nowMs) {
+        log.deleteExpiredSegments(nowMs);
+    }
+
+    @Override
+    public void flushIfDue(long nowMs) {
+        log.maybeFlush(nowMs);
+    }
+
+    @Override
+    public void close() throws IOException {
+        log.close();
+        nextAppend.complete(null);
+    }
+}

@@ -1,0 +1,63 @@
+package io.tidemark.core.partition;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.TimeLookup;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A partition as the broker's services see it. Every partition operation of the API goes through this
+ * interface: {@link LocalPartition} implements it over a local log on one node, and the replicated partition
+ * (a Raft group) implements it on a cluster, so the services do not change between the two.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface Partition extends Closeable {
+    TopicPartition id();
+
+    /**
+     * Appends one batch as a producer built it: the partition stamps its base offset and ReceiveTime
+     * {@code max(now, last ReceiveTime)}, so ReceiveTime never decreases, whatever the clocks do.
+     *
+     * @return completes once the batch is stored (committed, on a replicated partition), or exceptionally with a
+     *         {@link io.tidemark.proto.error.TidemarkException} saying why it was refused
+     */
+    CompletableFuture<AppendResult> append(ByteBuffer batch);
+
+    /** Whole batches from the one holding {@code offset}, up to the high watermark. */
+    LogReadResult read(long offset, int maxBytes);
+
+    /** Offset after the last record consumers may read. */
+    long highWatermark();
+
+    long logStartOffset();
+
+    long logEndOffset();
+
+    TimeLookup lookupByReceiveTime(long receiveTimeMs);
+
+    TimeLookup lookupBySendTime(long sendTimeMs);
+
+    /** Completes when the next batch is appended (for long-polling fetches); never exceptionally. */
+    CompletableFuture<Void> nextAppend();
+
+    PartitionStatus status();
+
+    /** Applies a topic's new configuration; new segments take sizes and intervals from it. */
+    void updateConfig(TopicConfig config);
+
+    /** Deletes segments past retention.ms or retention.bytes; the broker calls it periodically. */
+    void applyRetention(long nowMs);
+
+    /** fsyncs when flush.ms is due; the broker calls it periodically. */
+    void flushIfDue(long nowMs);
+
+    /** Closes the partition cleanly (fsync, clean-shutdown marker). */
+    @Override
+    void close() throws IOException;
+}

@@ -1,0 +1,134 @@
+package io.tidemark.core.server;
+
+import io.grpc.stub.StreamObserver;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.metrics.BrokerMetrics;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.PartitionStatus;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.core.topic.TopicRegistry;
+import io.tidemark.proto.v1.AdminServiceGrpc;
+import io.tidemark.proto.v1.AlterTopicConfigRequest;
+import io.tidemark.proto.v1.AlterTopicConfigResponse;
+import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.BrokerStatus;
+import io.tidemark.proto.v1.ClusterStatusRequest;
+import io.tidemark.proto.v1.ClusterStatusResponse;
+import io.tidemark.proto.v1.CreateTopicRequest;
+import io.tidemark.proto.v1.CreateTopicResponse;
+import io.tidemark.proto.v1.DeleteTopicRequest;
+import io.tidemark.proto.v1.DeleteTopicResponse;
+import io.tidemark.proto.v1.DescribeTopicsRequest;
+import io.tidemark.proto.v1.DescribeTopicsResponse;
+import io.tidemark.proto.v1.ListTopicsRequest;
+import io.tidemark.proto.v1.ListTopicsResponse;
+import io.tidemark.proto.v1.PartitionDescription;
+import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.proto.v1.TopicSummary;
+
+import java.util.List;
+import java.util.function.Supplier;
+
+/** Topic administration over gRPC: create, delete, list, describe, alter config, and the cluster's status. */
+final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
+    private final TopicRegistry topics;
+    private final BrokerConfig config;
+    private final Supplier<BrokerInfo> self;
+    private final BrokerMetrics metrics;
+    private final Responses responses;
+
+    AdminServiceAdapter(TopicRegistry topics, BrokerConfig config, Supplier<BrokerInfo> self,
+                         BrokerMetrics metrics) {
+        this.topics = topics;
+        this.config = config;
+        this.self = self;
+        this.metrics = metrics;
+        this.responses = new Responses(metrics);
+    }
+
+    @Override
+    public void createTopic(CreateTopicRequest request, StreamObserver<CreateTopicResponse> observer) {
+        responses.respond(observer, () -> {
+            Topic topic = topics.create(request.getName(), request.getPartitions(), request.getReplicationFactor(),
+                    request.getConfigsMap());
+            topic.partitions().forEach(metrics::addPartition);
+            return CreateTopicResponse.newBuilder().setTopic(describe(topic)).build();
+        });
+    }
+
+    @Override
+    public void deleteTopic(DeleteTopicRequest request, StreamObserver<DeleteTopicResponse> observer) {
+        responses.respond(observer, () -> {
+            List<Partition> partitions = topics.topic(request.getName()).partitions();
+            topics.delete(request.getName());
+            partitions.forEach(metrics::removePartition);
+            return DeleteTopicResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void listTopics(ListTopicsRequest request, StreamObserver<ListTopicsResponse> observer) {
+        responses.respond(observer, () -> {
+            ListTopicsResponse.Builder response = ListTopicsResponse.newBuilder();
+            for (Topic topic : topics.topics()) {
+                if (request.getIncludeInternal() || !topic.internal()) {
+                    response.addTopics(TopicSummary.newBuilder().setName(topic.name())
+                            .setPartitions(topic.partitions().size()).setReplicationFactor(topic.replicationFactor()));
+                }
+            }
+            return response.build();
+        });
+    }
+
+    @Override
+    public void describeTopics(DescribeTopicsRequest request, StreamObserver<DescribeTopicsResponse> observer) {
+        responses.respond(observer, () -> {
+            if (request.getNamesCount() > config.maxTopicsPerRequest()) {
+                throw Responses.invalid("a DescribeTopics request may name at most " + config.maxTopicsPerRequest()
+                        + " topics (max.topics.per.request), not " + request.getNamesCount());
+            }
+            List<Topic> wanted = request.getNamesCount() == 0
+                    ? topics.topics().stream().filter(t -> !t.internal()).toList()
+                    : request.getNamesList().stream().map(topics::topic).toList();
+            DescribeTopicsResponse.Builder response = DescribeTopicsResponse.newBuilder();
+            wanted.forEach(t -> response.addTopics(describe(t)));
+            return response.build();
+        });
+    }
+
+    @Override
+    public void alterTopicConfig(AlterTopicConfigRequest request, StreamObserver<AlterTopicConfigResponse> observer) {
+        responses.respond(observer, () -> {
+            Topic topic = topics.alterConfig(request.getName(), request.getSetMap(), request.getRemoveList());
+            return AlterTopicConfigResponse.newBuilder().setTopic(describe(topic)).build();
+        });
+    }
+
+    @Override
+    public void clusterStatus(ClusterStatusRequest request, StreamObserver<ClusterStatusResponse> observer) {
+        responses.respond(observer, () -> {
+            List<Topic> all = topics.topics();
+            int partitions = all.stream().mapToInt(t -> t.partitions().size()).sum();
+            BrokerInfo node = self.get();
+            return ClusterStatusResponse.newBuilder()
+                    .addBrokers(BrokerStatus.newBuilder().setNodeId(node.getNodeId()).setAddress(node.getAddress())
+                            .setUp(true))
+                    .setTopics(all.size()).setPartitions(partitions).setLeaderPartitions(partitions).build();
+        });
+    }
+
+    private static TopicDescription describe(Topic topic) {
+        TopicDescription.Builder description = TopicDescription.newBuilder().setName(topic.name())
+                .setReplicationFactor(topic.replicationFactor()).putAllConfigs(topic.config().toMap())
+                .addAllOverriddenKeys(topic.overrides().keySet().stream().sorted().toList());
+        for (Partition partition : topic.partitions()) {
+            PartitionStatus status = partition.status();
+            description.addPartitions(PartitionDescription.newBuilder().setPartition(partition.id().partition())
+                    .setLeaderNodeId(status.leaderNodeId()).addAllReplicaNodeIds(status.replicaNodeIds())
+                    .setLogStartOffset(status.logStartOffset()).setLogEndOffset(status.logEndOffset())
+                    .setSizeBytes(status.sizeBytes()).setSegments(status.segments())
+                    .setLastReceiveTimeMs(status.lastReceiveTimeMs()));
+        }
+        return description.build();
+    }
+}

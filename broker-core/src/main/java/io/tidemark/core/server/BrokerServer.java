@@ -1,0 +1,144 @@
+package io.tidemark.core.server;
+
+import com.codahale.metrics.MetricRegistry;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.group.GroupOffsetStore;
+import io.tidemark.core.metrics.BrokerMetrics;
+import io.tidemark.core.metrics.MetricsEndpoint;
+import io.tidemark.core.partition.LocalPartition;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.core.topic.TopicRegistry;
+import io.tidemark.proto.v1.BrokerInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.time.InstantSource;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A single-node broker: opens the topics in the data directory, loads committed group offsets, serves the
+ * broker, admin and group services over gRPC, exposes metrics, and runs retention and flushes on a schedule.
+ * {@link #close()} stops taking requests, lets those under way finish (bounded), and closes every log cleanly,
+ * which writes their clean-shutdown markers.
+ */
+public final class BrokerServer implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerServer.class);
+    private static final long SHUTDOWN_GRACE_MS = 5_000;
+
+    private final BrokerConfig config;
+    private final TopicRegistry topics;
+    private final Server server;
+    private final MetricsEndpoint metricsEndpoint;
+    private final MetricRegistry metricRegistry;
+    private final ScheduledExecutorService maintenance;
+
+    private BrokerServer(BrokerConfig config, TopicRegistry topics, Server server, MetricsEndpoint metricsEndpoint,
+                         MetricRegistry metricRegistry, ScheduledExecutorService maintenance) {
+        this.config = config;
+        this.topics = topics;
+        this.server = server;
+        this.metricsEndpoint = metricsEndpoint;
+        this.metricRegistry = metricRegistry;
+        this.maintenance = maintenance;
+    }
+
+    /** Starts a broker; it serves until {@link #close()}. */
+    public static BrokerServer start(BrokerConfig config, InstantSource clock) throws IOException {
+        Files.createDirectories(config.dataDir());
+        TopicRegistry topics = TopicRegistry.open(config.dataDir(), config.topicDefaults(),
+                (id, dir, topicConfig) -> LocalPartition.open(id, config.nodeId(), dir, topicConfig, clock),
+                new TopicRegistry.Limits(config.maxPartitionsPerTopic(), 1));
+        try {
+            MetricRegistry registry = new MetricRegistry();
+            BrokerMetrics metrics = new BrokerMetrics(registry);
+            Topic offsetsTopic = topics.ensureInternal(GroupOffsetStore.TOPIC, 1, GroupOffsetStore.TOPIC_CONFIG);
+            GroupOffsetStore store = GroupOffsetStore.load(offsetsTopic.partitions().get(0), clock);
+            for (Topic topic : topics.topics()) {
+                topic.partitions().forEach(metrics::addPartition);
+            }
+            ServerAddress self = new ServerAddress(config.nodeId(), config.listen().host());
+            Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
+                            config.listen().port()))
+                    .maxInboundMessageSize(config.maxRequestBytes())
+                    .addService(new BrokerServiceAdapter(topics, config, self, metrics))
+                    .addService(new AdminServiceAdapter(topics, config, self, metrics))
+                    .addService(new GroupServiceAdapter(topics, store, config, metrics))
+                    .build();
+            self.bind(server);
+            server.start();
+            MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
+            ScheduledExecutorService maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread thread = new Thread(r, "tidemark-maintenance");
+                thread.setDaemon(true);
+                return thread;
+            });
+            maintenance.scheduleWithFixedDelay(() -> topics.forEachPartition("Retention",
+                    p -> p.applyRetention(clock.millis())), config.retentionCheckIntervalMs(),
+                    config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
+            maintenance.scheduleWithFixedDelay(() -> topics.forEachPartition("Flush", p -> p.flushIfDue(clock.millis())),
+                    config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
+            LOG.info("Tidemark broker node {} serving on {}:{}{}", config.nodeId(), config.listen().host(),
+                    server.getPort(), endpoint.httpPort().map(p -> ", metrics on http://" + config.metricsListen()
+                            .get().host() + ":" + p + "/metrics").orElse(""));
+            return new BrokerServer(config, topics, server, endpoint, registry, maintenance);
+        } catch (IOException | RuntimeException e) {
+            topics.close();
+            throw e;
+        }
+    }
+
+    /** The port clients connect to. */
+    public int port() {
+        return server.getPort();
+    }
+
+    /** The port of the Prometheus metrics listener, when one is configured. */
+    public Optional<Integer> metricsPort() {
+        return metricsEndpoint.httpPort();
+    }
+
+    public MetricRegistry metrics() {
+        return metricRegistry;
+    }
+
+    public BrokerConfig config() {
+        return config;
+    }
+
+    /** Blocks until the server stops. */
+    public void awaitTermination() throws InterruptedException {
+        server.awaitTermination();
+    }
+
+    /**
+     * Stops taking requests, waits up to 5 s for those under way, then closes every partition cleanly (fsync,
+     * clean-shutdown marker).
+     */
+    @Override
+    public void close() throws IOException {
+        LOG.info("Stopping broker node {}", config.nodeId());
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(SHUTDOWN_GRACE_MS, TimeUnit.MILLISECONDS)) {
+                server.shutdownNow();
+                server.awaitTermination(SHUTDOWN_GRACE_MS, TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            server.shutdownNow();
+        }
+        maintenance.shutdownNow();
+        metricsEndpoint.close();
+        topics.close();
+        LOG.info("Broker node {} stopped; logs closed cleanly", config.nodeId());
+    }
+}

@@ -1,0 +1,186 @@
+package io.tidemark.core.server;
+
+import com.codahale.metrics.Timer;
+import com.google.protobuf.UnsafeByteOperations;
+import io.grpc.stub.StreamObserver;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.metrics.BrokerMetrics;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.PartitionStatus;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.core.topic.TopicRegistry;
+import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.ListOffsetsRequest;
+import io.tidemark.proto.v1.ListOffsetsResponse;
+import io.tidemark.proto.v1.MetadataRequest;
+import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.PartitionInfo;
+import io.tidemark.proto.v1.ProduceRequest;
+import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.v1.TopicInfo;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The data path's gRPC service: decodes requests, checks them against the broker's limits, and hands them to
+ * the {@link Partition} they name. Produce and long-polling Fetch complete asynchronously, so no gRPC thread
+ * waits for a disk or for data.
+ */
+final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase {
+    private final TopicRegistry topics;
+    private final BrokerConfig config;
+    private final Supplier<BrokerInfo> self;
+    private final BrokerMetrics metrics;
+    private final Responses responses;
+
+    BrokerServiceAdapter(TopicRegistry topics, BrokerConfig config, Supplier<BrokerInfo> self,
+                         BrokerMetrics metrics) {
+        this.topics = topics;
+        this.config = config;
+        this.self = self;
+        this.metrics = metrics;
+        this.responses = new Responses(metrics);
+    }
+
+    @Override
+    public void produce(ProduceRequest request, StreamObserver<ProduceResponse> observer) {
+        Timer.Context timer = metrics.produceLatency().time();
+        Partition partition;
+        ByteBuffer batch;
+        try {
+            partition = topics.partition(request.getTopic(), request.getPartition());
+            batch = ByteBuffer.allocate(request.getBatch().size());
+            request.getBatch().copyTo(batch);
+            batch.flip();
+        } catch (RuntimeException e) {
+            timer.stop();
+            responses.fail(observer, e);
+            return;
+        }
+        int bytes = batch.remaining();
+        partition.append(batch).whenComplete((result, failure) -> {
+            timer.stop();
+            if (failure != null) {
+                responses.fail(observer, failure);
+                return;
+            }
+            metrics.produced(bytes, result.lastOffset() - result.baseOffset() + 1);
+            observer.onNext(ProduceResponse.newBuilder().setBaseOffset(result.baseOffset())
+                    .setLastOffset(result.lastOffset()).setReceiveTimeMs(result.receiveTimeMs())
+                    .setLogStartOffset(partition.logStartOffset()).build());
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
+        Timer.Context timer = metrics.fetchLatency().time();
+        Partition partition;
+        try {
+            checkFetchLimits(request);
+            partition = topics.partition(request.getTopic(), request.getPartition());
+        } catch (RuntimeException e) {
+            timer.stop();
+            responses.fail(observer, e);
+            return;
+        }
+        CompletableFuture<Void> appended = partition.nextAppend();
+        if (request.getMaxWaitMs() == 0 || request.getOffset() != partition.highWatermark()) {
+            answerFetch(request, partition, observer, timer);
+            return;
+        }
+        appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
+                .whenComplete((v, t) -> answerFetch(request, partition, observer, timer));
+    }
+
+    private void checkFetchLimits(FetchRequest request) {
+        if (request.getMaxBytes() < 1 || request.getMaxBytes() > config.maxFetchBytes()) {
+            throw Responses.invalid("max_bytes " + request.getMaxBytes() + " is not allowed: 1 to "
+                    + config.maxFetchBytes() + " (max.fetch.bytes)");
+        }
+        if (request.getMaxWaitMs() < 0 || request.getMaxWaitMs() > config.maxFetchWaitMs()) {
+            throw Responses.invalid("max_wait_ms " + request.getMaxWaitMs() + " is not allowed: 0 to "
+                    + config.maxFetchWaitMs() + " (max.fetch.wait.ms)");
+        }
+    }
+
+    private void answerFetch(FetchRequest request, Partition partition, StreamObserver<FetchResponse> observer,
+                             Timer.Context timer) {
+        responses.respond(observer, () -> {
+            try {
+                LogReadResult read = partition.read(request.getOffset(), request.getMaxBytes());
+                metrics.fetched(read.batches().remaining());
+                return FetchResponse.newBuilder().setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
+                        .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset()).build();
+            } finally {
+                timer.stop();
+            }
+        });
+    }
+
+    @Override
+    public void listOffsets(ListOffsetsRequest request, StreamObserver<ListOffsetsResponse> observer) {
+        Timer.Context timer = metrics.listOffsetsLatency().time();
+        responses.respond(observer, () -> {
+            try {
+                Partition partition = topics.partition(request.getTopic(), request.getPartition());
+                return listOffsets(request, partition);
+            } finally {
+                timer.stop();
+            }
+        });
+    }
+
+    private static ListOffsetsResponse listOffsets(ListOffsetsRequest request, Partition partition) {
+        long start = partition.logStartOffset();
+        long end = partition.highWatermark();
+        ListOffsetsResponse.Builder response = ListOffsetsResponse.newBuilder().setLogStartOffset(start)
+                .setLogEndOffset(end);
+        TimeLookup lookup = switch (request.getSpecCase()) {
+            case EARLIEST -> start == end ? new TimeLookup.NotFound(end) : partition.lookupByReceiveTime(Long.MIN_VALUE);
+            case LATEST -> new TimeLookup.NotFound(end);
+            case RECEIVE_TIME_MS -> partition.lookupByReceiveTime(request.getReceiveTimeMs());
+            case SEND_TIME_MS -> partition.lookupBySendTime(request.getSendTimeMs());
+            case SPEC_NOT_SET -> throw Responses.invalid("ListOffsets needs a spec: earliest, latest, receive_time_ms "
+                    + "or send_time_ms");
+        };
+        if (lookup instanceof TimeLookup.Found found) {
+            return response.setFound(true).setOffset(found.offset()).setReceiveTimeMs(found.receiveTimeMs())
+                    .setSendTimeMs(found.sendTimeMs()).build();
+        }
+        return response.setFound(false).setOffset(((TimeLookup.NotFound) lookup).logEndOffset()).build();
+    }
+
+    @Override
+    public void metadata(MetadataRequest request, StreamObserver<MetadataResponse> observer) {
+        responses.respond(observer, () -> {
+            if (request.getTopicsCount() > config.maxTopicsPerRequest()) {
+                throw Responses.invalid("a Metadata request may name at most " + config.maxTopicsPerRequest()
+                        + " topics (max.topics.per.request), not " + request.getTopicsCount());
+            }
+            List<Topic> wanted = request.getTopicsCount() == 0
+                    ? topics.topics().stream().filter(t -> !t.internal()).toList()
+                    : request.getTopicsList().stream().map(topics::topic).toList();
+            MetadataResponse.Builder response = MetadataResponse.newBuilder().addBrokers(self.get());
+            for (Topic topic : wanted) {
+                TopicInfo.Builder info = TopicInfo.newBuilder().setName(topic.name());
+                for (Partition partition : topic.partitions()) {
+                    PartitionStatus status = partition.status();
+                    info.addPartitions(PartitionInfo.newBuilder().setPartition(partition.id().partition())
+                            .setLeaderNodeId(status.leaderNodeId()).addAllReplicaNodeIds(status.replicaNodeIds()));
+                }
+                response.addTopics(info);
+            }
+            return response.build();
+        });
+    }
+}

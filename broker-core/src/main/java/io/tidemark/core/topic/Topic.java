@@ -1,0 +1,27 @@
+package io.tidemark.core.topic;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.partition.Partition;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A topic: its partitions and configuration.
+ *
+ * @param overrides the config keys set on the topic itself; {@code config} is them over the broker's defaults
+ */
+public record Topic(String name, int replicationFactor, Map<String, String> overrides, TopicConfig config,
+                    List<Partition> partitions) {
+    /** Prefix of internal topics' names, which users cannot create. */
+    public static final String INTERNAL_PREFIX = "__";
+
+    public Topic {
+        overrides = Map.copyOf(overrides);
+        partitions = List.copyOf(partitions);
+    }
+
+    public boolean internal() {
+        return name.startsWith(INTERNAL_PREFIX);
+    }
+}

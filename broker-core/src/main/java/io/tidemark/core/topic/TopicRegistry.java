@@ -1,0 +1,274 @@
+package io.tidemark.core.topic;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The topics of this broker and their partitions, kept under {@code <data.dir>/topics/<name>/}: a
+ * {@link TopicMetadataFile} and one directory per partition ({@code 0}, {@code 1}, ...). Creating, altering and
+ * deleting topics goes through here; partitions are opened by a {@link PartitionFactory}, so a replicated broker
+ * can put Raft groups behind the same registry.
+ *
+ * <p>Thread-safe: topic changes are serialized; lookups read a concurrent map.
+ */
+public final class TopicRegistry implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
+    private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
+    private static final String TOPICS_DIR = "topics";
+    private static final String DELETED_DIR = "deleted-topics";
+
+    /** Opens a partition's storage. */
+    public interface PartitionFactory {
+        Partition open(TopicPartition id, Path dir, TopicConfig config) throws IOException;
+    }
+
+    /**
+     * Limits of topic requests.
+     *
+     * @param brokers how many brokers can hold replicas
+     */
+    public record Limits(int maxPartitionsPerTopic, int brokers) {
+    }
+
+    private final Path dataDir;
+    private final Map<String, String> topicDefaults;
+    private final PartitionFactory factory;
+    private final Limits limits;
+    private final Map<String, Topic> topics = new ConcurrentHashMap<>();
+
+    private TopicRegistry(Path dataDir, Map<String, String> topicDefaults, PartitionFactory factory, Limits limits) {
+        this.dataDir = dataDir;
+        this.topicDefaults = Map.copyOf(topicDefaults);
+        this.factory = factory;
+        this.limits = limits;
+    }
+
+    /** Opens every topic under {@code dataDir} and finishes deletions a crash interrupted. */
+    public static TopicRegistry open(Path dataDir, Map<String, String> topicDefaults, PartitionFactory factory,
+                                     Limits limits) throws IOException {
+        TopicConfig.parse(topicDefaults);
+        TopicRegistry registry = new TopicRegistry(dataDir, topicDefaults, factory, limits);
+        Files.createDirectories(dataDir.resolve(TOPICS_DIR));
+        deleteTree(dataDir.resolve(DELETED_DIR));
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(dataDir.resolve(TOPICS_DIR))) {
+            for (Path dir : dirs) {
+                if (Files.exists(dir.resolve(TopicMetadataFile.NAME))) {
+                    String name = dir.getFileName().toString();
+                    registry.topics.put(name, registry.openTopic(name, TopicMetadataFile.read(dir)));
+                } else {
+                    LOG.warn("Ignoring {}: it has no {}", dir, TopicMetadataFile.NAME);
+                }
+            }
+        }
+        LOG.info("Opened {} topics in {}", registry.topics.size(), dataDir);
+        return registry;
+    }
+
+    private Topic openTopic(String name, TopicMetadataFile.Contents contents) throws IOException {
+        TopicConfig config = effectiveConfig(contents.overrides());
+        List<Partition> partitions = new ArrayList<>();
+        Path dir = topicDir(name);
+        for (int p = 0; p < contents.partitions(); p++) {
+            partitions.add(factory.open(new TopicPartition(name, p), dir.resolve(Integer.toString(p)), config));
+        }
+        return new Topic(name, contents.replicationFactor(), contents.overrides(), config, partitions);
+    }
+
+    private TopicConfig effectiveConfig(Map<String, String> overrides) {
+        Map<String, String> merged = new HashMap<>(topicDefaults);
+        merged.putAll(overrides);
+        return TopicConfig.parse(merged);
+    }
+
+    /**
+     * Creates a topic.
+     *
+     * @param replicationFactor 0 for the default (1)
+     * @throws TidemarkException TOPIC_EXISTS, INVALID_REQUEST (name, partition count),
+     *                           INVALID_REPLICATION_FACTOR, INVALID_CONFIG
+     */
+    public synchronized Topic create(String name, int partitions, int replicationFactor, Map<String, String> overrides)
+            throws IOException {
+        checkName(name);
+        return createTopic(name, partitions, replicationFactor, overrides);
+    }
+
+    /** Creates an internal topic (name starting with "__") when it does not exist yet. */
+    public synchronized Topic ensureInternal(String name, int partitions, Map<String, String> overrides)
+            throws IOException {
+        if (!name.startsWith(Topic.INTERNAL_PREFIX)) {
+            throw new IllegalStateException(name + " is not an internal topic name");
+        }
+        Topic existing = topics.get(name);
+        return existing != null ? existing : createTopic(name, partitions, 1, overrides);
+    }
+
+    private Topic createTopic(String name, int partitions, int replicationFactor, Map<String, String> overrides)
+            throws IOException {
+        if (topics.containsKey(name)) {
+            throw new TidemarkException(ErrorCode.TOPIC_EXISTS, "topic '" + name + "' already exists");
+        }
+        if (partitions < 1 || partitions > limits.maxPartitionsPerTopic()) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "a topic needs 1 to "
+                    + limits.maxPartitionsPerTopic() + " partitions (max.partitions.per.topic), not " + partitions);
+        }
+        int factor = replicationFactor == 0 ? 1 : replicationFactor;
+        if (factor < 1 || factor > limits.brokers()) {
+            throw new TidemarkException(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor " + factor
+                    + " is not possible: this cluster has " + limits.brokers() + " broker(s), so a topic can have 1 to "
+                    + limits.brokers() + " replicas");
+        }
+        effectiveConfig(overrides);
+        Path dir = topicDir(name);
+        Files.createDirectories(dir);
+        TopicMetadataFile.Contents contents = new TopicMetadataFile.Contents(partitions, factor, overrides);
+        TopicMetadataFile.write(dir, contents);
+        Topic topic = openTopic(name, contents);
+        topics.put(name, topic);
+        LOG.info("Created topic {} with {} partitions, replication factor {}, overrides {}", name, partitions, factor,
+                overrides);
+        return topic;
+    }
+
+    /** Sets and removes config overrides; the partitions take the new configuration at once. */
+    public synchronized Topic alterConfig(String name, Map<String, String> set, Collection<String> remove)
+            throws IOException {
+        Topic topic = topic(name);
+        Map<String, String> overrides = new HashMap<>(topic.overrides());
+        remove.forEach(overrides::remove);
+        overrides.putAll(set);
+        TopicConfig config = effectiveConfig(overrides);
+        TopicMetadataFile.write(topicDir(name), new TopicMetadataFile.Contents(topic.partitions().size(),
+                topic.replicationFactor(), overrides));
+        topic.partitions().forEach(p -> p.updateConfig(config));
+        Topic altered = new Topic(name, topic.replicationFactor(), overrides, config, topic.partitions());
+        topics.put(name, altered);
+        LOG.info("Altered topic {}: overrides now {}", name, overrides);
+        return altered;
+    }
+
+    /** Deletes a topic and its data. */
+    public synchronized void delete(String name) throws IOException {
+        Topic topic = topic(name);
+        if (topic.internal()) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "internal topic '" + name + "' cannot be deleted");
+        }
+        topics.remove(name);
+        for (Partition partition : topic.partitions()) {
+            partition.close();
+        }
+        Path deleted = dataDir.resolve(DELETED_DIR);
+        Files.createDirectories(deleted);
+        Path moved = deleted.resolve(name + "-" + System.nanoTime());
+        Files.move(topicDir(name), moved);
+        deleteTree(moved);
+        LOG.info("Deleted topic {}", name);
+    }
+
+    /** @throws TidemarkException UNKNOWN_TOPIC */
+    public Topic topic(String name) {
+        Topic topic = topics.get(name);
+        if (topic == null) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist");
+        }
+        return topic;
+    }
+
+    /** @throws TidemarkException UNKNOWN_TOPIC or UNKNOWN_PARTITION */
+    public Partition partition(String topicName, int partition) {
+        Topic topic = topic(topicName);
+        if (partition < 0 || partition >= topic.partitions().size()) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "topic '" + topicName + "' has partitions 0 to "
+                    + (topic.partitions().size() - 1) + ", not " + partition);
+        }
+        return topic.partitions().get(partition);
+    }
+
+    /** Every topic, sorted by name. */
+    public List<Topic> topics() {
+        return topics.values().stream().sorted(Comparator.comparing(Topic::name)).toList();
+    }
+
+    /**
+     * Runs a periodic duty (retention, flushing) on every partition; a failure of one partition is logged and
+     * does not stop the others.
+     */
+    public void forEachPartition(String duty, Consumer<Partition> action) {
+        for (Topic topic : topics.values()) {
+            for (Partition partition : topic.partitions()) {
+                try {
+                    action.accept(partition);
+                } catch (RuntimeException e) {
+                    LOG.error("{} of {} failed", duty, partition.id(), e);
+                }
+            }
+        }
+    }
+
+    private static void checkName(String name) {
+        if (name == null || !LEGAL_NAME.matcher(name).matches() || name.equals(".") || name.equals("..")) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "topic name '" + name + "' is not allowed: use 1 "
+                    + "to 249 characters from a-z A-Z 0-9 . _ -, other than '.' and '..'");
+        }
+        if (name.startsWith(Topic.INTERNAL_PREFIX)) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "topic name '" + name + "' is not allowed: names "
+                    + "starting with '" + Topic.INTERNAL_PREFIX + "' are reserved for internal topics");
+        }
+    }
+
+    private Path topicDir(String name) {
+        return dataDir.resolve(TOPICS_DIR).resolve(name);
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(file);
+            }
+        }
+    }
+
+    /** Closes every partition cleanly. */
+    @Override
+    public synchronized void close() throws IOException {
+        IOException failure = null;
+        for (Topic topic : topics.values()) {
+            for (Partition partition : topic.partitions()) {
+                try {
+                    partition.close();
+                } catch (IOException e) {
+                    LOG.error("Closing {} failed", partition.id(), e);
+                    failure = e;
+                }
+            }
+        }
+        topics.clear();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+}

@@ -1,0 +1,274 @@
+package io.tidemark.core.server;
+
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tidemark.core.ManualClock;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.config.HostPort;
+import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.v1.AdminServiceGrpc;
+import io.tidemark.proto.v1.AlterTopicConfigRequest;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.CommitOffsetsRequest;
+import io.tidemark.proto.v1.CreateTopicRequest;
+import io.tidemark.proto.v1.DeleteTopicRequest;
+import io.tidemark.proto.v1.DescribeGroupRequest;
+import io.tidemark.proto.v1.DescribeTopicsRequest;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.FetchOffsetsRequest;
+import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.GroupPartitionLag;
+import io.tidemark.proto.v1.GroupServiceGrpc;
+import io.tidemark.proto.v1.ListOffsetsRequest;
+import io.tidemark.proto.v1.ListOffsetsResponse;
+import io.tidemark.proto.v1.ListTopicsRequest;
+import io.tidemark.proto.v1.MetadataRequest;
+import io.tidemark.proto.v1.PartitionOffset;
+import io.tidemark.proto.v1.ProduceRequest;
+import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.v1.TopicDescription;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A real broker on 127.0.0.1 (free port), driven through the generated gRPC stubs. */
+class BrokerServerTest {
+    private static final long BASE_MS = 1_700_000_000_000L;
+
+    @TempDir
+    Path dataDir;
+    private final ManualClock clock = new ManualClock(BASE_MS);
+    private BrokerServer broker;
+    private ManagedChannel channel;
+    private BrokerServiceGrpc.BrokerServiceBlockingStub data;
+    private AdminServiceGrpc.AdminServiceBlockingStub admin;
+    private GroupServiceGrpc.GroupServiceBlockingStub groups;
+
+    @BeforeEach
+    void start() throws IOException {
+        startBroker(Map.of());
+    }
+
+    private void startBroker(Map<String, String> file) throws IOException {
+        BrokerConfig config = BrokerConfig.of(1, dataDir, new HostPort("127.0.0.1", 0),
+                Optional.of(new HostPort("127.0.0.1", 0)), file, "test");
+        broker = BrokerServer.start(config, clock);
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", broker.port()).usePlaintext()
+                .maxInboundMessageSize(64 << 20).build();
+        data = BrokerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+        admin = AdminServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+        groups = GroupServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        broker.close();
+    }
+
+    private void restart() throws Exception {
+        stop();
+        startBroker(Map.of());
+    }
+
+    private TopicDescription create(String name, int partitions) {
+        return admin.createTopic(CreateTopicRequest.newBuilder().setName(name).setPartitions(partitions).build())
+                .getTopic();
+    }
+
+    private ProduceResponse produce(String topic, int partition, long... sendTimes) {
+        RecordBatchBuilder builder = new RecordBatchBuilder();
+        for (long sendTime : sendTimes) {
+            builder.append(sendTime, null, ("at " + sendTime).getBytes(StandardCharsets.UTF_8));
+        }
+        return data.produce(ProduceRequest.newBuilder().setTopic(topic).setPartition(partition)
+                .setBatch(ByteString.copyFrom(builder.build())).build());
+    }
+
+    private List<Record> fetchAll(String topic, int partition, long offset) {
+        FetchResponse response = data.fetch(FetchRequest.newBuilder().setTopic(topic).setPartition(partition)
+                .setOffset(offset).setMaxBytes(1 << 20).build());
+        return new RecordBatchReader().records(response.getBatches().asReadOnlyByteBuffer());
+    }
+
+    private static TidemarkException error(Executable call) {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, call);
+        return GrpcErrors.fromThrowable(e);
+    }
+
+    @Test
+    void produceFetchAndTimesEndToEnd() {
+        TopicDescription created = create("orders", 2);
+        assertEquals(2, created.getPartitionsCount());
+        assertEquals("4096", created.getConfigsMap().get("index.interval.bytes"));
+
+        assertEquals(0, produce("orders", 1, BASE_MS - 5, BASE_MS - 3).getBaseOffset());
+        clock.set(BASE_MS - 60_000);
+        ProduceResponse second = produce("orders", 1, BASE_MS);
+        assertEquals(2, second.getBaseOffset());
+        assertEquals(BASE_MS, second.getReceiveTimeMs(), "a clock stepped back does not make ReceiveTime decrease");
+
+        List<Record> records = fetchAll("orders", 1, 1);
+        assertEquals(List.of(0L, 1L, 2L), records.stream().map(Record::offset).toList(), "whole batches");
+        assertEquals(List.of(BASE_MS - 5, BASE_MS - 3, BASE_MS), records.stream().map(Record::sendTimeMs).toList());
+        assertEquals(List.of(BASE_MS, BASE_MS, BASE_MS), records.stream().map(Record::receiveTimeMs).toList());
+    }
+
+    @Test
+    void listOffsetsAnswersEveryKindOfSpec() {
+        create("t", 1);
+        for (int i = 0; i < 5; i++) {
+            clock.set(BASE_MS + i * 1000L);
+            produce("t", 0, BASE_MS + i * 1000L + 7);
+        }
+        assertEquals(ListOffsetsResponse.newBuilder().setFound(true).setOffset(0).setReceiveTimeMs(BASE_MS)
+                .setSendTimeMs(BASE_MS + 7).setLogStartOffset(0).setLogEndOffset(5).build(), list(spec().setEarliest(true)));
+        assertEquals(ListOffsetsResponse.newBuilder().setFound(false).setOffset(5).setLogStartOffset(0)
+                .setLogEndOffset(5).build(), list(spec().setLatest(true)));
+        assertEquals(3, list(spec().setReceiveTimeMs(BASE_MS + 2500)).getOffset());
+        assertEquals(3, list(spec().setSendTimeMs(BASE_MS + 2008)).getOffset());
+        ListOffsetsResponse after = list(spec().setReceiveTimeMs(BASE_MS + 4001));
+        assertFalse(after.getFound());
+        assertEquals(5, after.getOffset(), "not found: the log end offset, never -1");
+    }
+
+    private static ListOffsetsRequest.Builder spec() {
+        return ListOffsetsRequest.newBuilder().setTopic("t").setPartition(0);
+    }
+
+    private ListOffsetsResponse list(ListOffsetsRequest.Builder request) {
+        return data.listOffsets(request.build());
+    }
+
+    @Test
+    void longPollWaitsForTheNextAppend() throws Exception {
+        create("t", 1);
+        CompletableFuture<FetchResponse> waiting = CompletableFuture.supplyAsync(() -> data.fetch(FetchRequest
+                .newBuilder().setTopic("t").setPartition(0).setOffset(0).setMaxBytes(1024).setMaxWaitMs(20_000).build()));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !waiting.isDone());
+        produce("t", 0, BASE_MS);
+        FetchResponse response = waiting.get(10, TimeUnit.SECONDS);
+        assertEquals(1, new RecordBatchReader().records(response.getBatches().asReadOnlyByteBuffer()).size());
+        assertEquals(1, response.getHighWatermark());
+    }
+
+    @Test
+    void errorsCarryTheirCodeAndSayWhatIsAllowed() {
+        create("t", 1);
+        TidemarkException unknown = error(() -> produce("nope", 0, BASE_MS));
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, unknown.code());
+        assertEquals("topic 'nope' does not exist", unknown.getMessage());
+        assertEquals(ErrorCode.UNKNOWN_PARTITION, error(() -> produce("t", 3, BASE_MS)).code());
+        assertEquals("topic 't' has partitions 0 to 0, not 3", error(() -> produce("t", 3, BASE_MS)).getMessage());
+        assertEquals(ErrorCode.TOPIC_EXISTS, error(() -> create("t", 1)).code());
+        TidemarkException garbage = error(() -> data.produce(ProduceRequest.newBuilder().setTopic("t")
+                .setBatch(ByteString.copyFromUtf8("garbage")).build()));
+        assertEquals(ErrorCode.CORRUPT_BATCH, garbage.code());
+        TidemarkException future = error(() -> produce("t", 0, BASE_MS + 2 * 3_600_000));
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, future.code());
+        assertTrue(future.getMessage().contains("allowed range [0, 1700003600000]"), future.getMessage());
+        TidemarkException bigFetch = error(() -> data.fetch(FetchRequest.newBuilder().setTopic("t").setOffset(0)
+                .setMaxBytes(1 << 30).build()));
+        assertEquals("max_bytes 1073741824 is not allowed: 1 to 16777216 (max.fetch.bytes)", bigFetch.getMessage());
+        assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, error(() -> fetchAll("t", 0, 5)).code());
+        TidemarkException rf = error(() -> admin.createTopic(CreateTopicRequest.newBuilder().setName("r")
+                .setPartitions(1).setReplicationFactor(3).build()));
+        assertEquals(ErrorCode.INVALID_REPLICATION_FACTOR, rf.code());
+        assertEquals("replication factor 3 is not possible: this cluster has 1 broker(s), so a topic can have 1 to 1 "
+                + "replicas", rf.getMessage());
+        TidemarkException badConfig = error(() -> admin.createTopic(CreateTopicRequest.newBuilder().setName("c")
+                .setPartitions(1).putConfigs("retention.ms", "soon").build()));
+        assertEquals(ErrorCode.INVALID_CONFIG, badConfig.code());
+        assertEquals(ErrorCode.INVALID_REQUEST, error(() -> create("__mine", 1)).code());
+        assertEquals(ErrorCode.INVALID_REQUEST, error(() -> create("a/b", 1)).code());
+        assertEquals(0, data.listOffsets(spec().setLatest(true).build()).getLogEndOffset(),
+                "bad input left the log as it was: nothing appended");
+        assertEquals(1, broker.metrics().meter("errors.UNKNOWN_TOPIC").getCount());
+    }
+
+    @Test
+    void restartKeepsRecordsTopicsConfigsAndCommittedOffsets() throws Exception {
+        create("t", 2);
+        admin.alterTopicConfig(AlterTopicConfigRequest.newBuilder().setName("t").putSet("retention.ms", "86400000")
+                .build());
+        produce("t", 0, BASE_MS, BASE_MS + 1);
+        groups.commitOffsets(CommitOffsetsRequest.newBuilder().setGroup("g").addOffsets(PartitionOffset.newBuilder()
+                .setTopic("t").setPartition(0).setOffset(1).setMetadata("m")).build());
+        restart();
+        assertEquals(2, fetchAll("t", 0, 0).size());
+        TopicDescription t = admin.describeTopics(DescribeTopicsRequest.newBuilder().addNames("t").build())
+                .getTopics(0);
+        assertEquals("86400000", t.getConfigsMap().get("retention.ms"));
+        assertEquals(List.of("retention.ms"), t.getOverriddenKeysList());
+        assertEquals(2, t.getPartitions(0).getLogEndOffset());
+        var committed = groups.fetchOffsets(FetchOffsetsRequest.newBuilder().setGroup("g").build()).getOffsets(0);
+        assertEquals(1, committed.getOffset());
+        assertEquals("m", committed.getMetadata());
+        assertEquals(BASE_MS, committed.getCommitTimeMs());
+        GroupPartitionLag lag = groups.describeGroup(DescribeGroupRequest.newBuilder().setGroup("g").build())
+                .getPartitions(0);
+        assertEquals(1, lag.getLag());
+        assertEquals(ErrorCode.UNKNOWN_GROUP,
+                error(() -> groups.describeGroup(DescribeGroupRequest.newBuilder().setGroup("none").build())).code());
+    }
+
+    @Test
+    void metadataListAndDelete() {
+        create("a", 3);
+        create("b", 1);
+        assertEquals(List.of("a", "b"), admin.listTopics(ListTopicsRequest.getDefaultInstance()).getTopicsList()
+                .stream().map(t -> t.getName()).toList());
+        assertEquals(List.of("__group_offsets", "a", "b"), admin.listTopics(ListTopicsRequest.newBuilder()
+                .setIncludeInternal(true).build()).getTopicsList().stream().map(t -> t.getName()).toList());
+        var metadata = data.metadata(MetadataRequest.newBuilder().addTopics("a").build());
+        assertEquals("127.0.0.1:" + broker.port(), metadata.getBrokers(0).getAddress());
+        assertEquals(3, metadata.getTopics(0).getPartitionsCount());
+        assertEquals(1, metadata.getTopics(0).getPartitions(2).getLeaderNodeId());
+        admin.deleteTopic(DeleteTopicRequest.newBuilder().setName("a").build());
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, error(() -> produce("a", 0, BASE_MS)).code());
+        create("a", 1);
+        assertEquals(0, produce("a", 0, BASE_MS).getBaseOffset(), "a new topic of the same name starts empty");
+    }
+
+    @Test
+    void prometheusEndpointServesTheBrokersMetrics() throws Exception {
+        create("t", 1);
+        produce("t", 0, BASE_MS);
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + broker.metricsPort().orElseThrow() + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode());
+        assertTrue(response.body().contains("produce_records_total 1.0"), response.body());
+        assertTrue(response.body().contains("partition_log_end_offset_t_0 1.0"), response.body());
+        assertTrue(response.body().contains("produce_latency_count 1"), response.body());
+    }
+}
