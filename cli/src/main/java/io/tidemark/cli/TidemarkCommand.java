@@ -14,7 +14,8 @@ import java.io.PrintWriter;
 @Command(name = "tidemark", mixinStandardHelpOptions = true, version = "tidemark 0.1.0",
         description = "Tidemark: a replicated, multi-cluster log broker where every record carries SendTime and "
                 + "ReceiveTime.",
-        subcommands = {StorageDemoCommand.class, DumpLogCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {BrokerCommand.class, StorageDemoCommand.class, DumpLogCommand.class,
+                CommandLine.HelpCommand.class})
 public final class TidemarkCommand {
     public static final int USER_ERROR = 1;
 
