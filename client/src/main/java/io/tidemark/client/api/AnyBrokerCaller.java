@@ -1,0 +1,92 @@
+package io.tidemark.client.api;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import io.grpc.ManagedChannel;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.AdminServiceGrpc;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupServiceGrpc;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * Makes the calls any broker can answer (metadata, admin, group offsets) on whichever bootstrap broker answers:
+ * it tries the addresses in turn, starting with the last one that answered, and moves to the next when a call
+ * fails with {@link ErrorCode#NOT_AVAILABLE} (unreachable, starting or stopping, deadline passed). Any other error
+ * is the broker's answer and ends the call. Each attempt has the deadline {@code request.timeout.ms}, so a call
+ * takes at most that times the number of addresses.
+ *
+ * <p>A call that timed out may still have taken effect on the broker that did not answer; retrying it on the next
+ * broker can then report, for instance, TOPIC_EXISTS for a topic this call created.
+ *
+ * <p>Thread-safe.
+ */
+final class AnyBrokerCaller {
+    private final List<String> bootstrap;
+    private final BrokerChannels channels;
+    private final long requestTimeoutMs;
+    private final AtomicInteger preferred = new AtomicInteger();
+
+    AnyBrokerCaller(List<String> bootstrap, BrokerChannels channels, long requestTimeoutMs) {
+        if (bootstrap.isEmpty()) {
+            throw new IllegalArgumentException("at least one bootstrap address is needed");
+        }
+        this.bootstrap = List.copyOf(bootstrap);
+        this.channels = channels;
+        this.requestTimeoutMs = requestTimeoutMs;
+    }
+
+    /**
+     * Calls {@code rpc} on the bootstrap brokers in turn until one answers.
+     *
+     * @param what names the call in the error when no broker answers
+     * @param rpc  starts the call on the given channel, usually through {@link #broker}, {@link #admin} or
+     *             {@link #group}
+     */
+    <T> CompletableFuture<T> call(String what, Function<ManagedChannel, ListenableFuture<T>> rpc) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        attempt(what, rpc, preferred.get(), 0, null, result);
+        return result;
+    }
+
+    BrokerServiceGrpc.BrokerServiceFutureStub broker(ManagedChannel channel) {
+        return BrokerServiceGrpc.newFutureStub(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    AdminServiceGrpc.AdminServiceFutureStub admin(ManagedChannel channel) {
+        return AdminServiceGrpc.newFutureStub(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    GroupServiceGrpc.GroupServiceFutureStub group(ManagedChannel channel) {
+        return GroupServiceGrpc.newFutureStub(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    private <T> void attempt(String what, Function<ManagedChannel, ListenableFuture<T>> rpc, int start, int tried,
+                             TidemarkException last, CompletableFuture<T> result) {
+        if (tried == bootstrap.size()) {
+            result.completeExceptionally(new TidemarkException(ErrorCode.NOT_AVAILABLE, "no broker of bootstrap "
+                    + bootstrap + " answered " + what + "; the last error: " + last.getMessage()));
+            return;
+        }
+        int index = (start + tried) % bootstrap.size();
+        String address = bootstrap.get(index);
+        GrpcFutures.start(() -> rpc.apply(channels.get(address))).whenComplete((value, error) -> {
+            if (error == null) {
+                preferred.set(index);
+                result.complete(value);
+                return;
+            }
+            RuntimeException failure = GrpcFutures.rethrowable(error);
+            if (failure instanceof TidemarkException e && e.code() == ErrorCode.NOT_AVAILABLE) {
+                attempt(what, rpc, start, tried + 1, e, result);
+            } else {
+                result.completeExceptionally(failure);
+            }
+        });
+    }
+}

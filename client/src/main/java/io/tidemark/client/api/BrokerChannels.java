@@ -1,0 +1,71 @@
+package io.tidemark.client.api;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+
+import java.io.Closeable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * The gRPC channels of one client, one per broker address, made on first use by the configured factory and shut
+ * down together by {@link #close}. One channel per address is enough: a channel multiplexes every concurrent call
+ * to its broker over one connection.
+ *
+ * <p>Thread-safe: a concurrent map. A {@link #get} after {@link #close} fails with {@link IllegalStateException}.
+ */
+final class BrokerChannels implements Closeable {
+    /**
+     * Largest message a default channel accepts: 64 MiB. A fetch answer holds up to {@code fetch.max.bytes} of
+     * batches but always at least one whole batch, which can be larger; 64 MiB leaves room for both.
+     */
+    static final int MAX_INBOUND_MESSAGE_BYTES = 64 * ConfigChecks.MIB;
+    /** How long {@link #close} waits for calls to end before it cancels them, for all channels together. */
+    private static final long SHUTDOWN_WAIT_MS = 5_000;
+
+    private final Function<String, ManagedChannel> factory;
+    private final ConcurrentHashMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    BrokerChannels(Function<String, ManagedChannel> factory) {
+        this.factory = factory;
+    }
+
+    /** The default channel factory: plaintext netty to {@code host:port}, accepting messages up to 64 MiB. */
+    static ManagedChannel plaintext(String address) {
+        return NettyChannelBuilder.forTarget(address).usePlaintext()
+                .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES).build();
+    }
+
+    /** The channel to {@code address} ({@code host:port}), made on first use. */
+    ManagedChannel get(String address) {
+        if (closed) {
+            throw new IllegalStateException("the client is closed; no new call to " + address + " can start");
+        }
+        return channels.computeIfAbsent(address, factory);
+    }
+
+    /** Shuts every channel down, waits up to 5 s in all for calls to end, then cancels the rest. */
+    @Override
+    public void close() {
+        closed = true;
+        channels.values().forEach(ManagedChannel::shutdown);
+        long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SHUTDOWN_WAIT_MS);
+        try {
+            for (ManagedChannel channel : channels.values()) {
+                channel.awaitTermination(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            closeNow();
+        }
+    }
+
+    /** Shuts every channel down at once, cancelling the calls in flight (their callers see NOT_AVAILABLE). */
+    void closeNow() {
+        closed = true;
+        channels.values().forEach(ManagedChannel::shutdownNow);
+    }
+}

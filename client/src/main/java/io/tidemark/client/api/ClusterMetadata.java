@@ -1,0 +1,149 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.MetadataRequest;
+import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.PartitionInfo;
+import io.tidemark.proto.v1.TopicInfo;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The client's view of the cluster: each topic's partitions and the address of the broker that leads each,
+ * refreshed through the Metadata RPC (every topic) on whichever bootstrap broker answers. Clients refresh it when
+ * a topic or leader is unknown and when a broker says the view was stale (NOT_LEADER, UNKNOWN_TOPIC after a
+ * create, NOT_AVAILABLE).
+ *
+ * <p>A NOT_LEADER answer carries the leader's address as that broker knows it; {@link #notLeader} keeps it as a
+ * hint that is used while the refreshed metadata still names the broker that refused, so a lagging metadata
+ * answer does not send the retry back to the same broker.
+ *
+ * <p>Thread-safe: readers see an immutable snapshot through a volatile field; refreshes are coalesced, so many
+ * threads asking at once cause one RPC.
+ */
+final class ClusterMetadata {
+    private final AnyBrokerCaller caller;
+    private final Map<TopicPartition, LeaderHint> hints = new ConcurrentHashMap<>();
+    private volatile Snapshot snapshot = new Snapshot(Map.of(), Map.of(), 0);
+    private CompletableFuture<Void> refreshing;
+
+    ClusterMetadata(AnyBrokerCaller caller) {
+        this.caller = caller;
+    }
+
+    /** The partition count of {@code topic}, or empty when the metadata does not know the topic. */
+    OptionalInt partitionCount(String topic) {
+        PartitionInfo[] partitions = snapshot.topics.get(topic);
+        return partitions == null ? OptionalInt.empty() : OptionalInt.of(partitions.length);
+    }
+
+    /** The address of the broker that leads {@code tp}, or empty when unknown or leaderless. */
+    Optional<String> leaderAddress(TopicPartition tp) {
+        Snapshot current = snapshot;
+        PartitionInfo[] partitions = current.topics.get(tp.topic());
+        if (partitions == null || tp.partition() >= partitions.length) {
+            return Optional.empty();
+        }
+        String address = current.brokers.get(partitions[tp.partition()].getLeaderNodeId());
+        LeaderHint hint = hints.get(tp);
+        if (hint != null && (address == null || address.equals(hint.refusedBy))) {
+            return Optional.of(hint.leaderAddress);
+        }
+        return Optional.ofNullable(address);
+    }
+
+    /** Counts successful refreshes, so a caller can wait for metadata newer than what it last saw. */
+    long version() {
+        return snapshot.version;
+    }
+
+    /** Notes that {@code refusedBy} answered NOT_LEADER for {@code tp}, naming {@code leaderAddress} ("" if none). */
+    void notLeader(TopicPartition tp, String refusedBy, String leaderAddress) {
+        if (leaderAddress.isEmpty() || leaderAddress.equals(refusedBy)) {
+            hints.remove(tp);
+        } else {
+            hints.put(tp, new LeaderHint(refusedBy, leaderAddress));
+        }
+    }
+
+    /** Why {@link #leaderAddress} is empty, as the error a call on {@code tp} fails with. */
+    TidemarkException noLeader(TopicPartition tp) {
+        PartitionInfo[] partitions = snapshot.topics.get(tp.topic());
+        if (partitions == null) {
+            return new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic " + tp.topic()
+                    + " is not in the cluster metadata");
+        }
+        if (tp.partition() >= partitions.length) {
+            return new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "topic " + tp.topic() + " has "
+                    + partitions.length + " partitions (0.." + (partitions.length - 1) + "); " + tp + " does not exist");
+        }
+        return new TidemarkException(ErrorCode.NOT_AVAILABLE, "partition " + tp + " has no leader with a known"
+                + " address at the moment");
+    }
+
+    /** Starts a refresh, or joins the one under way; the future fails with a TidemarkException. */
+    synchronized CompletableFuture<Void> refresh() {
+        if (refreshing != null) {
+            return refreshing;
+        }
+        CompletableFuture<Void> started = caller.call("Metadata",
+                        channel -> caller.broker(channel).metadata(MetadataRequest.getDefaultInstance()))
+                .thenAccept(this::update);
+        refreshing = started;
+        started.whenComplete((ignored, error) -> finished(started));
+        return started;
+    }
+
+    /** Refreshes and waits; throws the TidemarkException of a failed refresh. */
+    void refreshNow() {
+        GrpcFutures.await(refresh());
+    }
+
+    private synchronized void finished(CompletableFuture<Void> refresh) {
+        if (refreshing == refresh) {
+            refreshing = null;
+        }
+    }
+
+    private synchronized void update(MetadataResponse response) {
+        Map<Integer, String> brokers = new HashMap<>();
+        for (BrokerInfo broker : response.getBrokersList()) {
+            brokers.put(broker.getNodeId(), broker.getAddress());
+        }
+        Map<String, PartitionInfo[]> topics = new HashMap<>();
+        for (TopicInfo topic : response.getTopicsList()) {
+            PartitionInfo[] partitions = new PartitionInfo[topic.getPartitionsCount()];
+            for (PartitionInfo partition : topic.getPartitionsList()) {
+                int index = partition.getPartition();
+                if (index < 0 || index >= partitions.length || partitions[index] != null) {
+                    throw new TidemarkException(ErrorCode.INTERNAL_ERROR, "metadata of topic " + topic.getName()
+                            + " lists partition " + index + " out of 0.." + (partitions.length - 1) + " or twice");
+                }
+                partitions[index] = partition;
+            }
+            topics.put(topic.getName(), partitions);
+        }
+        snapshot = new Snapshot(Map.copyOf(brokers), Map.copyOf(topics), snapshot.version + 1);
+        hints.entrySet().removeIf(e -> !e.getValue().refusedBy.equals(metadataLeader(e.getKey())));
+    }
+
+    private String metadataLeader(TopicPartition tp) {
+        PartitionInfo[] partitions = snapshot.topics.get(tp.topic());
+        return partitions == null || tp.partition() >= partitions.length ? null
+                : snapshot.brokers.get(partitions[tp.partition()].getLeaderNodeId());
+    }
+
+    /** One immutable view: broker addresses by node id, partitions by topic (index = partition). */
+    private record Snapshot(Map<Integer, String> brokers, Map<String, PartitionInfo[]> topics, long version) {
+    }
+
+    private record LeaderHint(String refusedBy, String leaderAddress) {
+    }
+}

@@ -1,0 +1,34 @@
+package io.tidemark.client.api;
+
+import io.grpc.ManagedChannel;
+
+import java.time.Clock;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * What every client needs to reach the cluster, taken from its config: the bootstrap addresses, the clock all
+ * times are read from, how a channel to an address is made, and the deadline of one call.
+ *
+ * <p>Immutable.
+ *
+ * @param bootstrap        broker addresses ({@code host:port}), at least one
+ * @param requestTimeoutMs deadline of one call to one broker, in ms
+ */
+record ConnectionSettings(List<String> bootstrap, Clock clock, Function<String, ManagedChannel> channelFactory,
+                          long requestTimeoutMs) {
+    /** Default of {@code request.timeout.ms}. */
+    static final long DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+    /**
+     * Upper bound of {@code request.timeout.ms}: one day. Long enough for any call; short enough that a deadline
+     * added to a long poll's wait never overflows.
+     */
+    static final long MAX_REQUEST_TIMEOUT_MS = 86_400_000;
+
+    ConnectionSettings {
+        bootstrap = List.copyOf(bootstrap);
+        ConfigChecks.notNull("clock", clock);
+        ConfigChecks.notNull("channelFactory", channelFactory);
+        ConfigChecks.inRange("request.timeout.ms", requestTimeoutMs, 1, MAX_REQUEST_TIMEOUT_MS, "ms");
+    }
+}

@@ -1,0 +1,196 @@
+package io.tidemark.client.api;
+
+import io.grpc.ManagedChannel;
+
+import java.time.Clock;
+import java.util.Optional;
+import java.util.function.Function;
+
+import static io.tidemark.client.api.ConfigChecks.MIB;
+import static io.tidemark.client.api.ConfigChecks.inRange;
+
+/**
+ * Settings of a {@link TidemarkConsumer}, made with {@link #builder(String)}. Every value is checked when
+ * {@link Builder#build()} runs; a bad one fails with an {@link IllegalArgumentException} naming the setting, the
+ * value and what is allowed.
+ *
+ * <table>
+ *   <caption>Settings</caption>
+ *   <tr><th>key</th><th>unit</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>bootstrap</td><td>host:port,...</td><td>(required)</td><td>brokers to ask for metadata and group
+ *       offsets</td></tr>
+ *   <tr><td>group</td><td>name</td><td>(none)</td><td>the consumer group whose offsets are committed and read;
+ *       without one, commits are refused and positions start by auto.offset.reset</td></tr>
+ *   <tr><td>auto.offset.reset</td><td>earliest|latest</td><td>latest</td><td>where a partition without a
+ *       committed offset starts, and where an out-of-range position goes</td></tr>
+ *   <tr><td>max.poll.records</td><td>records</td><td>500</td><td>most records one poll returns</td></tr>
+ *   <tr><td>fetch.max.bytes</td><td>bytes</td><td>1048576 (1 MiB)</td><td>most bytes one fetch asks a partition
+ *       for (the broker always returns at least the whole batch holding the position)</td></tr>
+ *   <tr><td>fetch.max.wait.ms</td><td>ms</td><td>500</td><td>how long a broker holds a fetch that finds nothing
+ *       new (long poll); also bounded by poll's timeout</td></tr>
+ *   <tr><td>retry.backoff.ms</td><td>ms</td><td>100</td><td>wait before a partition whose fetch failed with a
+ *       retriable error is fetched again</td></tr>
+ *   <tr><td>request.timeout.ms</td><td>ms</td><td>30000</td><td>deadline of one call to one broker (a fetch gets
+ *       fetch.max.wait.ms on top)</td></tr>
+ * </table>
+ * The clock (default {@link Clock#systemUTC()}) times retry backoffs. The channel factory (default: plaintext
+ * netty, messages up to 64 MiB) makes the channel to a {@code host:port}; tests pass in-process channels.
+ *
+ * <p>Immutable.
+ */
+public final class ConsumerConfig {
+    public static final int DEFAULT_MAX_POLL_RECORDS = 500;
+    public static final int DEFAULT_FETCH_MAX_BYTES = MIB;
+    public static final long DEFAULT_FETCH_MAX_WAIT_MS = 500;
+    public static final long DEFAULT_RETRY_BACKOFF_MS = 100;
+    /** Largest fetch.max.bytes: leaves 1 MiB of the 64 MiB a default channel accepts for one oversized batch. */
+    static final int MAX_FETCH_BYTES = 63 * MIB;
+    /** Largest max.poll.records. */
+    static final int MAX_POLL_RECORDS_LIMIT = 1_000_000;
+
+    /** Where a partition without a committed offset, or whose position fell out of the log, starts. */
+    public enum OffsetReset {
+        /** The log start offset. */
+        EARLIEST,
+        /** The log end offset: only records produced from now on. */
+        LATEST
+    }
+
+    private final ConnectionSettings connection;
+    private final Optional<String> group;
+    private final OffsetReset autoOffsetReset;
+    private final int maxPollRecords;
+    private final int fetchMaxBytes;
+    private final long fetchMaxWaitMs;
+    private final long retryBackoffMs;
+
+    private ConsumerConfig(Builder b) {
+        this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), b.clock, b.channelFactory,
+                b.requestTimeoutMs);
+        if (b.group != null && b.group.isBlank()) {
+            throw new IllegalArgumentException("group = \"" + b.group + "\" is not allowed; it must be a non-blank"
+                    + " name, or not set for a consumer without a group");
+        }
+        this.group = Optional.ofNullable(b.group);
+        this.autoOffsetReset = ConfigChecks.notNull("auto.offset.reset", b.autoOffsetReset);
+        this.maxPollRecords = (int) inRange("max.poll.records", b.maxPollRecords, 1, MAX_POLL_RECORDS_LIMIT,
+                "records");
+        this.fetchMaxBytes = (int) inRange("fetch.max.bytes", b.fetchMaxBytes, 1, MAX_FETCH_BYTES, "bytes");
+        this.fetchMaxWaitMs = inRange("fetch.max.wait.ms", b.fetchMaxWaitMs, 0, ProducerConfig.MAX_MS, "ms");
+        this.retryBackoffMs = inRange("retry.backoff.ms", b.retryBackoffMs, 0, ProducerConfig.MAX_MS, "ms");
+    }
+
+    /** A builder with every setting at its default; {@code bootstrap} is a comma-separated host:port list. */
+    public static Builder builder(String bootstrap) {
+        return new Builder(bootstrap);
+    }
+
+    ConnectionSettings connection() {
+        return connection;
+    }
+
+    public Optional<String> group() {
+        return group;
+    }
+
+    public OffsetReset autoOffsetReset() {
+        return autoOffsetReset;
+    }
+
+    public int maxPollRecords() {
+        return maxPollRecords;
+    }
+
+    public int fetchMaxBytes() {
+        return fetchMaxBytes;
+    }
+
+    public long fetchMaxWaitMs() {
+        return fetchMaxWaitMs;
+    }
+
+    public long retryBackoffMs() {
+        return retryBackoffMs;
+    }
+
+    public long requestTimeoutMs() {
+        return connection.requestTimeoutMs();
+    }
+
+    /** Builds a {@link ConsumerConfig}; not thread-safe. Values are checked by {@link #build()}. */
+    public static final class Builder {
+        private final String bootstrap;
+        private Clock clock = Clock.systemUTC();
+        private Function<String, ManagedChannel> channelFactory = BrokerChannels::plaintext;
+        private long requestTimeoutMs = ConnectionSettings.DEFAULT_REQUEST_TIMEOUT_MS;
+        private String group;
+        private OffsetReset autoOffsetReset = OffsetReset.LATEST;
+        private long maxPollRecords = DEFAULT_MAX_POLL_RECORDS;
+        private long fetchMaxBytes = DEFAULT_FETCH_MAX_BYTES;
+        private long fetchMaxWaitMs = DEFAULT_FETCH_MAX_WAIT_MS;
+        private long retryBackoffMs = DEFAULT_RETRY_BACKOFF_MS;
+
+        private Builder(String bootstrap) {
+            this.bootstrap = bootstrap;
+        }
+
+        /** The clock retry backoffs are timed on. Default: {@link Clock#systemUTC()}. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Makes the channel to a broker's {@code host:port}. Default: plaintext netty, messages up to 64 MiB. */
+        public Builder channelFactory(Function<String, ManagedChannel> channelFactory) {
+            this.channelFactory = channelFactory;
+            return this;
+        }
+
+        /** {@code request.timeout.ms}: deadline of one call to one broker, ms, 1..86400000. Default 30000. */
+        public Builder requestTimeoutMs(long requestTimeoutMs) {
+            this.requestTimeoutMs = requestTimeoutMs;
+            return this;
+        }
+
+        /** {@code group}: the consumer group, a non-blank name. Default: none. */
+        public Builder group(String group) {
+            this.group = group;
+            return this;
+        }
+
+        /** {@code auto.offset.reset}: earliest or latest. Default latest. */
+        public Builder autoOffsetReset(OffsetReset autoOffsetReset) {
+            this.autoOffsetReset = autoOffsetReset;
+            return this;
+        }
+
+        /** {@code max.poll.records}: most records per poll, 1..1000000. Default 500. */
+        public Builder maxPollRecords(long maxPollRecords) {
+            this.maxPollRecords = maxPollRecords;
+            return this;
+        }
+
+        /** {@code fetch.max.bytes}: bytes one fetch asks a partition for, 1..66060288. Default 1 MiB. */
+        public Builder fetchMaxBytes(long fetchMaxBytes) {
+            this.fetchMaxBytes = fetchMaxBytes;
+            return this;
+        }
+
+        /** {@code fetch.max.wait.ms}: long-poll wait, ms, 0..2147483647. Default 500. */
+        public Builder fetchMaxWaitMs(long fetchMaxWaitMs) {
+            this.fetchMaxWaitMs = fetchMaxWaitMs;
+            return this;
+        }
+
+        /** {@code retry.backoff.ms}: wait before refetching after a retriable error, ms. Default 100. */
+        public Builder retryBackoffMs(long retryBackoffMs) {
+            this.retryBackoffMs = retryBackoffMs;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the first setting whose value is not allowed */
+        public ConsumerConfig build() {
+            return new ConsumerConfig(this);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.FetchResponse;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Fetches for the consumer. {@link #start} sends one Fetch to a partition's leader (long poll); the answer is
+ * queued by the gRPC thread and {@link #take} hands it to the consumer's thread, which turns it into records
+ * with {@link #records}: every batch is validated first (layout and CRC), so a corrupt batch fails the poll with
+ * CORRUPT_BATCH instead of reaching the application, and records below the fetch offset (a fetch returns whole
+ * batches, the first holding the offset) are skipped.
+ *
+ * <p>Threading: {@link #start}, {@link #take} and {@link #records} run on the consumer's thread; gRPC threads only
+ * add to the answer queue.
+ */
+final class Fetcher {
+    private final LeaderCaller leaders;
+    private final int fetchMaxBytes;
+    private final LinkedBlockingQueue<FetchAnswer> answers = new LinkedBlockingQueue<>();
+    private final RecordBatchValidator validator = new RecordBatchValidator();
+    private final RecordBatchReader reader = new RecordBatchReader();
+
+    /** One fetch's outcome: the response, or the error (then response is null). */
+    record FetchAnswer(PartitionState state, long offset, FetchResponse response, TidemarkException error) {
+    }
+
+    Fetcher(LeaderCaller leaders, int fetchMaxBytes) {
+        this.leaders = leaders;
+        this.fetchMaxBytes = fetchMaxBytes;
+    }
+
+    /** Starts a fetch of {@code state}'s partition at its position; the broker waits up to {@code maxWaitMs}. */
+    void start(PartitionState state, long maxWaitMs) {
+        long offset = state.position();
+        state.fetching = true;
+        FetchRequest request = FetchRequest.newBuilder().setTopic(state.partition.topic())
+                .setPartition(state.partition.partition()).setOffset(offset).setMaxBytes(fetchMaxBytes)
+                .setMaxWaitMs(maxWaitMs).build();
+        leaders.fetch(request).whenComplete((response, error) -> answers.add(new FetchAnswer(state, offset,
+                response, error == null ? null : GrpcFutures.asTidemark(error))));
+    }
+
+    /**
+     * Waits up to {@code timeoutNanos} for an answer and returns it with every other one already queued; empty
+     * when none came in time or the thread was interrupted (its interrupt flag is then kept).
+     */
+    List<FetchAnswer> take(long timeoutNanos) {
+        List<FetchAnswer> taken = new ArrayList<>();
+        try {
+            FetchAnswer first = answers.poll(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS);
+            if (first != null) {
+                taken.add(first);
+                answers.drainTo(taken);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return taken;
+    }
+
+    /**
+     * The records at or after {@code offset} of a fetch answer, after validating each of its batches.
+     *
+     * @throws TidemarkException CORRUPT_BATCH naming the partition, the offset and what is broken
+     */
+    List<ConsumerRecord> records(TopicPartition tp, long offset, FetchResponse response) {
+        ByteBuffer batches = ByteBuffer.wrap(response.getBatches().toByteArray());
+        try {
+            for (int position = 0; position < batches.limit(); ) {
+                position += validator.validate(batches, position, batches.limit() - position,
+                        SendTimeWindow.UNBOUNDED);
+            }
+        } catch (TidemarkException e) {
+            throw new TidemarkException(e.code(), "fetch of " + tp + " at offset " + offset + ": " + e.getMessage());
+        }
+        List<ConsumerRecord> records = new ArrayList<>();
+        for (Record record : reader.records(batches)) {
+            if (record.offset() >= offset) {
+                records.add(new ConsumerRecord(tp.topic(), tp.partition(), record.offset(), record.key(),
+                        record.value(), record.headers(), record.sendTimeMs(), record.receiveTimeMs()));
+            }
+        }
+        return records;
+    }
+}

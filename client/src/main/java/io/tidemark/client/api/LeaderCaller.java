@@ -1,0 +1,93 @@
+package io.tidemark.client.api;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import io.grpc.ManagedChannel;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.ListOffsetsRequest;
+import io.tidemark.proto.v1.ListOffsetsResponse;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * Makes the calls only a partition's leader answers (ListOffsets, Fetch) on the broker the cluster metadata
+ * names, refreshing the metadata and trying again when the answer shows the metadata was stale: NOT_LEADER,
+ * UNKNOWN_TOPIC or UNKNOWN_PARTITION (a topic just created), NOT_AVAILABLE (the leader is down or moving).
+ *
+ * <p>Thread-safe. Callbacks run on gRPC executor threads.
+ */
+final class LeaderCaller {
+    /**
+     * Attempts per call: one on the cached leader, one after a refresh, and one more for a leader that moved
+     * during the refresh. Callers that must keep trying (the consumer's poll) have their own backoff loop.
+     */
+    static final int ATTEMPTS = 3;
+
+    private final ClusterMetadata metadata;
+    private final BrokerChannels channels;
+    private final long requestTimeoutMs;
+
+    LeaderCaller(ClusterMetadata metadata, BrokerChannels channels, long requestTimeoutMs) {
+        this.metadata = metadata;
+        this.channels = channels;
+        this.requestTimeoutMs = requestTimeoutMs;
+    }
+
+    CompletableFuture<ListOffsetsResponse> listOffsets(TopicPartition tp, OffsetSpec spec) {
+        ListOffsetsRequest request = spec.toRequest(tp);
+        return call(tp, channel -> stub(channel, requestTimeoutMs).listOffsets(request), ATTEMPTS);
+    }
+
+    /** A Fetch whose deadline leaves the broker {@code max_wait_ms} to wait plus {@code request.timeout.ms}. */
+    CompletableFuture<FetchResponse> fetch(FetchRequest request) {
+        long timeoutMs = request.getMaxWaitMs() + requestTimeoutMs;
+        return call(new TopicPartition(request.getTopic(), request.getPartition()),
+                channel -> stub(channel, timeoutMs).fetch(request), ATTEMPTS);
+    }
+
+    /** Whether an error means the metadata may be stale, so a refresh and a retry may succeed. */
+    static boolean staleMetadata(TidemarkException e) {
+        return e.code() == ErrorCode.NOT_LEADER || e.code() == ErrorCode.NOT_AVAILABLE
+                || e.code() == ErrorCode.UNKNOWN_TOPIC || e.code() == ErrorCode.UNKNOWN_PARTITION;
+    }
+
+    private static BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {
+        return BrokerServiceGrpc.newFutureStub(channel).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    private <T> CompletableFuture<T> call(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc,
+                                          int attemptsLeft) {
+        Optional<String> leader = metadata.leaderAddress(tp);
+        if (leader.isEmpty()) {
+            return attemptsLeft > 1 ? refreshThen(() -> call(tp, rpc, attemptsLeft - 1))
+                    : CompletableFuture.failedFuture(metadata.noLeader(tp));
+        }
+        String address = leader.get();
+        return GrpcFutures.start(() -> rpc.apply(channels.get(address)))
+                .handle((value, error) -> {
+                    if (error == null) {
+                        return CompletableFuture.completedFuture(value);
+                    }
+                    RuntimeException failure = GrpcFutures.rethrowable(error);
+                    if (!(failure instanceof TidemarkException e) || !staleMetadata(e) || attemptsLeft <= 1) {
+                        return CompletableFuture.<T>failedFuture(failure);
+                    }
+                    if (e.code() == ErrorCode.NOT_LEADER) {
+                        metadata.notLeader(tp, address, e.leaderAddress());
+                    }
+                    return refreshThen(() -> call(tp, rpc, attemptsLeft - 1));
+                })
+                .thenCompose(Function.identity());
+    }
+
+    /** Refreshes the metadata, then runs {@code next} whether or not the refresh worked (next finds out). */
+    private <T> CompletableFuture<T> refreshThen(java.util.function.Supplier<CompletableFuture<T>> next) {
+        return metadata.refresh().handle((ignored, error) -> next.get()).thenCompose(Function.identity());
+    }
+}

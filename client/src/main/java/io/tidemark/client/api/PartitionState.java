@@ -1,0 +1,72 @@
+package io.tidemark.client.api;
+
+import java.util.ArrayDeque;
+
+/**
+ * The consumer's state of one assigned partition: its position (the next offset {@code poll} returns), the
+ * records fetched and not yet returned, whether a fetch is in flight and when a failed fetch may be retried.
+ * A partition is fetched only when nothing of it is buffered, so its next fetch always starts at the position.
+ *
+ * <p>Not thread-safe: owned by the consumer's thread.
+ */
+final class PartitionState {
+    /** Position of a partition that has none yet (no seek, no committed offset looked up). */
+    static final long UNKNOWN = -1;
+
+    final TopicPartition partition;
+    final ArrayDeque<ConsumerRecord> buffered = new ArrayDeque<>();
+    private long position = UNKNOWN;
+    /** The position fell out of the log: reset it by auto.offset.reset, ignoring the committed offset. */
+    private boolean resetOnly;
+    boolean fetching;
+    long retryAtMs;
+
+    PartitionState(TopicPartition partition) {
+        this.partition = partition;
+    }
+
+    long position() {
+        return position;
+    }
+
+    boolean hasPosition() {
+        return position != UNKNOWN;
+    }
+
+    boolean resetOnly() {
+        return resetOnly;
+    }
+
+    /** Moves to {@code offset}, dropping what was buffered for the old position. */
+    void seek(long offset) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("offset " + offset + " of " + partition + " is negative");
+        }
+        position = offset;
+        resetOnly = false;
+        buffered.clear();
+    }
+
+    /** Forgets the position after OFFSET_OUT_OF_RANGE; the next poll resets it by auto.offset.reset. */
+    void lose() {
+        position = UNKNOWN;
+        resetOnly = true;
+        buffered.clear();
+    }
+
+    /** Takes the next buffered record and moves the position past it. */
+    ConsumerRecord next() {
+        ConsumerRecord record = buffered.pollFirst();
+        if (record.offset() < position) {
+            throw new IllegalStateException("buffered offset " + record.offset() + " of " + partition
+                    + " is below the position " + position);
+        }
+        position = record.offset() + 1;
+        return record;
+    }
+
+    /** Whether a fetch can start now: a position, nothing buffered or in flight, and no backoff running. */
+    boolean fetchable(long nowMs) {
+        return hasPosition() && buffered.isEmpty() && !fetching && nowMs >= retryAtMs;
+    }
+}

@@ -1,0 +1,212 @@
+package io.tidemark.client.api;
+
+import io.grpc.ManagedChannel;
+
+import java.time.Clock;
+import java.util.function.Function;
+
+import static io.tidemark.client.api.ConfigChecks.KIB;
+import static io.tidemark.client.api.ConfigChecks.MIB;
+import static io.tidemark.client.api.ConfigChecks.atLeast;
+import static io.tidemark.client.api.ConfigChecks.inRange;
+import static io.tidemark.client.api.ConfigChecks.notAbove;
+
+/**
+ * Settings of a {@link TidemarkProducer}, made with {@link #builder(String)}. Every value is checked when
+ * {@link Builder#build()} runs; a bad one fails with an {@link IllegalArgumentException} naming the setting, the
+ * value and what is allowed.
+ *
+ * <table>
+ *   <caption>Settings</caption>
+ *   <tr><th>key</th><th>unit</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>bootstrap</td><td>host:port,...</td><td>(required)</td><td>brokers to ask for metadata</td></tr>
+ *   <tr><td>batch.size</td><td>bytes</td><td>16384</td><td>a partition's batch is sent once it holds this
+ *       much; a single larger record gets a batch of its own up to max.request.bytes</td></tr>
+ *   <tr><td>linger.ms</td><td>ms</td><td>5</td><td>a batch that is not full is sent when it is this old</td></tr>
+ *   <tr><td>buffer.memory</td><td>bytes</td><td>33554432 (32 MiB)</td><td>bytes of records accepted and not yet
+ *       acknowledged or failed; send blocks while they would exceed it</td></tr>
+ *   <tr><td>max.block.ms</td><td>ms</td><td>60000</td><td>how long send blocks for buffer.memory or for the
+ *       topic's metadata before it throws</td></tr>
+ *   <tr><td>max.request.bytes</td><td>bytes</td><td>1048576 (1 MiB)</td><td>largest batch, so largest record
+ *       plus the 60-byte batch header; a larger record fails with RECORD_TOO_LARGE</td></tr>
+ *   <tr><td>retry.backoff.ms</td><td>ms</td><td>100</td><td>wait before a batch is resent after a retriable
+ *       error</td></tr>
+ *   <tr><td>delivery.timeout.ms</td><td>ms</td><td>120000</td><td>a record not acknowledged this long after its
+ *       batch was opened fails with the last error</td></tr>
+ *   <tr><td>request.timeout.ms</td><td>ms</td><td>30000</td><td>deadline of one call to one broker</td></tr>
+ * </table>
+ * The clock (default {@link Clock#systemUTC()}) gives SendTime when a record carries none, batch ages, backoffs
+ * and delivery deadlines. The channel factory (default: plaintext netty, messages up to 64 MiB) makes the
+ * channel to a {@code host:port}; tests pass in-process channels.
+ *
+ * <p>Immutable.
+ */
+public final class ProducerConfig {
+    public static final int DEFAULT_BATCH_SIZE_BYTES = 16 * KIB;
+    public static final long DEFAULT_LINGER_MS = 5;
+    public static final long DEFAULT_BUFFER_MEMORY_BYTES = 32L * MIB;
+    public static final long DEFAULT_MAX_BLOCK_MS = 60_000;
+    public static final int DEFAULT_MAX_REQUEST_BYTES = MIB;
+    public static final long DEFAULT_RETRY_BACKOFF_MS = 100;
+    public static final long DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
+    /** Largest max.request.bytes: what a default channel accepts ({@link BrokerChannels#MAX_INBOUND_MESSAGE_BYTES}). */
+    static final int MAX_REQUEST_BYTES_LIMIT = 64 * MIB;
+    /** Smallest max.request.bytes: a batch header and a small record. */
+    static final int MIN_REQUEST_BYTES = KIB;
+    /** Upper bound of every ms setting: about 24.8 days, so sums of them never overflow. */
+    static final long MAX_MS = Integer.MAX_VALUE;
+
+    private final ConnectionSettings connection;
+    private final int batchSizeBytes;
+    private final long lingerMs;
+    private final long bufferMemoryBytes;
+    private final long maxBlockMs;
+    private final int maxRequestBytes;
+    private final long retryBackoffMs;
+    private final long deliveryTimeoutMs;
+
+    private ProducerConfig(Builder b) {
+        this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), b.clock, b.channelFactory,
+                b.requestTimeoutMs);
+        this.maxRequestBytes = (int) inRange("max.request.bytes", b.maxRequestBytes, MIN_REQUEST_BYTES,
+                MAX_REQUEST_BYTES_LIMIT, "bytes");
+        this.batchSizeBytes = (int) inRange("batch.size", b.batchSizeBytes, 1, maxRequestBytes,
+                "bytes (at most max.request.bytes)");
+        this.lingerMs = inRange("linger.ms", b.lingerMs, 0, MAX_MS, "ms");
+        this.bufferMemoryBytes = atLeast("buffer.memory", b.bufferMemoryBytes, maxRequestBytes,
+                "bytes (max.request.bytes, so the largest record fits)");
+        this.maxBlockMs = inRange("max.block.ms", b.maxBlockMs, 0, MAX_MS, "ms");
+        this.retryBackoffMs = inRange("retry.backoff.ms", b.retryBackoffMs, 0, MAX_MS, "ms");
+        this.deliveryTimeoutMs = inRange("delivery.timeout.ms", b.deliveryTimeoutMs, 1, MAX_MS, "ms");
+        notAbove("linger.ms", lingerMs, "delivery.timeout.ms", deliveryTimeoutMs);
+    }
+
+    /** A builder with every setting at its default; {@code bootstrap} is a comma-separated host:port list. */
+    public static Builder builder(String bootstrap) {
+        return new Builder(bootstrap);
+    }
+
+    ConnectionSettings connection() {
+        return connection;
+    }
+
+    public int batchSizeBytes() {
+        return batchSizeBytes;
+    }
+
+    public long lingerMs() {
+        return lingerMs;
+    }
+
+    public long bufferMemoryBytes() {
+        return bufferMemoryBytes;
+    }
+
+    public long maxBlockMs() {
+        return maxBlockMs;
+    }
+
+    public int maxRequestBytes() {
+        return maxRequestBytes;
+    }
+
+    public long retryBackoffMs() {
+        return retryBackoffMs;
+    }
+
+    public long deliveryTimeoutMs() {
+        return deliveryTimeoutMs;
+    }
+
+    public long requestTimeoutMs() {
+        return connection.requestTimeoutMs();
+    }
+
+    public Clock clock() {
+        return connection.clock();
+    }
+
+    /** Builds a {@link ProducerConfig}; not thread-safe. Values are checked by {@link #build()}. */
+    public static final class Builder {
+        private final String bootstrap;
+        private Clock clock = Clock.systemUTC();
+        private Function<String, ManagedChannel> channelFactory = BrokerChannels::plaintext;
+        private long requestTimeoutMs = ConnectionSettings.DEFAULT_REQUEST_TIMEOUT_MS;
+        private long batchSizeBytes = DEFAULT_BATCH_SIZE_BYTES;
+        private long lingerMs = DEFAULT_LINGER_MS;
+        private long bufferMemoryBytes = DEFAULT_BUFFER_MEMORY_BYTES;
+        private long maxBlockMs = DEFAULT_MAX_BLOCK_MS;
+        private long maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES;
+        private long retryBackoffMs = DEFAULT_RETRY_BACKOFF_MS;
+        private long deliveryTimeoutMs = DEFAULT_DELIVERY_TIMEOUT_MS;
+
+        private Builder(String bootstrap) {
+            this.bootstrap = bootstrap;
+        }
+
+        /** The clock SendTime, ages and deadlines are read from. Default: {@link Clock#systemUTC()}. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** Makes the channel to a broker's {@code host:port}. Default: plaintext netty, messages up to 64 MiB. */
+        public Builder channelFactory(Function<String, ManagedChannel> channelFactory) {
+            this.channelFactory = channelFactory;
+            return this;
+        }
+
+        /** {@code request.timeout.ms}: deadline of one call to one broker, ms, 1..86400000. Default 30000. */
+        public Builder requestTimeoutMs(long requestTimeoutMs) {
+            this.requestTimeoutMs = requestTimeoutMs;
+            return this;
+        }
+
+        /** {@code batch.size}: bytes at which a partition's batch is sent, 1..max.request.bytes. Default 16384. */
+        public Builder batchSizeBytes(long batchSizeBytes) {
+            this.batchSizeBytes = batchSizeBytes;
+            return this;
+        }
+
+        /** {@code linger.ms}: age at which a batch that is not full is sent, ms, 0..delivery.timeout.ms. Default 5. */
+        public Builder lingerMs(long lingerMs) {
+            this.lingerMs = lingerMs;
+            return this;
+        }
+
+        /** {@code buffer.memory}: bytes of unacknowledged records, at least max.request.bytes. Default 32 MiB. */
+        public Builder bufferMemoryBytes(long bufferMemoryBytes) {
+            this.bufferMemoryBytes = bufferMemoryBytes;
+            return this;
+        }
+
+        /** {@code max.block.ms}: how long send may block, ms, 0..2147483647. Default 60000. */
+        public Builder maxBlockMs(long maxBlockMs) {
+            this.maxBlockMs = maxBlockMs;
+            return this;
+        }
+
+        /** {@code max.request.bytes}: largest batch, bytes, 1024..67108864. Default 1 MiB. */
+        public Builder maxRequestBytes(long maxRequestBytes) {
+            this.maxRequestBytes = maxRequestBytes;
+            return this;
+        }
+
+        /** {@code retry.backoff.ms}: wait before a retry, ms, 0..2147483647. Default 100. */
+        public Builder retryBackoffMs(long retryBackoffMs) {
+            this.retryBackoffMs = retryBackoffMs;
+            return this;
+        }
+
+        /** {@code delivery.timeout.ms}: how long a record may take to be acknowledged, ms. Default 120000. */
+        public Builder deliveryTimeoutMs(long deliveryTimeoutMs) {
+            this.deliveryTimeoutMs = deliveryTimeoutMs;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the first setting whose value is not allowed */
+        public ProducerConfig build() {
+            return new ProducerConfig(this);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.ProduceRequest;
+import io.tidemark.proto.v1.ProduceResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The producer's background duty cycle: takes ready batches from the {@link RecordAccumulator}, sends each as a
+ * Produce request to its partition's leader (many partitions at once, at most one request per partition so a
+ * partition keeps its order), and handles the answers: acknowledged batches complete their records; retriable
+ * errors (NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or UNKNOWN_PARTITION of a topic just created) put the batch
+ * back after {@code retry.backoff.ms} and once newer metadata came; other errors fail the batch with the broker's
+ * exception; a batch still unacknowledged at {@code delivery.timeout.ms} fails with its last error.
+ *
+ * <p>Each cycle reads the clock once and passes it down.
+ *
+ * <p>Threading: one thread runs {@link #run} and owns the in-flight set and the refresh state. gRPC callbacks only
+ * queue their answer and wake it, so every batch ends on this thread, and so do the user callbacks chained on
+ * record futures; they should be short. After the thread ended, {@link #failAll} ends what is left.
+ */
+final class Sender implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
+    /**
+     * Longest wait of one cycle: the clock is injected and may jump or be stepped by a test, so the sender
+     * re-reads it at least this often. An idle cycle costs a lock and a map walk.
+     */
+    static final long MAX_CYCLE_WAIT_MS = 100;
+
+    private final RecordAccumulator accumulator;
+    private final ClusterMetadata metadata;
+    private final BrokerChannels channels;
+    private final MemoryBudget memory;
+    private final Partitioner partitioner;
+    private final Clock clock;
+    private final long retryBackoffMs;
+    private final long requestTimeoutMs;
+    private final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
+    private final Set<TopicPartition> inFlight = new HashSet<>();
+    private boolean refreshWanted;
+    private boolean refreshing;
+    private long lastRefreshStartMs = Long.MIN_VALUE / 2;
+    private volatile boolean closing;
+    private volatile boolean forced;
+
+    Sender(RecordAccumulator accumulator, ClusterMetadata metadata, BrokerChannels channels, MemoryBudget memory,
+           Partitioner partitioner, ProducerConfig config) {
+        this.accumulator = accumulator;
+        this.metadata = metadata;
+        this.channels = channels;
+        this.memory = memory;
+        this.partitioner = partitioner;
+        this.clock = config.clock();
+        this.retryBackoffMs = config.retryBackoffMs();
+        this.requestTimeoutMs = config.requestTimeoutMs();
+    }
+
+    @Override
+    public void run() {
+        while (!forced && (!closing || accumulator.hasIncomplete())) {
+            try {
+                runOnce();
+            } catch (RuntimeException e) {
+                LOG.error("producer sender cycle failed; carrying on", e);
+            }
+        }
+    }
+
+    /** Stops taking work once everything queued has ended; {@link #forceClose} stops at once. */
+    void initiateClose() {
+        closing = true;
+        accumulator.wakeup();
+    }
+
+    void forceClose() {
+        closing = true;
+        forced = true;
+        accumulator.wakeup();
+    }
+
+    /** Fails every batch not yet ended; only once the sender thread has ended. */
+    void failAll(RuntimeException error) {
+        for (ProducerBatch batch : accumulator.incomplete()) {
+            end(batch, batch.fail(error));
+        }
+    }
+
+    void runOnce() {
+        handleAnswers();
+        long nowMs = clock.millis();
+        for (ProducerBatch batch : accumulator.removeExpired(nowMs)) {
+            end(batch, batch.fail(deliveryTimeout(batch, nowMs)));
+        }
+        maybeRefreshMetadata(nowMs);
+        for (ProducerBatch batch : accumulator.drain(nowMs, this::sendable)) {
+            send(batch);
+        }
+        long waitMs = Math.min(accumulator.nextEventInMs(nowMs, this::sendable), MAX_CYCLE_WAIT_MS);
+        if (answers.isEmpty()) {
+            accumulator.awaitWork(Math.max(1, waitMs));
+        }
+    }
+
+    /**
+     * Whether a ready batch can go now: its partition has nothing in flight, the metadata is newer than what its
+     * last error saw, and the partition's leader is known. Asks for a metadata refresh when the last two fail and
+     * none is under way (the one under way will do).
+     */
+    private boolean sendable(ProducerBatch batch) {
+        if (inFlight.contains(batch.partition)) {
+            return false;
+        }
+        if (metadata.version() <= batch.metadataVersionSeen() || metadata.leaderAddress(batch.partition).isEmpty()) {
+            refreshWanted |= !refreshing;
+            return false;
+        }
+        return true;
+    }
+
+    private void maybeRefreshMetadata(long nowMs) {
+        if (!refreshWanted || refreshing || nowMs - lastRefreshStartMs < retryBackoffMs) {
+            return;
+        }
+        refreshWanted = false;
+        refreshing = true;
+        lastRefreshStartMs = nowMs;
+        metadata.refresh().whenComplete((ignored, error) -> answer(() -> {
+            refreshing = false;
+            if (error != null) {
+                LOG.warn("metadata refresh failed: {}", error.getMessage());
+            }
+        }));
+    }
+
+    private void send(ProducerBatch batch) {
+        Optional<String> leader = metadata.leaderAddress(batch.partition);
+        if (leader.isEmpty()) {
+            throw new IllegalStateException("batch of " + batch.partition + " drained without a known leader");
+        }
+        String address = leader.get();
+        inFlight.add(batch.partition);
+        batch.attempted();
+        partitioner.batchSent(batch.partition.topic(), batch.partition.partition(),
+                metadata.partitionCount(batch.partition.topic()).orElse(1));
+        ProduceRequest request = ProduceRequest.newBuilder().setTopic(batch.partition.topic())
+                .setPartition(batch.partition.partition()).setBatch(batch.bytes()).build();
+        CompletableFuture<ProduceResponse> call = GrpcFutures.start(() -> BrokerServiceGrpc
+                .newFutureStub(channels.get(address)).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS)
+                .produce(request));
+        call.whenComplete((response, error) -> answer(() -> onAnswer(batch, address, response, error)));
+    }
+
+    private void onAnswer(ProducerBatch batch, String address, ProduceResponse response, Throwable error) {
+        inFlight.remove(batch.partition);
+        if (error == null) {
+            end(batch, batch.complete(response));
+            return;
+        }
+        TidemarkException e = GrpcFutures.asTidemark(error);
+        long nowMs = clock.millis();
+        if (!retriable(e)) {
+            end(batch, batch.fail(e));
+        } else if (nowMs >= batch.deadlineMs) {
+            batch.retryLater(e, nowMs, metadata.version());
+            end(batch, batch.fail(deliveryTimeout(batch, nowMs)));
+        } else {
+            LOG.debug("retrying batch of {} after {} from {}", batch.partition, e, address);
+            if (e.code() == ErrorCode.NOT_LEADER) {
+                metadata.notLeader(batch.partition, address, e.leaderAddress());
+            }
+            batch.retryLater(e, nowMs + retryBackoffMs, metadata.version());
+            refreshWanted = true;
+            accumulator.reenqueue(batch);
+        }
+    }
+
+    /** Retriable errors, and the UNKNOWN_TOPIC/PARTITION a broker answers before it learnt of a new topic. */
+    static boolean retriable(TidemarkException e) {
+        return e.retriable() || e.code() == ErrorCode.UNKNOWN_TOPIC || e.code() == ErrorCode.UNKNOWN_PARTITION;
+    }
+
+    private TidemarkException deliveryTimeout(ProducerBatch batch, long nowMs) {
+        TidemarkException last = batch.lastError();
+        ErrorCode code = last == null ? ErrorCode.NOT_AVAILABLE : last.code();
+        String cause = last != null ? "the last error: " + last.getMessage()
+                : metadata.leaderAddress(batch.partition).isEmpty() ? "no leader known: "
+                + metadata.noLeader(batch.partition).getMessage() : "it was never sent";
+        return new TidemarkException(code, batch.recordCount() + " record(s) of " + batch.partition
+                + " not acknowledged within delivery.timeout.ms=" + (batch.deadlineMs - batch.createdMs) + " ("
+                + (nowMs - batch.createdMs) + " ms since the batch was opened, " + batch.attempts() + " attempt(s)); "
+                + cause);
+    }
+
+    private void end(ProducerBatch batch, boolean endedNow) {
+        if (endedNow) {
+            memory.release(batch.reservedBytes());
+        }
+        accumulator.ended(batch);
+    }
+
+    private void answer(Runnable handler) {
+        answers.add(handler);
+        accumulator.wakeup();
+    }
+
+    private void handleAnswers() {
+        for (Runnable handler = answers.poll(); handler != null; handler = answers.poll()) {
+            handler.run();
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.AlterTopicConfigRequest;
+import io.tidemark.proto.v1.ClusterStatusRequest;
+import io.tidemark.proto.v1.ClusterStatusResponse;
+import io.tidemark.proto.v1.CreateTopicRequest;
+import io.tidemark.proto.v1.DeleteTopicRequest;
+import io.tidemark.proto.v1.DescribeGroupRequest;
+import io.tidemark.proto.v1.DescribeGroupResponse;
+import io.tidemark.proto.v1.DescribeTopicsRequest;
+import io.tidemark.proto.v1.ListGroupsRequest;
+import io.tidemark.proto.v1.ListTopicsRequest;
+import io.tidemark.proto.v1.MetadataRequest;
+import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.proto.v1.TopicSummary;
+
+import java.io.Closeable;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Administers a Tidemark cluster: topics, their configs, cluster status and metadata, offset lookups by time, and
+ * consumer group offsets. Calls go to the bootstrap brokers in turn until one answers (an unreachable or
+ * stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline {@code request.timeout.ms};
+ * {@link #listOffsets} goes to the partition's leader. Every call blocks until answered and every failure is a
+ * {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf messages
+ * where they have one.
+ *
+ * <p>A create or delete that timed out may have taken effect on the broker that did not answer; its retry on
+ * the next broker can then fail with TOPIC_EXISTS or UNKNOWN_TOPIC.
+ *
+ * <p>Thread-safe.
+ */
+public final class TidemarkAdmin implements Closeable {
+    private final BrokerChannels channels;
+    private final AnyBrokerCaller anyBroker;
+    private final LeaderCaller leaders;
+    private final GroupOffsets groupOffsets;
+
+    public TidemarkAdmin(AdminConfig config) {
+        ConnectionSettings connection = config.connection();
+        this.channels = new BrokerChannels(connection.channelFactory());
+        this.anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels, connection.requestTimeoutMs());
+        this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs());
+        this.groupOffsets = new GroupOffsets(anyBroker);
+    }
+
+    /**
+     * Creates a topic.
+     *
+     * @param replicationFactor 0 for the cluster's default
+     * @param configs           topic config overrides; the rest take the broker's defaults
+     */
+    public TopicDescription createTopic(String name, int partitions, int replicationFactor,
+                                        Map<String, String> configs) {
+        CreateTopicRequest request = CreateTopicRequest.newBuilder().setName(name).setPartitions(partitions)
+                .setReplicationFactor(replicationFactor).putAllConfigs(configs).build();
+        return await(anyBroker.call("CreateTopic",
+                channel -> anyBroker.admin(channel).createTopic(request))).getTopic();
+    }
+
+    public void deleteTopic(String name) {
+        DeleteTopicRequest request = DeleteTopicRequest.newBuilder().setName(name).build();
+        await(anyBroker.call("DeleteTopic",
+                channel -> anyBroker.admin(channel).deleteTopic(request)));
+    }
+
+    /** @param includeInternal also list internal topics (names starting with "__") */
+    public List<TopicSummary> listTopics(boolean includeInternal) {
+        ListTopicsRequest request = ListTopicsRequest.newBuilder().setIncludeInternal(includeInternal).build();
+        return await(anyBroker.call("ListTopics",
+                channel -> anyBroker.admin(channel).listTopics(request))).getTopicsList();
+    }
+
+    /** @param names empty for every topic (internal ones excluded) */
+    public List<TopicDescription> describeTopics(List<String> names) {
+        DescribeTopicsRequest request = DescribeTopicsRequest.newBuilder().addAllNames(names).build();
+        return await(anyBroker.call("DescribeTopics",
+                channel -> anyBroker.admin(channel).describeTopics(request))).getTopicsList();
+    }
+
+    /** Sets and removes config overrides of a topic; returns the topic as it is afterwards. */
+    public TopicDescription alterTopicConfig(String name, Map<String, String> set, List<String> remove) {
+        AlterTopicConfigRequest request = AlterTopicConfigRequest.newBuilder().setName(name).putAllSet(set)
+                .addAllRemove(remove).build();
+        return await(anyBroker.call("AlterTopicConfig",
+                channel -> anyBroker.admin(channel).alterTopicConfig(request))).getTopic();
+    }
+
+    public ClusterStatusResponse clusterStatus() {
+        return await(anyBroker.call("ClusterStatus",
+                channel -> anyBroker.admin(channel).clusterStatus(ClusterStatusRequest.getDefaultInstance())));
+    }
+
+    /** @param topics empty for every topic */
+    public MetadataResponse metadata(List<String> topics) {
+        MetadataRequest request = MetadataRequest.newBuilder().addAllTopics(topics).build();
+        return await(anyBroker.call("Metadata", channel -> anyBroker.broker(channel).metadata(request)));
+    }
+
+    /** Looks an offset up on the partition's leader: earliest, latest, or by ReceiveTime or SendTime. */
+    public OffsetLookup listOffsets(TopicPartition tp, OffsetSpec spec) {
+        return OffsetLookup.of(await(leaders.listOffsets(tp, spec)));
+    }
+
+    public void commitOffsets(String group, Map<TopicPartition, OffsetAndMetadata> offsets) {
+        await(groupOffsets.commit(group, offsets));
+    }
+
+    /**
+     * The group's committed offsets of {@code partitions} (every partition it committed when empty); a partition
+     * never committed is absent.
+     */
+    public Map<TopicPartition, OffsetAndMetadata> fetchOffsets(String group, Collection<TopicPartition> partitions) {
+        return await(groupOffsets.fetch(group, partitions));
+    }
+
+    public List<String> listGroups() {
+        return await(anyBroker.call("ListGroups",
+                channel -> anyBroker.group(channel).listGroups(ListGroupsRequest.getDefaultInstance()))).getGroupsList();
+    }
+
+    /** The group's committed offsets with each partition's log end offset and lag. */
+    public DescribeGroupResponse describeGroup(String group) {
+        DescribeGroupRequest request = DescribeGroupRequest.newBuilder().setGroup(group).build();
+        return await(anyBroker.call("DescribeGroup",
+                channel -> anyBroker.group(channel).describeGroup(request)));
+    }
+
+    /** Shuts the channels down. */
+    @Override
+    public void close() {
+        channels.close();
+    }
+
+    private static <T> T await(CompletableFuture<T> call) {
+        return GrpcFutures.await(call);
+    }
+}

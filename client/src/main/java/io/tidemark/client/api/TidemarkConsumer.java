@@ -1,0 +1,315 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.ListOffsetsResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Reads records from assigned partitions. {@link #poll} fetches every assigned partition at once (long poll,
+ * bounded by the poll's timeout), validates each fetched batch, and returns up to {@code max.poll.records}
+ * records in offset order per partition, keeping the rest for the next poll. Positions move as records are
+ * returned; {@code seek*} moves them by offset, by ReceiveTime or by SendTime (ListOffsets).
+ *
+ * <p>A partition with no position yet starts at its group's committed offset when there is one, else by
+ * {@code auto.offset.reset}; a position that falls out of the log (OFFSET_OUT_OF_RANGE) is reset by
+ * {@code auto.offset.reset}. Offsets are committed only when asked ({@link #commitSync}, {@link #commitAsync}).
+ *
+ * <p>Not thread-safe, like Kafka's consumer: one thread uses it (the futures of {@link #commitAsync} complete on
+ * gRPC threads). Every failure of a call surfaces as a {@link TidemarkException}.
+ */
+public final class TidemarkConsumer implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(TidemarkConsumer.class);
+
+    private final ConsumerConfig config;
+    private final Clock clock;
+    private final BrokerChannels channels;
+    private final LeaderCaller leaders;
+    private final GroupOffsets groupOffsets;
+    private final Fetcher fetcher;
+    private final Map<TopicPartition, PartitionState> states = new LinkedHashMap<>();
+    private int drainRotation;
+    private boolean closed;
+
+    public TidemarkConsumer(ConsumerConfig config) {
+        this.config = config;
+        ConnectionSettings connection = config.connection();
+        this.clock = connection.clock();
+        this.channels = new BrokerChannels(connection.channelFactory());
+        AnyBrokerCaller anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels,
+                connection.requestTimeoutMs());
+        this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs());
+        this.groupOffsets = new GroupOffsets(anyBroker);
+        this.fetcher = new Fetcher(leaders, config.fetchMaxBytes());
+    }
+
+    /** Reads exactly these partitions from now on; partitions still assigned keep their positions. */
+    public void assign(Collection<TopicPartition> partitions) {
+        ensureOpen();
+        Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) {
+            next.put(tp, states.getOrDefault(tp, new PartitionState(tp)));
+        }
+        states.clear();
+        states.putAll(next);
+    }
+
+    public Set<TopicPartition> assignment() {
+        return Set.copyOf(states.keySet());
+    }
+
+    /**
+     * Returns the records fetched since the last poll, waiting up to {@code timeout} for some when none are
+     * buffered; empty when none came in time (or the thread was interrupted, whose flag is kept).
+     *
+     * @throws TidemarkException CORRUPT_BATCH for a fetched batch that fails validation; a non-retriable fetch
+     *                           or lookup error (UNKNOWN_TOPIC, ...). Retriable ones are retried in the poll.
+     * @throws IllegalStateException when no partition is assigned
+     */
+    public List<ConsumerRecord> poll(Duration timeout) {
+        ensureOpen();
+        if (states.isEmpty()) {
+            throw new IllegalStateException("no partition is assigned; call assign first");
+        }
+        long deadlineNanos = System.nanoTime() + Math.min(timeout.toNanos(), TimeUnit.DAYS.toNanos(365));
+        for (int round = 0; ; round++) {
+            initPositions();
+            List<ConsumerRecord> records = drainBuffered();
+            long remainingNanos = deadlineNanos - System.nanoTime();
+            if (!records.isEmpty() || (round > 0 && remainingNanos <= 0) || Thread.currentThread().isInterrupted()) {
+                return records;
+            }
+            long nowMs = clock.millis();
+            long maxWaitMs = Math.min(config.fetchMaxWaitMs(), TimeUnit.NANOSECONDS.toMillis(Math.max(0,
+                    remainingNanos)));
+            for (PartitionState state : states.values()) {
+                if (state.fetchable(nowMs)) {
+                    fetcher.start(state, maxWaitMs);
+                }
+            }
+            handle(fetcher.take(Math.min(remainingNanos, nextRetryInNanos(nowMs))));
+        }
+    }
+
+    /** Moves {@code tp}'s position to {@code offset}; the next poll reads from there. */
+    public void seek(TopicPartition tp, long offset) {
+        state(tp).seek(offset);
+    }
+
+    /** Moves the positions to each partition's log start offset. */
+    public void seekToBeginning(Collection<TopicPartition> partitions) {
+        seekBy(partitions, OffsetSpec.earliest());
+    }
+
+    /** Moves the positions to each partition's log end offset: only records produced from now on. */
+    public void seekToEnd(Collection<TopicPartition> partitions) {
+        seekBy(partitions, OffsetSpec.latest());
+    }
+
+    /** Moves the positions to the first record whose ReceiveTime is at or after {@code receiveTimeMs}, else the log end. */
+    public void seekToReceiveTime(Collection<TopicPartition> partitions, long receiveTimeMs) {
+        seekBy(partitions, OffsetSpec.receiveTime(receiveTimeMs));
+    }
+
+    /** Moves the positions to the first record, in log order, whose SendTime is at or after {@code sendTimeMs}, else the log end. */
+    public void seekToSendTime(Collection<TopicPartition> partitions, long sendTimeMs) {
+        seekBy(partitions, OffsetSpec.sendTime(sendTimeMs));
+    }
+
+    /** The next offset poll returns for {@code tp}; looks it up (committed offset or reset) when there is none. */
+    public long position(TopicPartition tp) {
+        PartitionState state = state(tp);
+        if (!state.hasPosition()) {
+            initPositions();
+        }
+        return state.position();
+    }
+
+    /** Commits the current position of every assigned partition that has one, with no metadata. */
+    public void commitSync() {
+        commitSync(currentPositions());
+    }
+
+    /** Commits {@code offsets} for the group and waits for the broker to store them. */
+    public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        GrpcFutures.await(commitAsync(offsets));
+    }
+
+    /** Commits the current positions without waiting; the future fails with a TidemarkException. */
+    public CompletableFuture<Void> commitAsync() {
+        return commitAsync(currentPositions());
+    }
+
+    public CompletableFuture<Void> commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        ensureOpen();
+        return groupOffsets.commit(group(), Map.copyOf(offsets));
+    }
+
+    /** The group's committed offsets of {@code partitions}; a partition never committed is absent. */
+    public Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions) {
+        ensureOpen();
+        if (partitions.isEmpty()) {
+            return Map.of();
+        }
+        return GrpcFutures.await(groupOffsets.fetch(group(), partitions));
+    }
+
+    /** Shuts the channels down, cancelling fetches in flight. Commits nothing. Later calls do nothing. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            channels.closeNow();
+        }
+    }
+
+    private void seekBy(Collection<TopicPartition> partitions, OffsetSpec spec) {
+        ensureOpen();
+        Map<PartitionState, CompletableFuture<ListOffsetsResponse>> lookups = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) {
+            lookups.put(state(tp), leaders.listOffsets(tp, spec));
+        }
+        applyLookups(lookups);
+    }
+
+    /** Waits for every lookup, moves each partition that got an answer, then throws the first failure. */
+    private void applyLookups(Map<PartitionState, CompletableFuture<ListOffsetsResponse>> lookups) {
+        RuntimeException failure = null;
+        for (Map.Entry<PartitionState, CompletableFuture<ListOffsetsResponse>> lookup : lookups.entrySet()) {
+            try {
+                lookup.getKey().seek(OffsetLookup.of(GrpcFutures.await(lookup.getValue())).position());
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** Gives every partition without a position its committed offset, else one by auto.offset.reset. */
+    private void initPositions() {
+        List<PartitionState> missing = states.values().stream().filter(s -> !s.hasPosition()).toList();
+        if (missing.isEmpty()) {
+            return;
+        }
+        List<TopicPartition> mayUseCommitted = missing.stream().filter(s -> !s.resetOnly()).map(s -> s.partition)
+                .toList();
+        if (config.group().isPresent() && !mayUseCommitted.isEmpty()) {
+            GrpcFutures.await(groupOffsets.fetch(config.group().get(), mayUseCommitted))
+                    .forEach((tp, committed) -> states.get(tp).seek(committed.offset()));
+        }
+        OffsetSpec reset = config.autoOffsetReset() == ConsumerConfig.OffsetReset.EARLIEST ? OffsetSpec.earliest()
+                : OffsetSpec.latest();
+        Map<PartitionState, CompletableFuture<ListOffsetsResponse>> lookups = new LinkedHashMap<>();
+        for (PartitionState state : missing) {
+            if (!state.hasPosition()) {
+                lookups.put(state, leaders.listOffsets(state.partition, reset));
+            }
+        }
+        applyLookups(lookups);
+    }
+
+    /** Up to max.poll.records buffered records, starting with a different partition each poll for fairness. */
+    private List<ConsumerRecord> drainBuffered() {
+        List<PartitionState> order = new ArrayList<>(states.values());
+        int start = Math.floorMod(drainRotation++, order.size());
+        List<ConsumerRecord> records = new ArrayList<>();
+        for (int i = 0; i < order.size() && records.size() < config.maxPollRecords(); i++) {
+            PartitionState state = order.get((start + i) % order.size());
+            while (records.size() < config.maxPollRecords() && !state.buffered.isEmpty()) {
+                records.add(state.next());
+            }
+        }
+        return records;
+    }
+
+    /** Handles every answer, then throws the first failure (so no answer is lost to an earlier one's error). */
+    private void handle(List<Fetcher.FetchAnswer> answers) {
+        RuntimeException failure = null;
+        for (Fetcher.FetchAnswer answer : answers) {
+            try {
+                handle(answer);
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void handle(Fetcher.FetchAnswer answer) {
+        PartitionState state = answer.state();
+        state.fetching = false;
+        if (states.get(state.partition) != state || state.position() != answer.offset()) {
+            return; // unassigned or moved by a seek while the fetch was in flight
+        }
+        if (answer.error() == null) {
+            state.buffered.addAll(fetcher.records(state.partition, answer.offset(), answer.response()));
+            return;
+        }
+        TidemarkException error = answer.error();
+        if (error.code() == ErrorCode.OFFSET_OUT_OF_RANGE) {
+            LOG.info("position {} of {} is out of range ({}); resetting it by auto.offset.reset={}",
+                    answer.offset(), state.partition, error.getMessage(), config.autoOffsetReset());
+            state.lose();
+        } else if (error.retriable()) {
+            LOG.debug("fetch of {} failed, retrying after retry.backoff.ms: {}", state.partition, error);
+            state.retryAtMs = clock.millis() + config.retryBackoffMs();
+        } else {
+            throw error;
+        }
+    }
+
+    /** Nanos until the earliest partition in backoff may be fetched again; long max when none waits. */
+    private long nextRetryInNanos(long nowMs) {
+        long next = Long.MAX_VALUE;
+        for (PartitionState state : states.values()) {
+            if (!state.fetching && state.hasPosition() && state.buffered.isEmpty() && state.retryAtMs > nowMs) {
+                next = Math.min(next, TimeUnit.MILLISECONDS.toNanos(state.retryAtMs - nowMs));
+            }
+        }
+        return next;
+    }
+
+    private Map<TopicPartition, OffsetAndMetadata> currentPositions() {
+        Map<TopicPartition, OffsetAndMetadata> positions = new LinkedHashMap<>();
+        states.values().stream().filter(PartitionState::hasPosition)
+                .forEach(s -> positions.put(s.partition, new OffsetAndMetadata(s.position())));
+        return positions;
+    }
+
+    private String group() {
+        return config.group().orElseThrow(() -> new IllegalStateException("no group is configured; set"
+                + " ConsumerConfig.Builder.group(...) to commit or read committed offsets"));
+    }
+
+    private PartitionState state(TopicPartition tp) {
+        ensureOpen();
+        PartitionState state = states.get(tp);
+        if (state == null) {
+            throw new IllegalStateException(tp + " is not assigned to this consumer; assigned: " + states.keySet());
+        }
+        return state;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the consumer is closed");
+        }
+    }
+}

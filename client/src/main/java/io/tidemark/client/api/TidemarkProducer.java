@@ -1,0 +1,214 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+
+import java.io.Closeable;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.OptionalInt;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Sends records to Tidemark partitions. {@link #send} chooses the partition (the record's own, else by key hash,
+ * else a sticky one), stamps SendTime from the clock when the record has none, and adds the record to its
+ * partition's batch; a background sender sends a batch when it reaches {@code batch.size} or is {@code linger.ms}
+ * old, at most one request per partition at a time so each partition keeps the order of sends, and retries
+ * retriable errors until {@code delivery.timeout.ms}. The returned future completes with the record's offset and
+ * ReceiveTime, or fails with a {@link TidemarkException}.
+ *
+ * <p>Memory is bounded by {@code buffer.memory}: bytes of records accepted and not yet acknowledged or failed.
+ * {@code send} blocks while they would pass it, up to {@code max.block.ms}.
+ *
+ * <p>Thread-safe: any number of threads may send, flush and close. Futures complete on the sender thread, so
+ * callbacks chained on them should be short.
+ */
+public final class TidemarkProducer implements Closeable {
+    /** How long {@link #close()} lets the sender thread end after the flush finished or timed out. */
+    private static final long SENDER_JOIN_MS = 5_000;
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final ProducerConfig config;
+    private final Clock clock;
+    private final BrokerChannels channels;
+    private final ClusterMetadata metadata;
+    private final Partitioner partitioner;
+    private final MemoryBudget memory;
+    private final RecordAccumulator accumulator;
+    private final Sender sender;
+    private final Thread senderThread;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    public TidemarkProducer(ProducerConfig config) {
+        this.config = config;
+        ConnectionSettings connection = config.connection();
+        this.clock = connection.clock();
+        this.channels = new BrokerChannels(connection.channelFactory());
+        this.metadata = new ClusterMetadata(new AnyBrokerCaller(connection.bootstrap(), channels,
+                connection.requestTimeoutMs()));
+        this.partitioner = new Partitioner(new Random());
+        this.memory = new MemoryBudget(config.bufferMemoryBytes());
+        this.accumulator = new RecordAccumulator(config.batchSizeBytes(), config.maxRequestBytes(),
+                config.lingerMs(), config.deliveryTimeoutMs());
+        this.sender = new Sender(accumulator, metadata, channels, memory, partitioner, config);
+        this.senderThread = new Thread(sender, "tidemark-producer-sender-" + INSTANCES.incrementAndGet());
+        this.senderThread.setDaemon(true);
+        this.senderThread.start();
+    }
+
+    /**
+     * Adds a record to its partition's batch. Blocks while the topic's metadata is unknown or
+     * {@code buffer.memory} is full, for at most {@code max.block.ms} together.
+     *
+     * @return completes with where the record was stored; fails with RECORD_TOO_LARGE when the record alone is
+     *         larger than {@code max.request.bytes}, UNKNOWN_PARTITION for a partition the topic does not have,
+     *         the broker's TidemarkException for a non-retriable error, or the last error once
+     *         {@code delivery.timeout.ms} passed
+     * @throws TidemarkException UNKNOWN_TOPIC when the topic is not in the metadata within {@code max.block.ms};
+     *                           NOT_AVAILABLE naming buffer.memory and max.block.ms when no room came in time
+     * @throws IllegalStateException after {@link #close}
+     */
+    public CompletableFuture<RecordMetadata> send(ProducerRecord record) {
+        if (closed.get()) {
+            throw new IllegalStateException("the producer is closed");
+        }
+        long startNanos = System.nanoTime();
+        CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+        int batchBytes = ProducerBatch.singleRecordBatchBytes(record.key(), record.value(), record.headers());
+        if (batchBytes > config.maxRequestBytes()) {
+            future.completeExceptionally(new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "a record of "
+                    + record.topic() + " needs a batch of " + batchBytes + " bytes, more than max.request.bytes="
+                    + config.maxRequestBytes() + "; raise max.request.bytes (and the topic's max.batch.bytes)"));
+            return future;
+        }
+        int partitionCount = partitionCount(record.topic(), startNanos);
+        if (record.partition() != null && record.partition() >= partitionCount) {
+            future.completeExceptionally(new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "topic "
+                    + record.topic() + " has " + partitionCount + " partitions (0.." + (partitionCount - 1)
+                    + "); partition " + record.partition() + " does not exist"));
+            return future;
+        }
+        int partition = record.partition() != null ? record.partition()
+                : partitioner.partition(record.topic(), record.key(), partitionCount);
+        long sendTimeMs = record.sendTimeMs() != null ? record.sendTimeMs() : clock.millis();
+        long reserved = ProducerBatch.maxRecordSizeBytes(record.key(), record.value(), record.headers());
+        memory.reserve(reserved, remainingBlockMs(startNanos));
+        try {
+            accumulator.append(new TopicPartition(record.topic(), partition), sendTimeMs, record.key(),
+                    record.value(), record.headers(), reserved, future, clock.millis());
+        } catch (RuntimeException e) {
+            memory.release(reserved);
+            throw e;
+        }
+        return future;
+    }
+
+    /** Sends every batch at once and waits until every record sent before the call is acknowledged or failed. */
+    public void flush() {
+        accumulator.beginFlush();
+        try {
+            CompletableFuture.allOf(accumulator.incomplete().stream().map(ProducerBatch::done)
+                    .toArray(CompletableFuture[]::new)).join();
+        } finally {
+            accumulator.endFlush();
+        }
+    }
+
+    /** Closes with a flush bounded by {@code delivery.timeout.ms}. */
+    @Override
+    public void close() {
+        close(Duration.ofMillis(config.deliveryTimeoutMs()));
+    }
+
+    /**
+     * Refuses new records, sends what is queued and waits up to {@code timeout} for it to be acknowledged; what is
+     * still unacknowledged then fails with NOT_AVAILABLE. Shuts the channels down. Later calls do nothing.
+     */
+    public void close(Duration timeout) {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        accumulator.close();
+        sender.initiateClose();
+        try {
+            CompletableFuture.allOf(accumulator.incomplete().stream().map(ProducerBatch::done)
+                    .toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            // what is left fails below
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            sender.forceClose();
+            joinSender();
+            boolean allEnded = !accumulator.hasIncomplete();
+            sender.failAll(new TidemarkException(ErrorCode.NOT_AVAILABLE, "the producer was closed (close timeout "
+                    + timeout.toMillis() + " ms) before the record was acknowledged"));
+            if (allEnded) {
+                channels.close();
+            } else {
+                channels.closeNow();
+            }
+        }
+    }
+
+    private void joinSender() {
+        try {
+            senderThread.join(SENDER_JOIN_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The topic's partition count, refreshing the metadata until it knows the topic or max.block.ms passed. */
+    private int partitionCount(String topic, long startNanos) {
+        OptionalInt known = metadata.partitionCount(topic);
+        TidemarkException lastError = null;
+        for (int attempt = 0; known.isEmpty(); attempt++) {
+            long remainingMs = remainingBlockMs(startNanos);
+            if (remainingMs <= 0 && attempt > 0) {
+                throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic " + topic + " is not in the cluster"
+                        + " metadata after max.block.ms=" + config.maxBlockMs() + " (" + attempt + " refreshes"
+                        + (lastError == null ? "" : "; the last error: " + lastError.getMessage()) + ")");
+            }
+            if (attempt > 0) {
+                pause(Math.min(config.retryBackoffMs(), remainingMs));
+            }
+            try {
+                metadata.refresh().get(Math.max(1, remainingBlockMs(startNanos)), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException e) {
+                lastError = GrpcFutures.asTidemark(e);
+            } catch (TimeoutException e) {
+                lastError = new TidemarkException(ErrorCode.NOT_AVAILABLE, "metadata refresh still running");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "interrupted while waiting for the metadata"
+                        + " of topic " + topic);
+            }
+            known = metadata.partitionCount(topic);
+        }
+        return known.getAsInt();
+    }
+
+    private long remainingBlockMs(long startNanos) {
+        return config.maxBlockMs() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    /** Waits between metadata refreshes in send, so an unknown topic costs one refresh per retry.backoff.ms. */
+    private static void pause(long ms) {
+        if (ms <= 0) {
+            return;
+        }
+        try {
+            TimeUnit.MILLISECONDS.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "interrupted while waiting for metadata");
+        }
+    }
+}

@@ -1,0 +1,267 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.v1.ErrorCode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ConsumerTest {
+    private static final long START_MS = 1_700_000_000_000L;
+    private static final TopicPartition T0 = new TopicPartition("t", 0);
+    private static final TopicPartition T1 = new TopicPartition("t", 1);
+
+    private final ManualClock clock = new ManualClock(START_MS);
+    private FakeCluster cluster;
+    private final List<TidemarkConsumer> consumers = new ArrayList<>();
+
+    @BeforeEach
+    void start() {
+        cluster = new FakeCluster(1, clock);
+        cluster.createTopic("t", 2);
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        consumers.forEach(TidemarkConsumer::close);
+        cluster.close();
+    }
+
+    private TidemarkConsumer consumer(Consumer<ConsumerConfig.Builder> settings) {
+        ConsumerConfig.Builder builder = ConsumerConfig.builder(cluster.bootstrap()).clock(clock)
+                .channelFactory(cluster::channel).fetchMaxWaitMs(20).retryBackoffMs(0)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST);
+        settings.accept(builder);
+        TidemarkConsumer consumer = new TidemarkConsumer(builder.build());
+        consumers.add(consumer);
+        return consumer;
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Appends one batch to {@code tp} at ReceiveTime {@code receiveTimeMs}, records "v<first>".."v<first+n-1>". */
+    private void appendBatch(TopicPartition tp, long receiveTimeMs, int first, long... sendTimesMs) {
+        RecordBatchBuilder builder = new RecordBatchBuilder();
+        for (int i = 0; i < sendTimesMs.length; i++) {
+            int n = first + i;
+            builder.append(sendTimesMs[i], bytes("k" + n), bytes("v" + n), List.of(new Header("n", bytes("" + n))));
+        }
+        clock.set(receiveTimeMs);
+        cluster.append(tp, builder.build());
+    }
+
+    /** Polls until {@code count} records came, at most 50 polls of 100 ms. */
+    private static List<ConsumerRecord> pollFor(TidemarkConsumer consumer, int count) {
+        List<ConsumerRecord> records = new ArrayList<>();
+        for (int i = 0; i < 50 && records.size() < count; i++) {
+            records.addAll(consumer.poll(Duration.ofMillis(100)));
+        }
+        return records;
+    }
+
+    private static ConsumerRecord record(TopicPartition tp, int offset, long sendTimeMs, long receiveTimeMs) {
+        return new ConsumerRecord(tp.topic(), tp.partition(), offset, bytes("k" + offset), bytes("v" + offset),
+                List.of(new Header("n", bytes("" + offset))), sendTimeMs, receiveTimeMs);
+    }
+
+    @Test
+    void pollReturnsRecordsInOrderWithBothTimes() {
+        appendBatch(T0, 1_000, 0, 100, 300, 200);
+        appendBatch(T0, 2_000, 3, 50, 2_500);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+
+        assertEquals(List.of(record(T0, 0, 100, 1_000), record(T0, 1, 300, 1_000), record(T0, 2, 200, 1_000),
+                record(T0, 3, 50, 2_000), record(T0, 4, 2_500, 2_000)), pollFor(consumer, 5));
+        assertEquals(5, consumer.position(T0));
+    }
+
+    @Test
+    void pollSkipsRecordsBelowThePositionInTheFirstFetchedBatch() {
+        appendBatch(T0, 1_000, 0, 100, 200, 300, 400);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+        consumer.seek(T0, 2);
+
+        assertEquals(List.of(record(T0, 2, 300, 1_000), record(T0, 3, 400, 1_000)), pollFor(consumer, 2));
+        assertEquals(4, consumer.position(T0));
+    }
+
+    @Test
+    void pollReturnsAtMostMaxPollRecordsAndKeepsTheRestForTheNextPoll() {
+        appendBatch(T0, 1_000, 0, 10, 11, 12, 13, 14);
+        TidemarkConsumer consumer = consumer(b -> b.maxPollRecords(2));
+        consumer.assign(List.of(T0));
+
+        List<ConsumerRecord> first = pollFor(consumer, 1);
+        assertEquals(List.of(0L, 1L), first.stream().map(ConsumerRecord::offset).toList());
+        assertEquals(2, consumer.position(T0));
+        long fetches = cluster.count("Fetch");
+        assertEquals(List.of(2L, 3L), consumer.poll(Duration.ZERO).stream().map(ConsumerRecord::offset).toList());
+        assertEquals(List.of(4L), consumer.poll(Duration.ZERO).stream().map(ConsumerRecord::offset).toList());
+        assertEquals(fetches, cluster.count("Fetch"), "buffered records are returned without fetching");
+        assertEquals(5, consumer.position(T0));
+    }
+
+    @Test
+    void pollFetchesEveryAssignedPartition() {
+        appendBatch(T0, 1_000, 0, 100);
+        appendBatch(T1, 1_000, 0, 200);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0, T1));
+
+        List<ConsumerRecord> records = pollFor(consumer, 2);
+        assertEquals(Set.of(record(T0, 0, 100, 1_000), record(T1, 0, 200, 1_000)), Set.copyOf(records));
+        assertEquals(2, records.size());
+    }
+
+    @Test
+    void withoutSeekOrCommittedOffsetThePositionFollowsAutoOffsetReset() {
+        appendBatch(T0, 1_000, 0, 100, 200, 300);
+        TidemarkConsumer latest = consumer(b -> b.autoOffsetReset(ConsumerConfig.OffsetReset.LATEST));
+        latest.assign(List.of(T0));
+        assertEquals(3, latest.position(T0));
+        TidemarkConsumer earliest = consumer(b -> { });
+        earliest.assign(List.of(T0));
+        assertEquals(0, earliest.position(T0));
+    }
+
+    @Test
+    void seekToReceiveTimeUsesListOffsetsAndGoesToTheLogEndWhenNothingIsThatLate() {
+        appendBatch(T0, 1_000, 0, 10, 20);
+        appendBatch(T0, 2_000, 2, 30, 40);
+        appendBatch(T0, 3_000, 4, 50);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+
+        consumer.seekToReceiveTime(List.of(T0), 1_500);
+        assertEquals(2, consumer.position(T0));
+        assertEquals(1, cluster.count("ListOffsets"));
+        assertEquals(List.of(record(T0, 2, 30, 2_000), record(T0, 3, 40, 2_000), record(T0, 4, 50, 3_000)),
+                pollFor(consumer, 3));
+
+        consumer.seekToReceiveTime(List.of(T0), 3_001);
+        assertEquals(5, consumer.position(T0));
+        consumer.seekToReceiveTime(List.of(T0), 0);
+        assertEquals(0, consumer.position(T0));
+    }
+
+    @Test
+    void seekToSendTimeFindsTheFirstRecordInLogOrderAndGoesToTheLogEndWhenNoneIsThatLate() {
+        appendBatch(T0, 1_000, 0, 500, 100, 900);
+        appendBatch(T0, 2_000, 3, 200);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+
+        consumer.seekToSendTime(List.of(T0), 800);
+        assertEquals(2, consumer.position(T0));
+        consumer.seekToSendTime(List.of(T0), 150);
+        assertEquals(0, consumer.position(T0));
+        consumer.seekToSendTime(List.of(T0), 901);
+        assertEquals(4, consumer.position(T0));
+        assertEquals(List.of(), consumer.poll(Duration.ofMillis(50)));
+    }
+
+    @Test
+    void seekToBeginningAndEnd() {
+        appendBatch(T0, 1_000, 0, 1, 2, 3);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0, T1));
+        consumer.seekToEnd(List.of(T0, T1));
+        assertEquals(3, consumer.position(T0));
+        assertEquals(0, consumer.position(T1));
+        consumer.seekToBeginning(List.of(T0));
+        assertEquals(0, consumer.position(T0));
+    }
+
+    @Test
+    void commitSyncAndCommittedRoundTripThroughTheGroupService() {
+        appendBatch(T0, 1_000, 0, 1, 2, 3);
+        TidemarkConsumer consumer = consumer(b -> b.group("g"));
+        consumer.assign(List.of(T0, T1));
+        assertEquals(Map.of(), consumer.committed(Set.of(T0, T1)));
+
+        assertEquals(3, pollFor(consumer, 3).size());
+        consumer.commitSync();
+        assertEquals(Map.of(T0, new OffsetAndMetadata(3, ""), T1, new OffsetAndMetadata(0, "")),
+                consumer.committed(Set.of(T0, T1)));
+
+        consumer.commitSync(Map.of(T0, new OffsetAndMetadata(1, "replay from 1")));
+        assertEquals(Map.of(T0, new OffsetAndMetadata(1, "replay from 1")), consumer.committed(Set.of(T0)));
+        consumer.commitAsync(Map.of(T1, new OffsetAndMetadata(0, "async"))).join();
+        assertEquals(new OffsetAndMetadata(0, "async"), cluster.groups.get("g").get(T1));
+
+        TidemarkConsumer next = consumer(b -> b.group("g"));
+        next.assign(List.of(T0));
+        assertEquals(1, next.position(T0), "a new member starts at the committed offset");
+        assertEquals(List.of(record(T0, 1, 2, 1_000), record(T0, 2, 3, 1_000)), pollFor(next, 2));
+    }
+
+    @Test
+    void commitWithoutAGroupIsRefused() {
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+        IllegalStateException error = assertThrows(IllegalStateException.class, consumer::commitSync);
+        assertTrue(error.getMessage().startsWith("no group is configured"), error.getMessage());
+    }
+
+    @Test
+    void aCorruptFetchedBatchFailsPollWithCorruptBatch() {
+        appendBatch(T0, 1_000, 0, 1, 2);
+        cluster.corruptFetches = true;
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+
+        TidemarkException error = assertThrows(TidemarkException.class, () -> pollFor(consumer, 1));
+        assertEquals(ErrorCode.CORRUPT_BATCH, error.code());
+        assertTrue(error.getMessage().startsWith("fetch of t-0 at offset 0: corrupt record batch: CRC32C mismatch"),
+                error.getMessage());
+        assertEquals(0, consumer.position(T0));
+    }
+
+    @Test
+    void anOutOfRangePositionIsResetByAutoOffsetReset() {
+        appendBatch(T0, 1_000, 0, 1, 2);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+        consumer.seek(T0, 100);
+
+        assertEquals(List.of(record(T0, 0, 1, 1_000), record(T0, 1, 2, 1_000)), pollFor(consumer, 2));
+        assertTrue(cluster.errorsSent.contains("offset 100 is outside 0..2"), cluster.errorsSent.toString());
+    }
+
+    @Test
+    void aRetriableFetchErrorIsRetriedWithinPoll() {
+        appendBatch(T0, 1_000, 0, 1);
+        cluster.failNext("Fetch", 4, new TidemarkException(ErrorCode.NOT_AVAILABLE, "leader moving"));
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+
+        assertEquals(List.of(record(T0, 0, 1, 1_000)), pollFor(consumer, 1));
+        assertEquals(5, cluster.count("Fetch"));
+    }
+
+    @Test
+    void aPartitionNotAssignedCannotBeSought() {
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+        assertThrows(IllegalStateException.class, () -> consumer.seek(T1, 0));
+        assertThrows(IllegalStateException.class, () -> consumer.position(T1));
+    }
+}

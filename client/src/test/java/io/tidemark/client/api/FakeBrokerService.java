@@ -1,0 +1,89 @@
+package io.tidemark.client.api;
+
+import com.google.protobuf.ByteString;
+import io.grpc.stub.StreamObserver;
+import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.ListOffsetsRequest;
+import io.tidemark.proto.v1.ListOffsetsResponse;
+import io.tidemark.proto.v1.MetadataRequest;
+import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.ProduceRequest;
+import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.record.RecordBatchFormat;
+
+import java.util.concurrent.TimeUnit;
+
+/** One fake node's BrokerService over the {@link FakeCluster}'s state. */
+final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
+    /** Longest a fake long poll waits, so tests never wait on the fake for long. */
+    private static final long MAX_WAIT_MS = 200;
+
+    private final FakeCluster cluster;
+    private final int node;
+
+    FakeBrokerService(FakeCluster cluster, int node) {
+        this.cluster = cluster;
+        this.node = node;
+    }
+
+    @Override
+    public void produce(ProduceRequest request, StreamObserver<ProduceResponse> observer) {
+        cluster.serve("Produce", node, observer, () -> {
+            FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
+            if (cluster.holdProduce) {
+                cluster.heldProduces.add(observer);
+                return null;
+            }
+            ProduceResponse response = log.append(request.getBatch().asReadOnlyByteBuffer(), cluster.clock.millis());
+            cluster.appended.add(node + ":" + request.getTopic() + "-" + request.getPartition() + ":"
+                    + (response.getLastOffset() - response.getBaseOffset() + 1));
+            return response;
+        });
+    }
+
+    @Override
+    public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
+        cluster.serve("Fetch", node, observer, () -> {
+            FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
+            FetchResponse now = read(log, request);
+            if (!now.getBatches().isEmpty() || request.getMaxWaitMs() == 0) {
+                return now;
+            }
+            cluster.scheduler.schedule(() -> {
+                try {
+                    observer.onNext(read(log, request));
+                    observer.onCompleted();
+                } catch (TidemarkException e) {
+                    observer.onError(GrpcErrors.toStatusException(e));
+                }
+            }, Math.min(MAX_WAIT_MS, request.getMaxWaitMs()), TimeUnit.MILLISECONDS);
+            return null;
+        });
+    }
+
+    private FetchResponse read(FakeLog log, FetchRequest request) {
+        ByteString batches = log.read(request.getOffset(), request.getMaxBytes());
+        if (cluster.corruptFetches && !batches.isEmpty()) {
+            byte[] bytes = batches.toByteArray();
+            bytes[RecordBatchFormat.RECORDS_OFFSET + 2] ^= 0x5a;
+            batches = ByteString.copyFrom(bytes);
+        }
+        return FetchResponse.newBuilder().setBatches(batches).setHighWatermark(log.endOffset())
+                .setLogStartOffset(0).build();
+    }
+
+    @Override
+    public void listOffsets(ListOffsetsRequest request, StreamObserver<ListOffsetsResponse> observer) {
+        cluster.serve("ListOffsets", node, observer,
+                () -> cluster.ledLog(request.getTopic(), request.getPartition(), node).listOffsets(request));
+    }
+
+    @Override
+    public void metadata(MetadataRequest request, StreamObserver<MetadataResponse> observer) {
+        cluster.serve("Metadata", node, observer, () -> cluster.metadata(request.getTopicsList()));
+    }
+}

@@ -1,0 +1,194 @@
+package io.tidemark.client.api;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.StreamObserver;
+import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.PartitionInfo;
+import io.tidemark.proto.v1.TopicInfo;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * A cluster of fake brokers on in-process gRPC: node ids 1..n, each serving BrokerService, GroupService and
+ * AdminService over one shared in-memory state (topics, {@link FakeLog}s, leaders, group offsets). Records every
+ * call, can fail the next N calls of a method with a given error, hold Produce calls unanswered, and corrupt
+ * fetched bytes. ReceiveTime comes from the test's {@link ManualClock}.
+ */
+final class FakeCluster implements AutoCloseable {
+    final ManualClock clock;
+    final Map<String, Integer> topics = new ConcurrentHashMap<>();
+    final Map<TopicPartition, FakeLog> logs = new ConcurrentHashMap<>();
+    final Map<TopicPartition, Integer> leaders = new ConcurrentHashMap<>();
+    final Map<String, Map<TopicPartition, OffsetAndMetadata>> groups = new ConcurrentHashMap<>();
+    final Map<String, Map<String, String>> topicConfigs = new ConcurrentHashMap<>();
+    /** Every call as "method@node", in arrival order. */
+    final List<String> calls = new CopyOnWriteArrayList<>();
+    /** Produce calls the fake appended: "node:topic-partition:records". */
+    final List<String> appended = new CopyOnWriteArrayList<>();
+    /** Messages of the errors the fake answered with, in order. */
+    final List<String> errorsSent = new CopyOnWriteArrayList<>();
+    final List<StreamObserver<?>> heldProduces = new CopyOnWriteArrayList<>();
+    volatile boolean holdProduce;
+    volatile boolean corruptFetches;
+    /** Whether NOT_LEADER answers name the leader's address (a broker that just lost leadership may not know it). */
+    volatile boolean notLeaderNamesLeader = true;
+
+    private final Map<String, Queue<TidemarkException>> failures = new ConcurrentHashMap<>();
+    private final Map<Integer, String> addresses = new ConcurrentHashMap<>();
+    private final List<Server> servers = new ArrayList<>();
+    private final List<ManagedChannel> channels = new CopyOnWriteArrayList<>();
+    final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+
+    FakeCluster(int nodes, ManualClock clock) {
+        this.clock = clock;
+        String prefix = "fake-" + UUID.randomUUID() + "-node";
+        for (int id = 1; id <= nodes; id++) {
+            String address = prefix + id + ":9092";
+            addresses.put(id, address);
+            try {
+                servers.add(InProcessServerBuilder.forName(address).addService(new FakeBrokerService(this, id))
+                        .addService(new FakeGroupService(this, id)).addService(new FakeAdminService(this, id))
+                        .build().start());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    String address(int nodeId) {
+        return addresses.get(nodeId);
+    }
+
+    /** Node 1's address. */
+    String bootstrap() {
+        return address(1);
+    }
+
+    /** The channel factory clients use: in-process channels, closed with the cluster. */
+    ManagedChannel channel(String address) {
+        ManagedChannel channel = InProcessChannelBuilder.forName(address).build();
+        channels.add(channel);
+        return channel;
+    }
+
+    void createTopic(String name, int partitions) {
+        topics.put(name, partitions);
+        for (int p = 0; p < partitions; p++) {
+            logs.put(new TopicPartition(name, p), new FakeLog());
+            leaders.put(new TopicPartition(name, p), 1);
+        }
+    }
+
+    FakeLog log(TopicPartition tp) {
+        return logs.get(tp);
+    }
+
+    List<Record> records(TopicPartition tp) {
+        return logs.get(tp).records();
+    }
+
+    /** Appends a producer-built batch as if produced now. */
+    void append(TopicPartition tp, ByteBuffer batch) {
+        logs.get(tp).append(batch, clock.millis());
+    }
+
+    /** Fails the next {@code count} calls of {@code method} (e.g. "Produce") on any node with {@code error}. */
+    void failNext(String method, int count, TidemarkException error) {
+        Queue<TidemarkException> queue = failures.computeIfAbsent(method, m -> new ConcurrentLinkedQueue<>());
+        for (int i = 0; i < count; i++) {
+            queue.add(error);
+        }
+    }
+
+    long count(String callPrefix) {
+        return calls.stream().filter(c -> c.startsWith(callPrefix)).count();
+    }
+
+    MetadataResponse metadata(List<String> requested) {
+        MetadataResponse.Builder answer = MetadataResponse.newBuilder();
+        addresses.forEach((id, address) -> answer.addBrokers(BrokerInfo.newBuilder().setNodeId(id)
+                .setAddress(address)));
+        topics.forEach((name, partitions) -> {
+            if (requested.isEmpty() || requested.contains(name)) {
+                TopicInfo.Builder topic = TopicInfo.newBuilder().setName(name);
+                for (int p = 0; p < partitions; p++) {
+                    int leader = leaders.get(new TopicPartition(name, p));
+                    topic.addPartitions(PartitionInfo.newBuilder().setPartition(p).setLeaderNodeId(leader)
+                            .addReplicaNodeIds(leader));
+                }
+                answer.addTopics(topic);
+            }
+        });
+        return answer.build();
+    }
+
+    /**
+     * Runs one call of {@code method} on {@code node}: records it, answers an injected failure if one is queued,
+     * else answers what {@code body} returns or the TidemarkException it throws.
+     */
+    <T> void serve(String method, int node, StreamObserver<T> observer, Supplier<T> body) {
+        calls.add(method + "@" + node);
+        TidemarkException injected = failures.getOrDefault(method, new ConcurrentLinkedQueue<>()).poll();
+        try {
+            if (injected != null) {
+                throw injected;
+            }
+            T answer = body.get();
+            if (answer != null) {
+                observer.onNext(answer);
+                observer.onCompleted();
+            }
+        } catch (TidemarkException e) {
+            errorsSent.add(e.getMessage());
+            observer.onError(GrpcErrors.toStatusException(e));
+        }
+    }
+
+    /** The partition's log, after checking that the topic exists and {@code node} leads the partition. */
+    FakeLog ledLog(String topic, int partition, int node) {
+        Integer partitions = topics.get(topic);
+        if (partitions == null) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic " + topic + " does not exist");
+        }
+        TopicPartition tp = new TopicPartition(topic, partition);
+        int leader = leaders.get(tp);
+        if (leader != node) {
+            throw TidemarkException.notLeader("node " + node + " does not lead " + tp, leader,
+                    notLeaderNamesLeader ? address(leader) : "");
+        }
+        return logs.get(tp);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        scheduler.shutdownNow();
+        for (ManagedChannel channel : channels) {
+            channel.shutdownNow();
+        }
+        for (Server server : servers) {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+}

@@ -1,0 +1,288 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.v1.ErrorCode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ProducerTest {
+    private static final long START_MS = 1_700_000_000_000L;
+    private static final TopicPartition T0 = new TopicPartition("t", 0);
+
+    private final ManualClock clock = new ManualClock(START_MS);
+    private FakeCluster cluster;
+    private final List<TidemarkProducer> producers = new ArrayList<>();
+
+    @BeforeEach
+    void start() {
+        cluster = new FakeCluster(2, clock);
+        cluster.createTopic("t", 2);
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        producers.forEach(p -> p.close(Duration.ofMillis(100)));
+        cluster.close();
+    }
+
+    private TidemarkProducer producer(Consumer<ProducerConfig.Builder> settings) {
+        ProducerConfig.Builder builder = ProducerConfig.builder(cluster.bootstrap()).clock(clock)
+                .channelFactory(cluster::channel).lingerMs(0).retryBackoffMs(0);
+        settings.accept(builder);
+        TidemarkProducer producer = new TidemarkProducer(builder.build());
+        producers.add(producer);
+        return producer;
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static TidemarkException failure(CompletableFuture<?> future) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> future.get(5, TimeUnit.SECONDS));
+        return assertInstanceOf(TidemarkException.class, e.getCause());
+    }
+
+    @Test
+    void recordsOfOnePartitionArriveInOrderWithExactOffsetsAndSendTimes() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        List<Long> expectedSendTimes = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            Long given = i % 2 == 0 ? START_MS - 5_000 + i : null;
+            expectedSendTimes.add(given != null ? given : clock.millis());
+            futures.add(producer.send(new ProducerRecord("t", 0, bytes("k" + i), bytes("v" + i), given,
+                    List.of(new Header("h", bytes("x" + i))))));
+            clock.advance(10);
+        }
+        List<Record> stored = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            RecordMetadata metadata = futures.get(i).get(5, TimeUnit.SECONDS);
+            stored = cluster.records(T0);
+            assertEquals(new RecordMetadata("t", 0, i, stored.get(i).receiveTimeMs(), expectedSendTimes.get(i)),
+                    metadata);
+        }
+        assertEquals(6, stored.size());
+        for (int i = 0; i < 6; i++) {
+            Record record = stored.get(i);
+            assertEquals(i, record.offset());
+            assertArrayEquals(bytes("k" + i), record.key());
+            assertArrayEquals(bytes("v" + i), record.value());
+            assertEquals(List.of(new Header("h", bytes("x" + i))), record.headers());
+            assertEquals(expectedSendTimes.get(i), record.sendTimeMs());
+        }
+        assertEquals(START_MS + 10 * 6, clock.millis());
+    }
+
+    @Test
+    void aBatchSizeThatFitsExactlyNRecordsMakesNSendsOneProduceRequest() throws Exception {
+        int n = 4;
+        byte[] value = new byte[10];
+        RecordBatchBuilder exact = new RecordBatchBuilder();
+        for (int i = 0; i < n; i++) {
+            exact.append(START_MS, null, value);
+        }
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000).batchSizeBytes(exact.sizeInBytes()));
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            futures.add(producer.send(new ProducerRecord("t", 0, null, value, START_MS)));
+        }
+        for (int i = 0; i < n; i++) {
+            assertEquals(new RecordMetadata("t", 0, i, START_MS, START_MS), futures.get(i).get(5, TimeUnit.SECONDS));
+        }
+        assertEquals(List.of("1:t-0:4"), cluster.appended);
+        assertEquals(1, cluster.count("Produce"));
+
+        CompletableFuture<RecordMetadata> lingering = producer.send(new ProducerRecord("t", 0, null, value, START_MS));
+        assertFalse(lingering.isDone());
+        producer.flush();
+        assertEquals(4, lingering.get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of("1:t-0:4", "1:t-0:1"), cluster.appended);
+    }
+
+    @Test
+    void recordsWithTheSameKeyGoToTheKeyHashPartition() throws Exception {
+        cluster.createTopic("wide", 8);
+        TidemarkProducer producer = producer(b -> { });
+        for (int i = 0; i < 40; i++) {
+            byte[] key = bytes("key-" + (i % 20));
+            RecordMetadata metadata = producer.send(new ProducerRecord("wide", key, bytes("v"))).get(5,
+                    TimeUnit.SECONDS);
+            assertEquals(Partitioner.keyPartition(key, 8), metadata.partition());
+        }
+        long used = cluster.logs.entrySet().stream()
+                .filter(e -> e.getKey().topic().equals("wide") && e.getValue().endOffset() > 0).count();
+        assertTrue(used >= 5, "20 keys should land in at least 5 of 8 partitions, got " + used);
+    }
+
+    @Test
+    void notLeaderRefreshesMetadataAndRetriesOnTheNewLeaderWithoutDuplicate() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        assertEquals(0, producer.send(new ProducerRecord("t", 0, null, bytes("r0"))).get(5, TimeUnit.SECONDS)
+                .offset());
+        cluster.notLeaderNamesLeader = false;
+        cluster.leaders.put(T0, 2);
+        cluster.calls.clear();
+
+        RecordMetadata metadata = producer.send(new ProducerRecord("t", 0, null, bytes("r1"))).get(5,
+                TimeUnit.SECONDS);
+
+        assertEquals(1, metadata.offset());
+        assertEquals(List.of("Produce@1", "Metadata@1", "Produce@2"), cluster.calls);
+        assertEquals(1, cluster.count("Metadata"));
+        assertEquals(List.of("1:t-0:1", "2:t-0:1"), cluster.appended);
+        assertEquals(List.of("r0", "r1"), cluster.records(T0).stream()
+                .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
+        assertEquals(List.of("node 1 does not lead t-0"), cluster.errorsSent);
+    }
+
+    @Test
+    void aRetriableErrorIsRetriedUntilTheBrokerAcknowledges() throws Exception {
+        cluster.failNext("Produce", 2, new TidemarkException(ErrorCode.NOT_AVAILABLE, "broker starting"));
+        TidemarkProducer producer = producer(b -> { });
+        RecordMetadata metadata = producer.send(new ProducerRecord("t", 0, null, bytes("r"), START_MS)).get(5,
+                TimeUnit.SECONDS);
+        assertEquals(new RecordMetadata("t", 0, 0, START_MS, START_MS), metadata);
+        assertEquals(3, cluster.count("Produce"));
+        assertEquals(List.of("1:t-0:1"), cluster.appended);
+    }
+
+    @Test
+    void aNonRetriableErrorFailsOnlyThatRecordWithTheBrokersMessage() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        long tooLate = START_MS + FakeLog.SEND_TIME_AFTER_MAX_MS + 1;
+        CompletableFuture<RecordMetadata> bad = producer.send(new ProducerRecord("t", 0, null, bytes("bad"), tooLate));
+        CompletableFuture<RecordMetadata> good = producer.send(new ProducerRecord("t", 1, null, bytes("ok"), START_MS));
+
+        TidemarkException error = failure(bad);
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, error.code());
+        assertEquals(List.of(error.getMessage()), cluster.errorsSent);
+        assertTrue(error.getMessage().contains("SendTime " + tooLate), error.getMessage());
+        assertEquals(new RecordMetadata("t", 1, 0, START_MS, START_MS), good.get(5, TimeUnit.SECONDS));
+        assertEquals(0, cluster.log(T0).endOffset());
+        assertEquals(2, cluster.count("Produce@1"));
+    }
+
+    @Test
+    void aFullBufferMemoryBlocksSendThenFailsNamingBufferMemoryAndMaxBlockMs() {
+        cluster.holdProduce = true;
+        TidemarkProducer producer = producer(b -> b.maxRequestBytes(1024).bufferMemoryBytes(1024)
+                .batchSizeBytes(1024).maxBlockMs(200));
+        byte[] value = new byte[300];
+        List<CompletableFuture<RecordMetadata>> accepted = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            accepted.add(producer.send(new ProducerRecord("t", 0, null, value)));
+        }
+        long startNanos = System.nanoTime();
+        TidemarkException error = assertThrows(TidemarkException.class,
+                () -> producer.send(new ProducerRecord("t", 0, null, value)));
+        long blockedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+
+        assertTrue(blockedMs >= 200, "blocked " + blockedMs + " ms");
+        assertEquals(ErrorCode.NOT_AVAILABLE, error.code());
+        assertTrue(error.getMessage().startsWith("send blocked for max.block.ms=200 waiting for room in"
+                + " buffer.memory=1024 bytes: 963 bytes of records are not yet acknowledged and this record needs"
+                + " 321"), error.getMessage());
+
+        producer.close(Duration.ofMillis(50));
+        for (CompletableFuture<RecordMetadata> future : accepted) {
+            TidemarkException closed = failure(future);
+            assertEquals(ErrorCode.NOT_AVAILABLE, closed.code());
+            assertEquals("the producer was closed (close timeout 50 ms) before the record was acknowledged",
+                    closed.getMessage());
+        }
+        assertThrows(IllegalStateException.class, () -> producer.send(new ProducerRecord("t", 0, null, value)));
+    }
+
+    @Test
+    void aRecordLargerThanMaxRequestBytesFailsItsFuture() {
+        TidemarkProducer producer = producer(b -> b.maxRequestBytes(1024).batchSizeBytes(512));
+        int batchBytes = new RecordBatchBuilder().append(START_MS, null, new byte[1000]).sizeInBytes();
+        TidemarkException error = failure(producer.send(new ProducerRecord("t", 0, null, new byte[1000])));
+        assertEquals(ErrorCode.RECORD_TOO_LARGE, error.code());
+        assertEquals(1068, batchBytes);
+        assertEquals("a record of t needs a batch of 1068 bytes, more than max.request.bytes=1024; raise"
+                + " max.request.bytes (and the topic's max.batch.bytes)", error.getMessage());
+        assertEquals(0, cluster.count("Produce"));
+    }
+
+    @Test
+    void aRecordLargerThanBatchSizeGetsABatchOfItsOwn() throws Exception {
+        TidemarkProducer producer = producer(b -> b.maxRequestBytes(4096).batchSizeBytes(100).lingerMs(60_000));
+        RecordMetadata metadata = producer.send(new ProducerRecord("t", 0, null, new byte[2000])).get(5,
+                TimeUnit.SECONDS);
+        assertEquals(0, metadata.offset());
+        assertEquals(List.of("1:t-0:1"), cluster.appended);
+    }
+
+    @Test
+    void flushSendsLingeringBatchesAndWaitsForTheirAcknowledgement() {
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000));
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            futures.add(producer.send(new ProducerRecord("t", 1, null, bytes("v" + i))));
+        }
+        assertEquals(0, cluster.count("Produce"));
+        producer.flush();
+        for (int i = 0; i < 3; i++) {
+            assertEquals(i, futures.get(i).join().offset());
+        }
+        assertEquals(List.of("1:t-1:3"), cluster.appended);
+    }
+
+    @Test
+    void aRecordNotAcknowledgedWithinDeliveryTimeoutFailsWithTheLastError() {
+        cluster.failNext("Produce", 3, new TidemarkException(ErrorCode.NOT_AVAILABLE, "broker starting"));
+        TidemarkProducer producer = producer(b -> b.retryBackoffMs(50).deliveryTimeoutMs(1_000));
+        CompletableFuture<RecordMetadata> future = producer.send(new ProducerRecord("t", 0, null, bytes("v")));
+        await().atMost(Duration.ofSeconds(5)).until(() -> cluster.count("Produce") >= 1);
+        clock.advance(2_000);
+
+        TidemarkException error = failure(future);
+        assertEquals(ErrorCode.NOT_AVAILABLE, error.code());
+        // one attempt before the clock moved; a second may slip in between the sender's expiry check and its drain
+        assertTrue(error.getMessage().matches("1 record\\(s\\) of t-0 not acknowledged within delivery.timeout.ms=1000"
+                + " \\(2000 ms since the batch was opened, [12] attempt\\(s\\)\\); the last error: broker starting"),
+                error.getMessage());
+        assertEquals(0, cluster.log(T0).endOffset());
+    }
+
+    @Test
+    void sendToAnUnknownTopicThrowsAfterMaxBlockMs() {
+        TidemarkProducer producer = producer(b -> b.maxBlockMs(100).retryBackoffMs(20));
+        TidemarkException error = assertThrows(TidemarkException.class,
+                () -> producer.send(new ProducerRecord("missing", null, bytes("v"))));
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, error.code());
+        assertTrue(error.getMessage().startsWith("topic missing is not in the cluster metadata after"
+                + " max.block.ms=100"), error.getMessage());
+    }
+
+    @Test
+    void sendToAPartitionTheTopicDoesNotHaveFailsTheFuture() {
+        TidemarkProducer producer = producer(b -> { });
+        TidemarkException error = failure(producer.send(new ProducerRecord("t", 7, null, bytes("v"))));
+        assertEquals(ErrorCode.UNKNOWN_PARTITION, error.code());
+        assertEquals("topic t has 2 partitions (0..1); partition 7 does not exist", error.getMessage());
+    }
+}
