@@ -1,0 +1,201 @@
+package io.tidemark.cli;
+
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.TidemarkConsumer;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.IntStream;
+
+/**
+ * {@code tidemark perf produce|consume}: load generators that print what Kafka's producer-perf-test and
+ * consumer-perf-test print, so the two can be compared on one machine. Latency is from {@code send} to the
+ * acknowledgement, in an HdrHistogram (microsecond resolution, 3 significant digits). Bounded by a record
+ * count; progress every 5 s.
+ */
+@Command(name = "perf", mixinStandardHelpOptions = true, description = "Measure produce and consume throughput.",
+        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class})
+final class PerfCommand {
+    private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final double MB = 1024 * 1024;
+
+    private PerfCommand() {
+    }
+
+    @Command(name = "produce", mixinStandardHelpOptions = true, description = "Send N records as fast as allowed.")
+    static final class Produce implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Mixin
+        ClientOptions client;
+        @Option(names = "--topic", required = true)
+        String topic;
+        @Option(names = "--records", required = true, description = "How many records to send.")
+        long records;
+        @Option(names = "--record-size", required = true, description = "Value size in bytes (random bytes).")
+        int recordSize;
+        @Option(names = "--throughput", defaultValue = "-1", description = "Records per second at most; -1: no limit.")
+        long throughput;
+        @Option(names = "--batch-size", defaultValue = "16384", description = "Producer batch.size in bytes.")
+        long batchSize;
+        @Option(names = "--linger-ms", defaultValue = "5", description = "Producer linger.ms.")
+        long lingerMs;
+        @Option(names = "--buffer-memory", defaultValue = "33554432", description = "Producer buffer.memory in bytes.")
+        long bufferMemory;
+
+        @Override
+        public Integer call() {
+            if (records < 1 || recordSize < 0) {
+                throw new IllegalArgumentException("--records must be at least 1 and --record-size at least 0");
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            byte[] value = new byte[recordSize];
+            new Random(1).nextBytes(value);
+            Recorder window = new Recorder(3);
+            Histogram total = new Histogram(3);
+            AtomicLong failed = new AtomicLong();
+            AtomicReference<String> firstError = new AtomicReference<>();
+            ProducerConfig config = ProducerConfig.builder(client.bootstrap).batchSizeBytes(batchSize)
+                    .lingerMs(lingerMs).bufferMemoryBytes(bufferMemory).build();
+            long start = System.nanoTime();
+            long lastReport = start;
+            long windowSent = 0;
+            try (TidemarkProducer producer = new TidemarkProducer(config)) {
+                for (long i = 0; i < records; i++) {
+                    throttle(start, i);
+                    long sentAt = System.nanoTime();
+                    producer.send(new ProducerRecord(topic, null, value)).whenComplete((m, e) -> {
+                        if (e != null) {
+                            failed.incrementAndGet();
+                            firstError.compareAndSet(null, e.getCause() instanceof TidemarkException t ? t.toString()
+                                    : String.valueOf(e.getCause() == null ? e : e.getCause()));
+                        } else {
+                            window.recordValue(Math.max(1, (System.nanoTime() - sentAt) / 1000));
+                        }
+                    });
+                    windowSent++;
+                    long now = System.nanoTime();
+                    if (now - lastReport >= REPORT_INTERVAL_NANOS) {
+                        Histogram interval = window.getIntervalHistogram();
+                        total.add(interval);
+                        report(out, windowSent, now - lastReport, interval, false);
+                        lastReport = now;
+                        windowSent = 0;
+                    }
+                }
+                producer.flush();
+            }
+            long elapsed = System.nanoTime() - start;
+            total.add(window.getIntervalHistogram());
+            report(out, records - failed.get(), elapsed, total, true);
+            if (failed.get() > 0) {
+                spec.commandLine().getErr().println("error: " + failed.get() + " records failed; the first: "
+                        + firstError.get());
+                return TidemarkCommand.USER_ERROR;
+            }
+            return 0;
+        }
+
+        /** Holds record {@code i} back until {@code i / throughput} seconds after the start. */
+        private void throttle(long start, long i) {
+            if (throughput <= 0) {
+                return;
+            }
+            long due = start + i * 1_000_000_000L / throughput;
+            for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
+                LockSupport.parkNanos(wait);
+            }
+        }
+
+        private void report(PrintWriter out, long count, long nanos, Histogram latencyMicros, boolean last) {
+            double seconds = nanos / 1e9;
+            double perSecond = count / seconds;
+            String line = String.format("%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, "
+                            + "%.1f ms max latency", count, perSecond, perSecond * recordSize / MB,
+                    latencyMicros.getMean() / 1000, latencyMicros.getMaxValue() / 1000.0);
+            if (last) {
+                line += String.format(", %.1f ms 50th, %.1f ms 95th, %.1f ms 99th, %.1f ms 99.9th.",
+                        latencyMicros.getValueAtPercentile(50) / 1000.0, latencyMicros.getValueAtPercentile(95) / 1000.0,
+                        latencyMicros.getValueAtPercentile(99) / 1000.0, latencyMicros.getValueAtPercentile(99.9) / 1000.0);
+            } else {
+                line += ".";
+            }
+            out.println(line);
+            out.flush();
+        }
+    }
+
+    @Command(name = "consume", mixinStandardHelpOptions = true,
+            description = "Read N records of a topic from the earliest offsets, as fast as possible.")
+    static final class Consume implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Mixin
+        ClientOptions client;
+        @Option(names = "--topic", required = true)
+        String topic;
+        @Option(names = "--records", required = true, description = "How many records to read.")
+        long records;
+        @Option(names = "--timeout", defaultValue = "30s", description = "Give up when no record came for this long.")
+        String timeout;
+
+        @Override
+        public Integer call() {
+            Duration idle = TimeArguments.parseDuration("--timeout", timeout);
+            PrintWriter out = spec.commandLine().getOut();
+            List<TopicPartition> partitions;
+            try (var admin = client.admin()) {
+                int count = admin.metadata(List.of(topic)).getTopics(0).getPartitionsCount();
+                partitions = IntStream.range(0, count).mapToObj(p -> new TopicPartition(topic, p)).toList();
+            }
+            long count = 0;
+            long bytes = 0;
+            long start = System.nanoTime();
+            try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(client.bootstrap)
+                    .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(10_000).build())) {
+                consumer.assign(partitions);
+                consumer.seekToBeginning(partitions);
+                long lastRecord = System.nanoTime();
+                while (count < records && System.nanoTime() - lastRecord < idle.toNanos()) {
+                    List<ConsumerRecord> batch = consumer.poll(Duration.ofMillis(500));
+                    for (ConsumerRecord record : batch) {
+                        bytes += record.value() == null ? 0 : record.value().length;
+                    }
+                    count += batch.size();
+                    if (!batch.isEmpty()) {
+                        lastRecord = System.nanoTime();
+                    }
+                }
+            }
+            double seconds = (System.nanoTime() - start) / 1e9;
+            out.printf("%d records (%.2f MB) in %.2f s: %.1f records/sec, %.2f MB/sec%n", count, bytes / MB, seconds,
+                    count / seconds, bytes / MB / seconds);
+            if (count < records) {
+                spec.commandLine().getErr().println("error: only " + count + " of " + records
+                        + " records came before --timeout " + timeout);
+                return TidemarkCommand.USER_ERROR;
+            }
+            return 0;
+        }
+    }
+}

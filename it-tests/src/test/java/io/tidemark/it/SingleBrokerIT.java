@@ -1,0 +1,195 @@
+package io.tidemark.it;
+
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.ProduceRequest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * One real broker process on 127.0.0.1, driven through the {@code tidemark} command as a user would: the seed-001
+ * experiment, SendTime validation, restart after a crash, and bad input.
+ */
+class SingleBrokerIT {
+    private static final long BASE_MS = 1_700_000_000_000L;
+
+    @TempDir
+    Path dir;
+    private BrokerProcess broker;
+
+    @BeforeEach
+    void startBroker() throws Exception {
+        broker = BrokerProcess.start(dir.resolve("data"), dir);
+    }
+
+    @AfterEach
+    void stopBroker() throws Exception {
+        broker.stop();
+    }
+
+    private Tidemark.Result tidemark(String stdin, String... args) throws Exception {
+        return Tidemark.run(dir, stdin, args);
+    }
+
+    private Tidemark.Result ok(String stdin, String... args) throws Exception {
+        Tidemark.Result result = tidemark(stdin, args);
+        assertEquals(0, result.exitCode(), String.join(" ", args) + "\n" + result.out() + result.err());
+        return result;
+    }
+
+    private static String seed001Input() {
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 300; i++) {
+            lines.append("{\"key\":\"k").append(i).append("\",\"value\":\"record ").append(i)
+                    .append("\",\"sendTime\":").append(BASE_MS + i * 1000L).append("}\n");
+        }
+        return lines.toString();
+    }
+
+    @Test
+    void seed001ExperimentThroughTheCommand() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "seed", "--partitions", "1",
+                "--config", "index.interval.bytes=200", "--config", "send.time.before.max.ms=-1");
+        Tidemark.Result produced = ok(seed001Input(), "produce", "--bootstrap", b, "--topic", "seed",
+                "--partition", "0", "--input", "json", "--sync");
+        assertTrue(produced.out().contains("300 records sent, 0 errors"), produced.out());
+
+        assertEquals("seed:0:0\n", ok("", "offsets", "--bootstrap", b, "--topic", "seed", "--send-time",
+                Long.toString(BASE_MS)).out());
+        assertEquals("seed:0:150\n", ok("", "offsets", "--bootstrap", b, "--topic", "seed", "--send-time",
+                Long.toString(BASE_MS + 150_000)).out());
+        assertEquals("seed:0:151\n", ok("", "offsets", "--bootstrap", b, "--topic", "seed", "--send-time",
+                Instant.ofEpochMilli(BASE_MS + 150_500).toString()).out());
+        assertEquals("seed:0:none (log end offset 300)\n", ok("", "offsets", "--bootstrap", b, "--topic", "seed",
+                "--send-time", Long.toString(BASE_MS + 300_000)).out());
+        assertEquals("{\"topic\":\"seed\",\"partition\":0,\"found\":false,\"offset\":300,\"logEndOffset\":300}\n",
+                ok("", "offsets", "--bootstrap", b, "--topic", "seed", "--send-time", Long.toString(BASE_MS + 300_000),
+                        "--output", "json").out());
+
+        Tidemark.Result consumed = ok("", "consume", "--bootstrap", b, "--topic", "seed", "--from",
+                "send-time:" + (BASE_MS + 150_500), "--max-records", "2", "--output", "json");
+        List<String> lines = consumed.out().lines().toList();
+        assertEquals(2, lines.size(), consumed.out());
+        assertTrue(lines.get(0).startsWith("{\"topic\":\"seed\",\"partition\":0,\"offset\":151,\"key\":\"k151\","
+                + "\"value\":\"record 151\",\"headers\":{},\"sendTime\":" + (BASE_MS + 151_000) + ",\"receiveTime\":"),
+                lines.get(0));
+
+        Path sendIndex = dir.resolve("data/topics/seed/0/00000000000000000000.sendindex");
+        List<String> entries = ok("", "dump-log", sendIndex.toString()).out().lines()
+                .filter(l -> l.startsWith("time: ")).toList();
+        assertEquals("time: " + (BASE_MS + 3000) + " offset: 3", entries.get(0), "an entry about every 3 records");
+        assertEquals(99, entries.size(), "entries at offsets 3, 6, ... 297 in the broker's live index");
+        assertEquals("time: " + (BASE_MS + 297_000) + " offset: 297", entries.get(98));
+    }
+
+    @Test
+    void sendTimeThirtyMinutesAheadIsAcceptedTwoHoursAheadIsRejected() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "clock", "--partitions", "1");
+        long now = Instant.now().toEpochMilli();
+        ok("{\"value\":\"ahead 30m\",\"sendTime\":" + (now + 30 * 60_000) + "}\n", "produce", "--bootstrap", b,
+                "--topic", "clock", "--input", "json");
+        Tidemark.Result rejected = tidemark("{\"value\":\"ahead 2h\",\"sendTime\":" + (now + 120 * 60_000) + "}\n"
+                + "{\"value\":\"fine\"}\n", "produce", "--bootstrap", b, "--topic", "clock", "--input", "json");
+        assertEquals(1, rejected.exitCode(), rejected.out() + rejected.err());
+        assertTrue(rejected.err().contains("INVALID_TIMESTAMP: record 0 of the batch has SendTime " + (now + 120 * 60_000)),
+                rejected.err());
+        assertTrue(rejected.err().contains("+ send.time.after.max.ms 3600000"), rejected.err());
+        assertTrue(rejected.out().contains("1 records sent, 1 errors"), rejected.out());
+        assertEquals("clock:0:2\n", ok("", "offsets", "--bootstrap", b, "--topic", "clock", "--latest").out(),
+                "the rest was sent");
+    }
+
+    @Test
+    void restartAfterACrashKeepsRecordsAndCommittedOffsets() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "keep", "--partitions", "2");
+        StringBuilder input = new StringBuilder();
+        for (int i = 0; i < 100; i++) {
+            input.append("line ").append(i).append('\n');
+        }
+        ok(input.toString(), "produce", "--bootstrap", b, "--topic", "keep", "--partition", "1");
+        Tidemark.Result first = ok("", "consume", "--bootstrap", b, "--topic", "keep", "--partition", "1",
+                "--group", "g", "--commit", "--max-records", "40");
+        assertEquals(40, first.out().lines().count());
+
+        broker.kill();
+        broker.restart();
+        b = broker.bootstrap();
+
+        assertEquals("keep:1:100\n", ok("", "offsets", "--bootstrap", b, "--topic", "keep", "--partition", "1",
+                "--latest").out());
+        Tidemark.Result rest = ok("", "consume", "--bootstrap", b, "--topic", "keep", "--partition", "1",
+                "--group", "g", "--max-records", "60", "--timeout", "20s");
+        List<String> lines = rest.out().lines().toList();
+        assertEquals(60, lines.size(), rest.out() + rest.err());
+        assertEquals("line 40", lines.get(0));
+        assertEquals("line 99", lines.get(59));
+        assertTrue(ok("", "groups", "describe", "--bootstrap", b, "--group", "g").out().contains("keep"));
+    }
+
+    @Test
+    void badInputGetsItsErrorAndLeavesTheLogIntact() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "safe", "--partitions", "1",
+                "--config", "max.batch.bytes=2000");
+        ok("one\ntwo\n", "produce", "--bootstrap", b, "--topic", "safe");
+
+        Tidemark.Result unknown = tidemark("x\n", "produce", "--bootstrap", b, "--topic", "nope");
+        assertEquals(1, unknown.exitCode());
+        assertTrue(unknown.err().contains("UNKNOWN_TOPIC: topic 'nope' does not exist"), unknown.err());
+
+        Tidemark.Result tooLarge = tidemark("x".repeat(5000) + "\n", "produce", "--bootstrap", b, "--topic", "safe");
+        assertEquals(1, tooLarge.exitCode());
+        assertTrue(tooLarge.err().contains("RECORD_TOO_LARGE"), tooLarge.err());
+
+        Tidemark.Result badConfig = tidemark("", "topics", "create", "--bootstrap", b, "--topic", "c",
+                "--partitions", "1", "--config", "retention.ms=soon");
+        assertEquals(1, badConfig.exitCode());
+        assertTrue(badConfig.err().contains("INVALID_CONFIG: invalid value for retention.ms: 'soon' is not an integer"),
+                badConfig.err());
+
+        ManagedChannel channel = NettyChannelBuilder.forTarget(b).usePlaintext().build();
+        try {
+            StatusRuntimeException garbage = assertThrows(StatusRuntimeException.class, () ->
+                    BrokerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS).produce(
+                            ProduceRequest.newBuilder().setTopic("safe").setBatch(ByteString.copyFromUtf8(
+                                    "garbage bytes that are not a record batch, long enough for a header!!"))
+                                    .build()));
+            assertEquals(ErrorCode.CORRUPT_BATCH, GrpcErrors.fromThrowable(garbage).code());
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+
+        Tidemark.Result all = ok("", "consume", "--bootstrap", b, "--topic", "safe", "--from", "earliest",
+                "--max-records", "2");
+        assertEquals("one\ntwo\n", all.out());
+        assertEquals("safe:0:2\n", ok("", "offsets", "--bootstrap", b, "--topic", "safe", "--latest").out());
+
+        Path config = dir.resolve("bad.properties");
+        Files.writeString(config, "retention.hours=1\n");
+        Tidemark.Result badBroker = tidemark("", "broker", "--data-dir", dir.resolve("other").toString(),
+                "--listen", "127.0.0.1:0", "--config", config.toString());
+        assertNotEquals(0, badBroker.exitCode());
+        assertTrue(badBroker.err().contains("unknown key 'retention.hours' in " + config), badBroker.err());
+    }
+}

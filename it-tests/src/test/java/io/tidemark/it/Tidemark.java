@@ -1,0 +1,51 @@
+package io.tidemark.it;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Runs the built {@code tidemark} jar as a process, the way a user runs {@code ./tidemark}. */
+final class Tidemark {
+    private static final long COMMAND_TIMEOUT_SECONDS = 120;
+
+    private Tidemark() {
+    }
+
+    record Result(int exitCode, String out, String err) {
+    }
+
+    static List<String> command(String... args) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-jar", System.getProperty("tidemark.jar")));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    /** Runs a command to its end (bounded), with {@code stdin} as its input. */
+    static Result run(Path workDir, String stdin, String... args) throws IOException, InterruptedException {
+        Path out = Files.createTempFile(workDir, "out", ".txt");
+        Path err = Files.createTempFile(workDir, "err", ".txt");
+        Path in = Files.createTempFile(workDir, "in", ".txt");
+        Files.writeString(in, stdin, StandardCharsets.UTF_8);
+        Process process = new ProcessBuilder(command(args)).redirectInput(in.toFile()).redirectOutput(out.toFile())
+                .redirectError(err.toFile()).start();
+        try {
+            assertTrue(process.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS),
+                    "tidemark " + String.join(" ", args) + " finished within " + COMMAND_TIMEOUT_SECONDS + " s");
+        } finally {
+            process.destroyForcibly();
+        }
+        return new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+                Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    static Result run(Path workDir, String... args) throws IOException, InterruptedException {
+        return run(workDir, "", args);
+    }
+}
