@@ -70,8 +70,11 @@ final class TopicsCommand {
             try (TidemarkAdmin admin = client.admin()) {
                 for (TopicSummary topic : admin.listTopics(includeInternal)) {
                     if (output == OutputFormat.json) {
-                        JsonLines.print(out, Map.of("topic", topic.getName(), "partitions", topic.getPartitions(),
-                                "replicationFactor", topic.getReplicationFactor()));
+                        Map<String, Object> row = new LinkedHashMap<>();
+                        row.put("topic", topic.getName());
+                        row.put("partitions", topic.getPartitions());
+                        row.put("replicationFactor", topic.getReplicationFactor());
+                        JsonLines.print(out, row);
                     } else {
                         out.println(topic.getName());
                     }
@@ -131,8 +134,8 @@ final class TopicsCommand {
                 row.put("lastReceiveTime", p.getLastReceiveTimeMs());
                 JsonLines.print(out, row);
             } else {
-                out.printf("  partition %d  leader %d  replicas %s  offsets %d..%d  %d bytes in %d segments  last "
-                                + "ReceiveTime %s%n", p.getPartition(), p.getLeaderNodeId(), p.getReplicaNodeIdsList(),
+                out.printf("  partition %d  leader %d  replicas %s  log start %d  log end %d  %d bytes in %d segments"
+                                + "  last ReceiveTime %s%n", p.getPartition(), p.getLeaderNodeId(), p.getReplicaNodeIdsList(),
                         p.getLogStartOffset(), p.getLogEndOffset(), p.getSizeBytes(), p.getSegments(),
                         p.getLastReceiveTimeMs() < 0 ? "none" : Instant.ofEpochMilli(p.getLastReceiveTimeMs()));
             }
