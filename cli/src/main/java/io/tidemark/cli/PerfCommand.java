@@ -56,7 +56,7 @@ final class PerfCommand {
         int recordSize;
         @Option(names = "--throughput", defaultValue = "-1", description = "Records per second at most; -1: no limit.")
         long throughput;
-        @Option(names = "--batch-size", defaultValue = "16384", description = "Producer batch.size in bytes.")
+        @Option(names = "--batch-size", defaultValue = "262144", description = "Producer batch.size in bytes.")
         long batchSize;
         @Option(names = "--linger-ms", defaultValue = "5", description = "Producer linger.ms.")
         long lingerMs;

@@ -13,15 +13,21 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One batch of a partition: filled with records until it reaches {@code batch.size} (a first record may make it
  * larger, up to {@code max.request.bytes}), then sent as one Produce request, and resent as the same bytes after
  * a retriable error. The broker's answer completes every record's future.
  *
+ * <p>The broker refuses a batch as a whole, also when only one of its records is bad (a SendTime outside the
+ * topic's window, say). So the batch keeps each record's key, value, headers and SendTime (already counted in
+ * {@code buffer.memory}), and the sender can {@link #split} it into single-record batches that each get their
+ * own answer.
+ *
  * <p>Threading: filled under the accumulator's lock by sending threads; once drained, only the sender thread
- * touches it, except that {@link #complete} and {@link #fail} may race with the thread closing the producer and
- * are therefore idempotent (the first wins).
+ * touches it, except that {@link #complete}, {@link #fail} and {@link #split} may race with the thread closing
+ * the producer and therefore end the batch only once (the first wins).
  */
 final class ProducerBatch {
     final TopicPartition partition;
@@ -30,11 +36,10 @@ final class ProducerBatch {
     private final int batchSizeBytes;
     private final int maxRequestBytes;
     private final RecordBatchBuilder builder;
-    private final List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
-    private final List<Long> sendTimesMs = new ArrayList<>();
+    private final List<PendingRecord> records = new ArrayList<>();
+    private final AtomicBoolean ended = new AtomicBoolean();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     private long firstSendTimeMs;
-    private long reservedBytes;
     private ByteString bytes;
     private long retryAtMs;
     private long metadataVersionSeen = -1;
@@ -86,7 +91,7 @@ final class ProducerBatch {
         if (bytes != null) {
             return false;
         }
-        int count = futures.size();
+        int count = records.size();
         long delta = count == 0 ? 0 : sendTimeMs - firstSendTimeMs;
         int limit = count == 0 ? maxRequestBytes : batchSizeBytes;
         if (builder.sizeInBytes() + recordSizeBytes(count, delta, key, value, headers) > limit) {
@@ -96,9 +101,7 @@ final class ProducerBatch {
             firstSendTimeMs = sendTimeMs;
         }
         builder.append(sendTimeMs, key, value, headers);
-        futures.add(future);
-        sendTimesMs.add(sendTimeMs);
-        reservedBytes += reserved;
+        records.add(new PendingRecord(sendTimeMs, key, value, headers, reserved, future));
         return true;
     }
 
@@ -108,7 +111,7 @@ final class ProducerBatch {
     }
 
     int recordCount() {
-        return futures.size();
+        return records.size();
     }
 
     /** The batch's bytes, built on the first call and the same on every retry. */
@@ -119,10 +122,12 @@ final class ProducerBatch {
         return bytes;
     }
 
+    /** The bytes its records hold in the memory budget, freed when the batch ends. */
     long reservedBytes() {
-        return reservedBytes;
+        return records.stream().mapToLong(PendingRecord::reservedBytes).sum();
     }
 
+    /** Completes once every record has its result: when the batch ended, or when all parts of its split did. */
     CompletableFuture<Void> done() {
         return done;
     }
@@ -162,28 +167,62 @@ final class ProducerBatch {
      */
     boolean complete(ProduceResponse response) {
         long count = response.getLastOffset() - response.getBaseOffset() + 1;
-        if (count != futures.size()) {
+        if (count != records.size()) {
             return fail(new TidemarkException(ErrorCode.INTERNAL_ERROR, "the broker acknowledged offsets "
                     + response.getBaseOffset() + ".." + response.getLastOffset() + " for a batch of "
-                    + futures.size() + " records of " + partition));
+                    + records.size() + " records of " + partition));
         }
-        if (!done.complete(null)) {
+        if (!ended.compareAndSet(false, true)) {
             return false;
         }
-        for (int i = 0; i < futures.size(); i++) {
-            futures.get(i).complete(new RecordMetadata(partition.topic(), partition.partition(),
-                    response.getBaseOffset() + i, response.getReceiveTimeMs(), sendTimesMs.get(i)));
+        for (int i = 0; i < records.size(); i++) {
+            PendingRecord record = records.get(i);
+            record.future().complete(new RecordMetadata(partition.topic(), partition.partition(),
+                    response.getBaseOffset() + i, response.getReceiveTimeMs(), record.sendTimeMs()));
         }
+        done.complete(null);
         return true;
     }
 
     /** Fails every record's future; false when the batch had already ended. */
     boolean fail(RuntimeException error) {
-        if (!done.complete(null)) {
+        if (!ended.compareAndSet(false, true)) {
             return false;
         }
-        futures.forEach(future -> future.completeExceptionally(error));
+        records.forEach(record -> record.future().completeExceptionally(error));
+        done.complete(null);
         return true;
+    }
+
+    /**
+     * Ends this batch by cutting it into one batch per record, in record order, after the broker refused it for
+     * {@code cause}. Each part holds its record's reserved bytes (freed when the part ends), takes no more
+     * records, and keeps this batch's deadline, attempts and last error, so it goes without lingering and a
+     * delivery timeout still says what happened. This batch is {@link #done} once all parts are.
+     *
+     * @return the parts; none when this batch had already ended
+     */
+    List<ProducerBatch> split(TidemarkException cause) {
+        if (!ended.compareAndSet(false, true)) {
+            return List.of();
+        }
+        List<ProducerBatch> parts = records.stream().map(record -> part(record, cause)).toList();
+        CompletableFuture.allOf(parts.stream().map(ProducerBatch::done).toArray(CompletableFuture[]::new))
+                .thenRun(() -> done.complete(null));
+        return parts;
+    }
+
+    private ProducerBatch part(PendingRecord record, TidemarkException cause) {
+        ProducerBatch part = new ProducerBatch(partition, createdMs, deadlineMs - createdMs, batchSizeBytes,
+                maxRequestBytes);
+        if (!part.tryAppend(record.sendTimeMs(), record.key(), record.value(), record.headers(),
+                record.reservedBytes(), record.future())) {
+            throw new IllegalStateException("a record of " + partition + " does not fit a batch of its own");
+        }
+        part.bytes();
+        part.attempts = attempts;
+        part.lastError = cause;
+        return part;
     }
 
     private static int nullableSize(byte[] bytes) {
@@ -192,5 +231,10 @@ final class ProducerBatch {
 
     private static int bytesSize(int length) {
         return Varints.sizeOfUnsignedInt(length) + length;
+    }
+
+    /** A record as sent, kept so that a refused batch can be split; {@code reservedBytes} as in the budget. */
+    private record PendingRecord(long sendTimeMs, byte[] key, byte[] value, List<Header> headers,
+                                 long reservedBytes, CompletableFuture<RecordMetadata> future) {
     }
 }

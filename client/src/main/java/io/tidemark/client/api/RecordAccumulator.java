@@ -19,8 +19,10 @@ import java.util.function.Predicate;
 /**
  * Collects records into batches, one queue of {@link ProducerBatch}es per partition, and tells the sender which
  * batches are ready: the head of a queue is ready once it is full, has a batch behind it, is {@code linger.ms}
- * old, or a flush or close is under way; a batch waiting to be retried is ready again at its retry time. It also
- * keeps the set of batches not yet ended, which {@code flush} and {@code close} wait for.
+ * old, or a flush or close is under way; a batch waiting to be retried is ready again at its retry time, and the
+ * parts of a batch split because the broker refused one of its records are ready at once (they count as
+ * attempted). Retried batches and split parts go back to the head of their queue, so the partition keeps the order
+ * of sends. It also keeps the set of batches not yet ended, which {@code flush} and {@code close} wait for.
  *
  * <p>Thread-safe: one lock guards the queues and the flags; its condition wakes the sender when there is work
  * (a new or full batch, a flush, a response). The lock is held per record appended, never across I/O.
@@ -99,14 +101,31 @@ final class RecordAccumulator {
         }
     }
 
-    /** Puts a batch back at the head of its partition's queue after a retriable error. */
-    void reenqueue(ProducerBatch batch) {
+    /**
+     * Puts batches back at the head of their partition's queue, in the given order and ahead of everything queued
+     * there: a batch after a retriable error, or the parts of a split batch.
+     */
+    void reenqueue(List<ProducerBatch> batches) {
         lock.lock();
         try {
-            queues.computeIfAbsent(batch.partition, p -> new ArrayDeque<>()).addFirst(batch);
+            for (int i = batches.size() - 1; i >= 0; i--) {
+                ProducerBatch batch = batches.get(i);
+                queues.computeIfAbsent(batch.partition, p -> new ArrayDeque<>()).addFirst(batch);
+            }
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Queues the parts of a batch split after the broker refused it for one of its records, in place of the
+     * batch: at the head of the partition's queue, in record order. The batch stays incomplete until every part
+     * has ended, so a flush or close that is waiting for it waits for them.
+     */
+    void replaceBySplit(ProducerBatch batch, List<ProducerBatch> parts) {
+        incomplete.addAll(parts);
+        reenqueue(parts);
+        batch.done().thenRun(() -> incomplete.remove(batch));
     }
 
     /** Removes and returns the queued batches whose delivery deadline has passed. */

@@ -9,7 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.util.EnumSet;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -24,6 +26,12 @@ import java.util.concurrent.TimeUnit;
  * back after {@code retry.backoff.ms} and once newer metadata came; other errors fail the batch with the broker's
  * exception; a batch still unacknowledged at {@code delivery.timeout.ms} fails with its last error.
  *
+ * <p>The broker refuses a batch as a whole when one of its records is bad (INVALID_TIMESTAMP, CORRUPT_BATCH,
+ * RECORD_TOO_LARGE). Failing every record of it would fail good records for a neighbour's fault, so, as Kafka's
+ * producer does for a batch that is too large, a refused batch of several records is split into single-record
+ * batches that go again at the head of the partition's queue, in order and one at a time, within the original
+ * delivery deadline: each record then gets its own answer. A single-record batch refused so fails its record.
+ *
  * <p>Each cycle reads the clock once and passes it down.
  *
  * <p>Threading: one thread runs {@link #run} and owns the in-flight set and the refresh state. gRPC callbacks only
@@ -37,6 +45,9 @@ final class Sender implements Runnable {
      * re-reads it at least this often. An idle cycle costs a lock and a map walk.
      */
     static final long MAX_CYCLE_WAIT_MS = 100;
+    /** Non-retriable errors about a record of the batch rather than about the request. */
+    private static final Set<ErrorCode> RECORD_ERRORS = EnumSet.of(ErrorCode.INVALID_TIMESTAMP,
+            ErrorCode.CORRUPT_BATCH, ErrorCode.RECORD_TOO_LARGE);
 
     private final RecordAccumulator accumulator;
     private final ClusterMetadata metadata;
@@ -169,20 +180,32 @@ final class Sender implements Runnable {
         }
         TidemarkException e = GrpcFutures.asTidemark(error);
         long nowMs = clock.millis();
-        if (!retriable(e)) {
+        if (splittable(batch, e)) {
+            LOG.debug("splitting batch of {} records of {} after {}", batch.recordCount(), batch.partition, e);
+            accumulator.replaceBySplit(batch, batch.split(e));
+        } else if (!retriable(e)) {
             end(batch, batch.fail(e));
         } else if (nowMs >= batch.deadlineMs) {
             batch.retryLater(e, nowMs, metadata.version());
             end(batch, batch.fail(deliveryTimeout(batch, nowMs)));
         } else {
-            LOG.debug("retrying batch of {} after {} from {}", batch.partition, e, address);
-            if (e.code() == ErrorCode.NOT_LEADER) {
-                metadata.notLeader(batch.partition, address, e.leaderAddress());
-            }
-            batch.retryLater(e, nowMs + retryBackoffMs, metadata.version());
-            refreshWanted = true;
-            accumulator.reenqueue(batch);
+            retry(batch, address, e, nowMs);
         }
+    }
+
+    private void retry(ProducerBatch batch, String address, TidemarkException e, long nowMs) {
+        LOG.debug("retrying batch of {} after {} from {}", batch.partition, e, address);
+        if (e.code() == ErrorCode.NOT_LEADER) {
+            metadata.notLeader(batch.partition, address, e.leaderAddress());
+        }
+        batch.retryLater(e, nowMs + retryBackoffMs, metadata.version());
+        refreshWanted = true;
+        accumulator.reenqueue(List.of(batch));
+    }
+
+    /** A batch of several records the broker refused for one record: its records may go one per batch. */
+    private static boolean splittable(ProducerBatch batch, TidemarkException e) {
+        return batch.recordCount() > 1 && RECORD_ERRORS.contains(e.code());
     }
 
     /** Retriable errors, and the UNKNOWN_TOPIC/PARTITION a broker answers before it learnt of a new topic. */

@@ -21,7 +21,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * partition's batch; a background sender sends a batch when it reaches {@code batch.size} or is {@code linger.ms}
  * old, at most one request per partition at a time so each partition keeps the order of sends, and retries
  * retriable errors until {@code delivery.timeout.ms}. The returned future completes with the record's offset and
- * ReceiveTime, or fails with a {@link TidemarkException}.
+ * ReceiveTime, or fails with a {@link TidemarkException}. When the broker refuses a whole batch because of one
+ * record (a SendTime outside the topic's window, say), the batch's records are resent one per batch, in order, so
+ * only the bad record fails and the others are stored.
  *
  * <p>Memory is bounded by {@code buffer.memory}: bytes of records accepted and not yet acknowledged or failed.
  * {@code send} blocks while they would pass it, up to {@code max.block.ms}.
@@ -68,7 +70,8 @@ public final class TidemarkProducer implements Closeable {
      *
      * @return completes with where the record was stored; fails with RECORD_TOO_LARGE when the record alone is
      *         larger than {@code max.request.bytes}, UNKNOWN_PARTITION for a partition the topic does not have,
-     *         the broker's TidemarkException for a non-retriable error, or the last error once
+     *         the broker's TidemarkException for a non-retriable error about this record or its request (never
+     *         for another record that shared its batch), or the last error once
      *         {@code delivery.timeout.ms} passed
      * @throws TidemarkException UNKNOWN_TOPIC when the topic is not in the metadata within {@code max.block.ms};
      *                           NOT_AVAILABLE naming buffer.memory and max.block.ms when no room came in time

@@ -13,8 +13,14 @@ import io.tidemark.proto.v1.MetadataRequest;
 import io.tidemark.proto.v1.MetadataResponse;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.v1.ErrorCode;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** One fake node's BrokerService over the {@link FakeCluster}'s state. */
@@ -32,17 +38,33 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
 
     @Override
     public void produce(ProduceRequest request, StreamObserver<ProduceResponse> observer) {
+        List<Record> records = new RecordBatchReader().records(ByteBuffer.wrap(request.getBatch().toByteArray()));
+        cluster.produceRequests.add(request.getTopic() + "-" + request.getPartition() + ":" + records.size());
         cluster.serve("Produce", node, observer, () -> {
             FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
             if (cluster.holdProduce) {
                 cluster.heldProduces.add(observer);
                 return null;
             }
+            refuseRefusedValues(records);
             ProduceResponse response = log.append(request.getBatch().asReadOnlyByteBuffer(), cluster.clock.millis());
             cluster.appended.add(node + ":" + request.getTopic() + "-" + request.getPartition() + ":"
                     + (response.getLastOffset() - response.getBaseOffset() + 1));
             return response;
         });
+    }
+
+    /** Refuses the whole batch, naming the record's index, when a record holds one of the refused values. */
+    private void refuseRefusedValues(List<Record> records) {
+        for (int i = 0; i < records.size(); i++) {
+            byte[] value = records.get(i).value();
+            String text = value == null ? "" : new String(value, StandardCharsets.UTF_8);
+            ErrorCode code = cluster.refusedValues.get(text);
+            if (value != null && code != null) {
+                throw new TidemarkException(code, "record " + i + " of the batch holds the refused value " + text
+                        + "; the whole batch was rejected");
+            }
+        }
     }
 
     @Override

@@ -33,8 +33,8 @@ import java.util.function.Supplier;
 /**
  * A cluster of fake brokers on in-process gRPC: node ids 1..n, each serving BrokerService, GroupService and
  * AdminService over one shared in-memory state (topics, {@link FakeLog}s, leaders, group offsets). Records every
- * call, can fail the next N calls of a method with a given error, hold Produce calls unanswered, and corrupt
- * fetched bytes. ReceiveTime comes from the test's {@link ManualClock}.
+ * call, can fail the next N calls of a method with a given error, hold Produce calls unanswered, refuse batches
+ * holding a given value, and corrupt fetched bytes. ReceiveTime comes from the test's {@link ManualClock}.
  */
 final class FakeCluster implements AutoCloseable {
     final ManualClock clock;
@@ -45,6 +45,10 @@ final class FakeCluster implements AutoCloseable {
     final Map<String, Map<String, String>> topicConfigs = new ConcurrentHashMap<>();
     /** Every call as "method@node", in arrival order. */
     final List<String> calls = new CopyOnWriteArrayList<>();
+    /** Produce calls as they arrived, appended or not: "topic-partition:records". */
+    final List<String> produceRequests = new CopyOnWriteArrayList<>();
+    /** Values whose record makes the fake refuse its whole batch with the mapped error, as a broker would. */
+    final Map<String, ErrorCode> refusedValues = new ConcurrentHashMap<>();
     /** Produce calls the fake appended: "node:topic-partition:records". */
     final List<String> appended = new CopyOnWriteArrayList<>();
     /** Messages of the errors the fake answered with, in order. */

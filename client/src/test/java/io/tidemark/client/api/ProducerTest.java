@@ -8,12 +8,15 @@ import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -184,11 +187,100 @@ class ProducerTest {
         assertEquals(2, cluster.count("Produce@1"));
     }
 
+    /**
+     * Sends r1, r2 (SendTime past the broker's window) and r3 to t-0 in one lingering batch, flushes, and checks
+     * that only r2 failed, with the broker's message for its own batch.
+     */
+    private void sendThreeOneOfWhichTheBrokerRefuses(TidemarkProducer producer) throws Exception {
+        long tooLate = START_MS + FakeLog.SEND_TIME_AFTER_MAX_MS + 1;
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        List<Integer> completionOrder = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            int index = i;
+            futures.add(producer.send(new ProducerRecord("t", 0, null, bytes("r" + (i + 1)),
+                    i == 1 ? tooLate : START_MS)));
+            futures.get(i).whenComplete((metadata, error) -> completionOrder.add(index));
+        }
+        assertEquals(0, cluster.count("Produce"));
+        producer.flush();
+
+        assertEquals(new RecordMetadata("t", 0, 0, START_MS, START_MS), futures.get(0).get(5, TimeUnit.SECONDS));
+        assertEquals(new RecordMetadata("t", 0, 1, START_MS, START_MS), futures.get(2).get(5, TimeUnit.SECONDS));
+        TidemarkException error = failure(futures.get(1));
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, error.code());
+        assertEquals(2, cluster.errorsSent.size());
+        assertTrue(cluster.errorsSent.get(0).startsWith("record 1 of the batch has SendTime " + tooLate),
+                cluster.errorsSent.get(0));
+        assertEquals(cluster.errorsSent.get(1), error.getMessage());
+        assertTrue(error.getMessage().startsWith("record 0 of the batch has SendTime " + tooLate),
+                error.getMessage());
+        assertEquals(List.of(0, 1, 2), completionOrder);
+        assertEquals(List.of("t-0:3", "t-0:1", "t-0:1", "t-0:1"), cluster.produceRequests);
+        assertEquals(List.of("r1", "r3"), cluster.records(T0).stream()
+                .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
+    }
+
+    @Test
+    void aBatchRefusedForABadSendTimeIsSplitSoOnlyThatRecordFails() throws Exception {
+        sendThreeOneOfWhichTheBrokerRefuses(producer(b -> b.lingerMs(60_000)));
+    }
+
+    @Test
+    void aSplitBatchReleasesAllItsBufferMemory() throws Exception {
+        byte[] value = new byte[235];
+        int reservedPerRecord = ProducerBatch.maxRecordSizeBytes(null, value, List.of());
+        assertEquals(1024, 4 * reservedPerRecord);
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000).maxRequestBytes(1024).batchSizeBytes(1024)
+                .bufferMemoryBytes(1024).maxBlockMs(2_000));
+        sendThreeOneOfWhichTheBrokerRefuses(producer);
+
+        cluster.holdProduce = true;
+        for (int i = 0; i < 4; i++) {
+            assertFalse(producer.send(new ProducerRecord("t", 0, null, value)).isDone());
+        }
+    }
+
+    @Test
+    void aSingleRecordBatchRefusedForABadSendTimeFailsWithoutBeingResent() {
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000));
+        long tooLate = START_MS + FakeLog.SEND_TIME_AFTER_MAX_MS + 1;
+        CompletableFuture<RecordMetadata> bad = producer.send(new ProducerRecord("t", 0, null, bytes("bad"), tooLate));
+        producer.flush();
+
+        TidemarkException error = failure(bad);
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, error.code());
+        assertEquals(List.of(error.getMessage()), cluster.errorsSent);
+        assertEquals(List.of("t-0:1"), cluster.produceRequests);
+        assertEquals(0, cluster.log(T0).endOffset());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ErrorCode.class, names = {"CORRUPT_BATCH", "RECORD_TOO_LARGE"})
+    void aBatchRefusedForOneRecordIsSplitAheadOfTheNextBatchWhateverTheRecordError(ErrorCode code)
+            throws Exception {
+        cluster.refusedValues.put("bad", code);
+        int twoRecords = new RecordBatchBuilder().append(START_MS, null, bytes("bad"))
+                .append(START_MS, null, bytes("good")).sizeInBytes();
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000).batchSizeBytes(twoRecords));
+        CompletableFuture<RecordMetadata> bad = producer.send(new ProducerRecord("t", 0, null, bytes("bad")));
+        CompletableFuture<RecordMetadata> good = producer.send(new ProducerRecord("t", 0, null, bytes("good")));
+        CompletableFuture<RecordMetadata> next = producer.send(new ProducerRecord("t", 0, null, bytes("next")));
+        producer.flush();
+
+        TidemarkException error = failure(bad);
+        assertEquals(code, error.code());
+        assertEquals("record 0 of the batch holds the refused value bad; the whole batch was rejected",
+                error.getMessage());
+        assertEquals(0, good.get(5, TimeUnit.SECONDS).offset());
+        assertEquals(1, next.get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of("t-0:2", "t-0:1", "t-0:1", "t-0:1"), cluster.produceRequests);
+    }
+
     @Test
     void aFullBufferMemoryBlocksSendThenFailsNamingBufferMemoryAndMaxBlockMs() {
         cluster.holdProduce = true;
         TidemarkProducer producer = producer(b -> b.maxRequestBytes(1024).bufferMemoryBytes(1024)
-                .batchSizeBytes(1024).maxBlockMs(200));
+                .batchSizeBytes(1024).maxBlockMs(1000));
         byte[] value = new byte[300];
         List<CompletableFuture<RecordMetadata>> accepted = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
@@ -199,9 +291,9 @@ class ProducerTest {
                 () -> producer.send(new ProducerRecord("t", 0, null, value)));
         long blockedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
 
-        assertTrue(blockedMs >= 200, "blocked " + blockedMs + " ms");
+        assertTrue(blockedMs >= 1000, "blocked " + blockedMs + " ms");
         assertEquals(ErrorCode.NOT_AVAILABLE, error.code());
-        assertTrue(error.getMessage().startsWith("send blocked for max.block.ms=200 waiting for room in"
+        assertTrue(error.getMessage().startsWith("send blocked for max.block.ms=1000 waiting for room in"
                 + " buffer.memory=1024 bytes: 963 bytes of records are not yet acknowledged and this record needs"
                 + " 321"), error.getMessage());
 
