@@ -15,7 +15,7 @@ class ConfigTest {
     @Test
     void producerDefaults() {
         ProducerConfig config = ProducerConfig.builder("a:1").build();
-        assertEquals(16_384, config.batchSizeBytes());
+        assertEquals(262_144, config.batchSizeBytes());
         assertEquals(5, config.lingerMs());
         assertEquals(32L * 1024 * 1024, config.bufferMemoryBytes());
         assertEquals(60_000, config.maxBlockMs());
