@@ -66,7 +66,7 @@ final class ConsumeCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         Map<TopicPartition, OffsetAndMetadata> printed = new HashMap<>();
         try (TidemarkConsumer consumer = new TidemarkConsumer(config.build())) {
-            List<TopicPartition> partitions = partitions();
+            List<TopicPartition> partitions = client.partitions(topic, partition);
             consumer.assign(partitions);
             if (from != null) {
                 StartPosition.parse(from).seek(consumer, partitions);
@@ -95,16 +95,6 @@ final class ConsumeCommand implements Callable<Integer> {
             }
         }
         return 0;
-    }
-
-    private List<TopicPartition> partitions() {
-        if (partition != null) {
-            return List.of(new TopicPartition(topic, partition));
-        }
-        try (var admin = client.admin()) {
-            int count = admin.metadata(List.of(topic)).getTopics(0).getPartitionsCount();
-            return java.util.stream.IntStream.range(0, count).mapToObj(p -> new TopicPartition(topic, p)).toList();
-        }
     }
 
     private void print(PrintWriter out, ConsumerRecord record) {

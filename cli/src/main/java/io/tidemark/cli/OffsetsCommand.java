@@ -13,10 +13,8 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.IntStream;
 
 /**
  * {@code tidemark offsets}: the offset of the first record at or after a time (ReceiveTime or SendTime), or the
@@ -72,10 +70,8 @@ final class OffsetsCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         OffsetSpec offsetSpec = which.spec();
         try (TidemarkAdmin admin = client.admin()) {
-            List<Integer> partitions = partition != null ? List.of(partition)
-                    : IntStream.range(0, admin.metadata(List.of(topic)).getTopics(0).getPartitionsCount()).boxed().toList();
-            for (int p : partitions) {
-                print(out, p, admin.listOffsets(new TopicPartition(topic, p), offsetSpec));
+            for (TopicPartition p : client.partitions(topic, partition)) {
+                print(out, p.partition(), admin.listOffsets(p, offsetSpec));
             }
         }
         return 0;

@@ -25,7 +25,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.IntStream;
 
 /**
  * {@code tidemark perf produce|consume}: load generators that print what Kafka's producer-perf-test and
@@ -163,11 +162,7 @@ final class PerfCommand {
         public Integer call() {
             Duration idle = TimeArguments.parseDuration("--timeout", timeout);
             PrintWriter out = spec.commandLine().getOut();
-            List<TopicPartition> partitions;
-            try (var admin = client.admin()) {
-                int count = admin.metadata(List.of(topic)).getTopics(0).getPartitionsCount();
-                partitions = IntStream.range(0, count).mapToObj(p -> new TopicPartition(topic, p)).toList();
-            }
+            List<TopicPartition> partitions = client.partitions(topic, null);
             long count = 0;
             long bytes = 0;
             long start = System.nanoTime();

@@ -148,6 +148,19 @@ class SingleBrokerIT {
     }
 
     @Test
+    void sigtermStopsCleanly() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "calm", "--partitions", "1");
+        ok("a\n", "produce", "--bootstrap", b, "--topic", "calm");
+        assertEquals(143, broker.stop(), "the JVM's exit code for SIGTERM, after the shutdown hook ran");
+        assertTrue(broker.stderr().contains("Broker node 1 stopped; logs closed cleanly"), broker.stderr());
+        assertTrue(Files.exists(dir.resolve("data/topics/calm/0/.clean-shutdown")));
+        broker.restart();
+        assertEquals("calm:0:1\n", ok("", "offsets", "--bootstrap", broker.bootstrap(), "--topic", "calm",
+                "--latest").out());
+    }
+
+    @Test
     void badInputGetsItsErrorAndLeavesTheLogIntact() throws Exception {
         String b = broker.bootstrap();
         ok("", "topics", "create", "--bootstrap", b, "--topic", "safe", "--partitions", "1",
