@@ -6,12 +6,10 @@ import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.topic.Topic;
-import io.tidemark.core.topic.TopicRegistry;
+import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.AdminServiceGrpc;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.AlterTopicConfigResponse;
-import io.tidemark.proto.v1.BrokerInfo;
-import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.ClusterStatusResponse;
 import io.tidemark.proto.v1.CreateTopicRequest;
@@ -27,21 +25,20 @@ import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicSummary;
 
 import java.util.List;
-import java.util.function.Supplier;
 
 /** Topic administration over gRPC: create, delete, list, describe, alter config, and the cluster's status. */
 final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
-    private final TopicRegistry topics;
+    private final Topics topics;
     private final BrokerConfig config;
-    private final Supplier<BrokerInfo> self;
+    private final ClusterView cluster;
     private final BrokerMetrics metrics;
     private final Responses responses;
 
-    AdminServiceAdapter(TopicRegistry topics, BrokerConfig config, Supplier<BrokerInfo> self,
+    AdminServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster,
                          BrokerMetrics metrics) {
         this.topics = topics;
         this.config = config;
-        this.self = self;
+        this.cluster = cluster;
         this.metrics = metrics;
         this.responses = new Responses(metrics);
     }
@@ -109,11 +106,10 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
         responses.respond(observer, () -> {
             List<Topic> all = topics.topics();
             int partitions = all.stream().mapToInt(t -> t.partitions().size()).sum();
-            BrokerInfo node = self.get();
-            return ClusterStatusResponse.newBuilder()
-                    .addBrokers(BrokerStatus.newBuilder().setNodeId(node.getNodeId()).setAddress(node.getAddress())
-                            .setUp(true))
-                    .setTopics(all.size()).setPartitions(partitions).setLeaderPartitions(partitions).build();
+            int led = (int) all.stream().flatMap(t -> t.partitions().stream())
+                    .filter(p -> p.status().leaderNodeId() == config.nodeId()).count();
+            return ClusterStatusResponse.newBuilder().addAllBrokers(cluster.brokers()).setTopics(all.size())
+                    .setPartitions(partitions).setLeaderPartitions(led).build();
         });
     }
 

@@ -1,8 +1,6 @@
 package io.tidemark.core.server;
 
 import com.codahale.metrics.MetricRegistry;
-import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
@@ -16,7 +14,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.time.InstantSource;
 import java.util.Optional;
@@ -32,20 +29,19 @@ import java.util.concurrent.TimeUnit;
  */
 public final class BrokerServer implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerServer.class);
-    private static final long SHUTDOWN_GRACE_MS = 5_000;
 
     private final BrokerConfig config;
     private final TopicRegistry topics;
-    private final Server server;
+    private final GrpcEndpoint grpc;
     private final MetricsEndpoint metricsEndpoint;
     private final MetricRegistry metricRegistry;
     private final ScheduledExecutorService maintenance;
 
-    private BrokerServer(BrokerConfig config, TopicRegistry topics, Server server, MetricsEndpoint metricsEndpoint,
+    private BrokerServer(BrokerConfig config, TopicRegistry topics, GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint,
                          MetricRegistry metricRegistry, ScheduledExecutorService maintenance) {
         this.config = config;
         this.topics = topics;
-        this.server = server;
+        this.grpc = grpc;
         this.metricsEndpoint = metricsEndpoint;
         this.metricRegistry = metricRegistry;
         this.maintenance = maintenance;
@@ -66,15 +62,9 @@ public final class BrokerServer implements Closeable {
                 topic.partitions().forEach(metrics::addPartition);
             }
             ServerAddress self = new ServerAddress(config.nodeId(), config.listen().host());
-            Server server = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
-                            config.listen().port()))
-                    .maxInboundMessageSize(config.maxRequestBytes())
-                    .addService(new BrokerServiceAdapter(topics, config, self, metrics))
-                    .addService(new AdminServiceAdapter(topics, config, self, metrics))
-                    .addService(new GroupServiceAdapter(topics, store, config, metrics))
-                    .build();
-            self.bind(server);
-            server.start();
+            GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, self, metrics);
+            self.bind(grpc.server());
+            grpc.start();
             MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
             ScheduledExecutorService maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread thread = new Thread(r, "tidemark-maintenance");
@@ -87,9 +77,9 @@ public final class BrokerServer implements Closeable {
             maintenance.scheduleWithFixedDelay(() -> topics.forEachPartition("Flush", p -> p.flushIfDue(clock.millis())),
                     config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
             LOG.info("Tidemark broker node {} serving on {}:{}{}", config.nodeId(), config.listen().host(),
-                    server.getPort(), endpoint.httpPort().map(p -> ", metrics on http://" + config.metricsListen()
+                    grpc.port(), endpoint.httpPort().map(p -> ", metrics on http://" + config.metricsListen()
                             .get().host() + ":" + p + "/metrics").orElse(""));
-            return new BrokerServer(config, topics, server, endpoint, registry, maintenance);
+            return new BrokerServer(config, topics, grpc, endpoint, registry, maintenance);
         } catch (IOException | RuntimeException e) {
             topics.close();
             throw e;
@@ -98,7 +88,7 @@ public final class BrokerServer implements Closeable {
 
     /** The port clients connect to. */
     public int port() {
-        return server.getPort();
+        return grpc.port();
     }
 
     /** The port of the Prometheus metrics listener, when one is configured. */
@@ -116,7 +106,7 @@ public final class BrokerServer implements Closeable {
 
     /** Blocks until the server stops. */
     public void awaitTermination() throws InterruptedException {
-        server.awaitTermination();
+        grpc.awaitTermination();
     }
 
     /**
@@ -126,16 +116,7 @@ public final class BrokerServer implements Closeable {
     @Override
     public void close() throws IOException {
         LOG.info("Stopping broker node {}", config.nodeId());
-        server.shutdown();
-        try {
-            if (!server.awaitTermination(SHUTDOWN_GRACE_MS, TimeUnit.MILLISECONDS)) {
-                server.shutdownNow();
-                server.awaitTermination(SHUTDOWN_GRACE_MS, TimeUnit.MILLISECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            server.shutdownNow();
-        }
+        grpc.close();
         maintenance.shutdownNow();
         metricsEndpoint.close();
         topics.close();

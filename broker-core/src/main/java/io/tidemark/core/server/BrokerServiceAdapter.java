@@ -10,7 +10,7 @@ import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.topic.Topic;
-import io.tidemark.core.topic.TopicRegistry;
+import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.BrokerInfo;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.FetchRequest;
@@ -26,7 +26,6 @@ import io.tidemark.proto.v1.TopicInfo;
 
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.function.Supplier;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -36,17 +35,17 @@ import java.util.concurrent.TimeUnit;
  * waits for a disk or for data.
  */
 final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase {
-    private final TopicRegistry topics;
+    private final Topics topics;
     private final BrokerConfig config;
-    private final Supplier<BrokerInfo> self;
+    private final ClusterView cluster;
     private final BrokerMetrics metrics;
     private final Responses responses;
 
-    BrokerServiceAdapter(TopicRegistry topics, BrokerConfig config, Supplier<BrokerInfo> self,
+    BrokerServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster,
                          BrokerMetrics metrics) {
         this.topics = topics;
         this.config = config;
-        this.self = self;
+        this.cluster = cluster;
         this.metrics = metrics;
         this.responses = new Responses(metrics);
     }
@@ -170,7 +169,9 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             List<Topic> wanted = request.getTopicsCount() == 0
                     ? topics.topics().stream().filter(t -> !t.internal()).toList()
                     : request.getTopicsList().stream().map(topics::topic).toList();
-            MetadataResponse.Builder response = MetadataResponse.newBuilder().addBrokers(self.get());
+            MetadataResponse.Builder response = MetadataResponse.newBuilder();
+            cluster.brokers().forEach(b -> response.addBrokers(BrokerInfo.newBuilder().setNodeId(b.getNodeId())
+                    .setAddress(b.getAddress())));
             for (Topic topic : wanted) {
                 TopicInfo.Builder info = TopicInfo.newBuilder().setName(topic.name());
                 for (Partition partition : topic.partitions()) {

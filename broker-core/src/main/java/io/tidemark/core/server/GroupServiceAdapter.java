@@ -6,7 +6,7 @@ import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.group.GroupOffsetStore.Committed;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.TopicPartition;
-import io.tidemark.core.topic.TopicRegistry;
+import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.CommitOffsetsRequest;
 import io.tidemark.proto.v1.CommitOffsetsResponse;
@@ -33,12 +33,12 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
     static final int MAX_GROUP_NAME_BYTES = 255;
     static final int MAX_METADATA_BYTES = 4096;
 
-    private final TopicRegistry topics;
+    private final Topics topics;
     private final GroupOffsetStore store;
     private final BrokerConfig config;
     private final Responses responses;
 
-    GroupServiceAdapter(TopicRegistry topics, GroupOffsetStore store, BrokerConfig config, BrokerMetrics metrics) {
+    GroupServiceAdapter(Topics topics, GroupOffsetStore store, BrokerConfig config, BrokerMetrics metrics) {
         this.topics = topics;
         this.store = store;
         this.config = config;

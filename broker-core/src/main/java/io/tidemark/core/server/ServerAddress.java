@@ -1,16 +1,16 @@
 package io.tidemark.core.server;
 
 import io.grpc.Server;
-import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.BrokerStatus;
 
-import java.util.function.Supplier;
+import java.util.List;
 
 /**
  * This broker as clients reach it: node id and {@code host:port}. The port is read from the started server,
  * since the listen port may be 0 (a free port the OS picks). gRPC's {@link Server#getPort()} waits while the
  * server is starting, so a request that arrives during start sees the final port.
  */
-final class ServerAddress implements Supplier<BrokerInfo> {
+final class ServerAddress implements ClusterView {
     private final int nodeId;
     private final String host;
     private volatile Server server;
@@ -24,8 +24,10 @@ final class ServerAddress implements Supplier<BrokerInfo> {
         this.server = built;
     }
 
+    /** A single node: this broker, up. */
     @Override
-    public BrokerInfo get() {
-        return BrokerInfo.newBuilder().setNodeId(nodeId).setAddress(host + ":" + server.getPort()).build();
+    public List<BrokerStatus> brokers() {
+        return List.of(BrokerStatus.newBuilder().setNodeId(nodeId).setAddress(host + ":" + server.getPort())
+                .setUp(true).build());
     }
 }

@@ -32,7 +32,7 @@ import java.util.stream.Stream;
  *
  * <p>Thread-safe: topic changes are serialized; lookups read a concurrent map.
  */
-public final class TopicRegistry implements Closeable {
+public final class TopicRegistry implements Topics, Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
     private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final String TOPICS_DIR = "topics";
@@ -108,6 +108,7 @@ public final class TopicRegistry implements Closeable {
      * @throws TidemarkException TOPIC_EXISTS, INVALID_REQUEST (name, partition count),
      *                           INVALID_REPLICATION_FACTOR, INVALID_CONFIG
      */
+    @Override
     public synchronized Topic create(String name, int partitions, int replicationFactor, Map<String, String> overrides)
             throws IOException {
         checkName(name);
@@ -151,7 +152,7 @@ public final class TopicRegistry implements Closeable {
         return topic;
     }
 
-    /** Sets and removes config overrides; the partitions take the new configuration at once. */
+    @Override
     public synchronized Topic alterConfig(String name, Map<String, String> set, Collection<String> remove)
             throws IOException {
         Topic topic = topic(name);
@@ -169,6 +170,7 @@ public final class TopicRegistry implements Closeable {
     }
 
     /** Deletes a topic and its data. */
+    @Override
     public synchronized void delete(String name) throws IOException {
         Topic topic = topic(name);
         if (topic.internal()) {
@@ -186,7 +188,7 @@ public final class TopicRegistry implements Closeable {
         LOG.info("Deleted topic {}", name);
     }
 
-    /** @throws TidemarkException UNKNOWN_TOPIC */
+    @Override
     public Topic topic(String name) {
         Topic topic = topics.get(name);
         if (topic == null) {
@@ -195,7 +197,7 @@ public final class TopicRegistry implements Closeable {
         return topic;
     }
 
-    /** @throws TidemarkException UNKNOWN_TOPIC or UNKNOWN_PARTITION */
+    @Override
     public Partition partition(String topicName, int partition) {
         Topic topic = topic(topicName);
         if (partition < 0 || partition >= topic.partitions().size()) {
@@ -205,7 +207,7 @@ public final class TopicRegistry implements Closeable {
         return topic.partitions().get(partition);
     }
 
-    /** Every topic, sorted by name. */
+    @Override
     public List<Topic> topics() {
         return topics.values().stream().sorted(Comparator.comparing(Topic::name)).toList();
     }
