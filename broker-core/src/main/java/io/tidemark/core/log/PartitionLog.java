@@ -289,6 +289,43 @@ public final class PartitionLog implements Closeable {
     }
 
     /**
+     * Removes every record at or after {@code offset}, which must be where a batch starts (or the log end): a
+     * replica replaying its Raft log from a snapshot first cuts what the replay will append again.
+     *
+     * @throws IllegalArgumentException when {@code offset} is below the log start or inside a batch
+     */
+    public void truncateTo(long offset) {
+        lock.lock();
+        try {
+            checkOpen();
+            if (offset >= logEndOffset) {
+                return;
+            }
+            LogSegment[] current = segments;
+            if (offset < current[0].baseOffset()) {
+                throw new IllegalArgumentException("cannot truncate " + dir + " to offset " + offset
+                        + ", below its log start offset " + current[0].baseOffset());
+            }
+            int keep = floorSegment(current, offset);
+            for (int i = current.length - 1; i > keep; i--) {
+                current[i].delete();
+            }
+            LogSegment last = current[keep];
+            current[keep].truncateBefore(offset, keep == 0 ? LogSegment.NO_TIME
+                    : lastReceiveTime(Arrays.copyOf(current, keep)), validator);
+            segments = Arrays.copyOf(current, keep + 1);
+            logEndOffset = last.nextOffset();
+            lastReceiveTimeMs = lastReceiveTime(segments);
+            RecoveryPointFile.write(dir, Math.min(logEndOffset, RecoveryPointFile.read(dir).orElse(0)));
+            LOG.info("Truncated {} to offset {}", dir, offset);
+        } catch (IOException e) {
+            throw new UncheckedIOException("truncating " + dir, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Applies {@code retention.ms} and {@code retention.bytes}: deletes segments, oldest first, whose largest
      * ReceiveTime is older than {@code nowMs - retention.ms}, then while the log without the oldest segment
      * still holds at least {@code retention.bytes}. Never the active segment. The log start offset moves up to

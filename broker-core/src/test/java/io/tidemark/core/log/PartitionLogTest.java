@@ -161,6 +161,29 @@ class PartitionLogTest {
     }
 
     @Test
+    void truncateToABatchBoundaryAcrossSegments() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "200"), BASE_MS)) {
+            for (int i = 0; i < 6; i++) {
+                log.append(batch(2 * i, BASE_MS + i, BASE_MS + i), BASE_MS + i);
+            }
+            assertEquals(List.of(0L, 4L, 8L), log.segments().stream().map(SegmentInfo::baseOffset).toList());
+            assertThrows(IllegalArgumentException.class, () -> log.truncateTo(5), "inside a batch");
+            log.truncateTo(6);
+            assertEquals(6, log.logEndOffset());
+            assertEquals(List.of(0L, 4L), log.segments().stream().map(SegmentInfo::baseOffset).toList());
+            assertEquals(OptionalLong.of(BASE_MS + 2), log.lastReceiveTimeMs());
+            assertEquals(new AppendResult(6, 6, BASE_MS + 2), log.append(batch(6, BASE_MS), BASE_MS + 2));
+            log.truncateTo(0);
+            assertEquals(0, log.logEndOffset());
+            assertTrue(log.lastReceiveTimeMs().isEmpty());
+            log.append(batch(0, BASE_MS), BASE_MS);
+        }
+        try (PartitionLog reopened = PartitionLog.open(dir, config(), BASE_MS)) {
+            assertEquals(List.of("v0"), readAll(reopened).stream().map(r -> text(r.value())).toList());
+        }
+    }
+
+    @Test
     void aGapBetweenSegmentsIsRefused() throws Exception {
         try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "100"), BASE_MS)) {
             for (int i = 0; i < 3; i++) {

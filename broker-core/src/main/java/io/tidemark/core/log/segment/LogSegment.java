@@ -312,6 +312,23 @@ public final class LogSegment implements Closeable {
         sendTimeIndex.trimToEntries();
     }
 
+    /**
+     * Cuts the segment just before the batch that starts at {@code batchBaseOffset} and rebuilds its indexes, so it
+     * can take appends again: for a replica that throws away what its Raft log will give it again.
+     *
+     * @throws IllegalArgumentException when no batch starts at that offset
+     */
+    public void truncateBefore(long batchBaseOffset, long previousMaxReceiveTimeMs,
+                               io.tidemark.proto.record.RecordBatchValidator validator) throws IOException {
+        ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
+        int position = findBatch(batchBaseOffset, header, sizeBytes);
+        if (position < 0 || RecordBatchFormat.baseOffset(header, 0) != batchBaseOffset) {
+            throw new IllegalArgumentException("no batch of " + logFile() + " starts at offset " + batchBaseOffset);
+        }
+        truncateLogTo(position);
+        SegmentRecovery.recover(this, previousMaxReceiveTimeMs, validator);
+    }
+
     void truncateLogTo(int position) throws IOException {
         channel.truncate(position);
         channel.force(true);
