@@ -21,14 +21,14 @@ import java.util.concurrent.ExecutionException;
 
 /**
  * Committed consumer-group offsets, durable in the broker's own log: every commit is appended to the internal
- * topic {@code __group_offsets} ({@link OffsetCommitFormat}) before it is acknowledged, and the topic is
- * replayed when the broker starts. The topic is fsynced on every commit (flush.messages=1): commits are few and
+ * topic {@code __group_offsets} ({@link OffsetCommitFormat}) before it is acknowledged, and the store reads the
+ * topic back (all of it after a restart, then what is new) before it answers. The topic is fsynced on every commit (flush.messages=1): commits are few and
  * a consumer must not re-read after a power loss more than it committed.
  *
  * <p>The topic grows with every commit and is never compacted yet; its retention is unlimited so no group
  * loses its offsets. Compaction (keeping the latest record per key) is the known next step.
  *
- * <p>Thread-safe: commits are serialized, so the order of the map's updates is the order of the log.
+ * <p>Thread-safe: commits and catching up are serialized; the map is updated in the order of the log.
  */
 public final class GroupOffsetStore {
     public static final String TOPIC = "__group_offsets";
@@ -46,31 +46,39 @@ public final class GroupOffsetStore {
     private final InstantSource clock;
     private final Map<String, Map<TopicPartition, Committed>> groups = new ConcurrentHashMap<>();
 
+    private long nextOffset;
+
     private GroupOffsetStore(Partition partition, InstantSource clock) {
         this.partition = partition;
         this.clock = clock;
     }
 
-    /** Replays the internal topic's partition into memory. */
-    public static GroupOffsetStore load(Partition partition, InstantSource clock) {
-        GroupOffsetStore store = new GroupOffsetStore(partition, clock);
+    /**
+     * A store over the internal topic's partition. It reads the partition lazily: each call first applies the
+     * records it has not seen, so on a cluster every replica's store follows the commits made through any broker.
+     */
+    public static GroupOffsetStore over(Partition partition, InstantSource clock) {
+        return new GroupOffsetStore(partition, clock);
+    }
+
+    /** Applies the records of the partition it has not read yet. */
+    private synchronized void catchUp() {
         RecordBatchReader reader = new RecordBatchReader();
-        long offset = partition.logStartOffset();
-        long records = 0;
-        while (offset < partition.highWatermark()) {
-            LogReadResult read = partition.read(offset, REPLAY_FETCH_BYTES);
-            List<Record> batch = reader.records(read.batches());
+        long start = nextOffset;
+        nextOffset = Math.max(nextOffset, partition.logStartOffset());
+        while (nextOffset < partition.highWatermark()) {
+            List<Record> batch = reader.records(partition.read(nextOffset, REPLAY_FETCH_BYTES).batches());
             for (Record record : batch) {
-                if (record.offset() >= offset) {
-                    store.apply(record);
-                    records++;
+                if (record.offset() >= nextOffset) {
+                    apply(record);
                 }
             }
-            offset = batch.get(batch.size() - 1).offset() + 1;
+            nextOffset = batch.get(batch.size() - 1).offset() + 1;
         }
-        LOG.info("Loaded committed offsets of {} groups from {} records of {}", store.groups.size(), records,
-                partition.id());
-        return store;
+        if (start == 0 && nextOffset > 0) {
+            LOG.info("Loaded committed offsets of {} groups from {} records of {}", groups.size(), nextOffset,
+                    partition.id());
+        }
     }
 
     private void apply(Record record) {
@@ -94,16 +102,17 @@ public final class GroupOffsetStore {
                     new OffsetCommitFormat.Value(entry.getValue().offset(), now, entry.getValue().metadata())));
         }
         partition.append(builder.build()).get();
-        Map<TopicPartition, Committed> committed = groups.computeIfAbsent(group, g -> new ConcurrentHashMap<>());
-        offsets.forEach((tp, c) -> committed.put(tp, new Committed(c.offset(), c.metadata(), now)));
+        catchUp();
     }
 
     public Optional<Committed> committed(String group, TopicPartition partition) {
+        catchUp();
         return Optional.ofNullable(groups.getOrDefault(group, Map.of()).get(partition));
     }
 
     /** Every partition the group committed, ordered by topic and partition. */
     public Map<TopicPartition, Committed> committed(String group) {
+        catchUp();
         Map<TopicPartition, Committed> sorted = new TreeMap<>((a, b) -> a.topic().equals(b.topic())
                 ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
         sorted.putAll(groups.getOrDefault(group, Map.of()));
@@ -111,6 +120,7 @@ public final class GroupOffsetStore {
     }
 
     public SortedSet<String> groups() {
+        catchUp();
         return new TreeSet<>(groups.keySet());
     }
 }

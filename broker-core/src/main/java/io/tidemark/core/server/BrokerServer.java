@@ -57,7 +57,7 @@ public final class BrokerServer implements Closeable {
             MetricRegistry registry = new MetricRegistry();
             BrokerMetrics metrics = new BrokerMetrics(registry);
             Topic offsetsTopic = topics.ensureInternal(GroupOffsetStore.TOPIC, 1, GroupOffsetStore.TOPIC_CONFIG);
-            GroupOffsetStore store = GroupOffsetStore.load(offsetsTopic.partitions().get(0), clock);
+            GroupOffsetStore store = GroupOffsetStore.over(offsetsTopic.partitions().get(0), clock);
             for (Topic topic : topics.topics()) {
                 topic.partitions().forEach(metrics::addPartition);
             }

@@ -84,16 +84,19 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
         Timer.Context timer = metrics.fetchLatency().time();
         Partition partition;
+        CompletableFuture<Void> appended;
+        boolean waitForData;
         try {
             checkFetchLimits(request);
             partition = topics.partition(request.getTopic(), request.getPartition());
+            appended = partition.nextAppend();
+            waitForData = request.getMaxWaitMs() > 0 && request.getOffset() == partition.highWatermark();
         } catch (RuntimeException e) {
             timer.stop();
             responses.fail(observer, e);
             return;
         }
-        CompletableFuture<Void> appended = partition.nextAppend();
-        if (request.getMaxWaitMs() == 0 || request.getOffset() != partition.highWatermark()) {
+        if (!waitForData) {
             answerFetch(request, partition, observer, timer);
             return;
         }

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -34,7 +33,6 @@ import java.util.stream.Stream;
  */
 public final class TopicRegistry implements Topics, Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(TopicRegistry.class);
-    private static final Pattern LEGAL_NAME = Pattern.compile("[a-zA-Z0-9._-]{1,249}");
     private static final String TOPICS_DIR = "topics";
     private static final String DELETED_DIR = "deleted-topics";
 
@@ -111,7 +109,7 @@ public final class TopicRegistry implements Topics, Closeable {
     @Override
     public synchronized Topic create(String name, int partitions, int replicationFactor, Map<String, String> overrides)
             throws IOException {
-        checkName(name);
+        TopicNames.checkUserTopic(name);
         return createTopic(name, partitions, replicationFactor, overrides);
     }
 
@@ -225,17 +223,6 @@ public final class TopicRegistry implements Topics, Closeable {
                     LOG.error("{} of {} failed", duty, partition.id(), e);
                 }
             }
-        }
-    }
-
-    private static void checkName(String name) {
-        if (name == null || !LEGAL_NAME.matcher(name).matches() || name.equals(".") || name.equals("..")) {
-            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "topic name '" + name + "' is not allowed: use 1 "
-                    + "to 249 characters from a-z A-Z 0-9 . _ -, other than '.' and '..'");
-        }
-        if (name.startsWith(Topic.INTERNAL_PREFIX)) {
-            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "topic name '" + name + "' is not allowed: names "
-                    + "starting with '" + Topic.INTERNAL_PREFIX + "' are reserved for internal topics");
         }
     }
 
