@@ -1,0 +1,138 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RecordMetadata;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkConsumer;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.config.HostPort;
+import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.cluster.ClusterNode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Three cluster nodes in this JVM on 127.0.0.1, every partition a Raft group of three replicas. */
+class ReplicatedClusterIT {
+    @TempDir
+    Path dir;
+    private ClusterMembers members;
+    private final Map<Integer, ClusterNode> nodes = new HashMap<>();
+
+    @BeforeEach
+    void startCluster() throws IOException {
+        StringBuilder spec = new StringBuilder();
+        for (int id = 1; id <= 3; id++) {
+            spec.append(id == 1 ? "" : ",").append(id).append("=127.0.0.1:").append(freePort()).append(':')
+                    .append(freePort());
+        }
+        members = ClusterMembers.parse(spec.toString());
+        for (int id = 1; id <= 3; id++) {
+            start(id);
+        }
+    }
+
+    private void start(int id) throws IOException {
+        ClusterMembers.Member member = members.member(id);
+        BrokerConfig config = BrokerConfig.of(id, dir.resolve("node-" + id), new HostPort("127.0.0.1",
+                member.clientPort()), Optional.empty(), Map.of(), "test");
+        nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    @AfterEach
+    void stopCluster() throws IOException {
+        for (ClusterNode node : nodes.values()) {
+            node.close();
+        }
+    }
+
+    private String bootstrap() {
+        return members.all().stream().map(ClusterMembers.Member::clientAddress).collect(Collectors.joining(","));
+    }
+
+    @Test
+    void produceAndConsumeThroughAnyBrokerAndSurviveALeaderCrash() throws Exception {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            TopicDescription created = admin.createTopic("orders", 3, 3, Map.of());
+            assertEquals(3, created.getReplicationFactor());
+            await().atMost(Duration.ofSeconds(60)).until(() -> admin.describeTopics(List.of("orders")).get(0)
+                    .getPartitionsList().stream().allMatch(p -> p.getLeaderNodeId() > 0));
+        }
+        List<RecordMetadata> acknowledged = new ArrayList<>();
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
+            acknowledged.addAll(send(producer, 0, 300));
+            int leader = leaderOf(0);
+            nodes.remove(leader).close();
+            acknowledged.addAll(send(producer, 300, 300));
+            start(leader);
+            acknowledged.addAll(send(producer, 600, 300));
+        }
+        assertEquals(900, acknowledged.size());
+        List<ConsumerRecord> records = new ArrayList<>();
+        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap())
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+            consumer.assign(List.of(new TopicPartition("orders", 0)));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                records.addAll(consumer.poll(Duration.ofMillis(200)));
+                return records.size() >= 900;
+            });
+        }
+        assertEquals(900, records.size(), "every acknowledged record, exactly once");
+        for (int i = 0; i < records.size(); i++) {
+            ConsumerRecord r = records.get(i);
+            assertEquals(i, r.offset(), "offsets are contiguous");
+            assertEquals("record " + i, new String(r.value(), StandardCharsets.UTF_8));
+            if (i > 0) {
+                assertTrue(r.receiveTimeMs() >= records.get(i - 1).receiveTimeMs(), "ReceiveTime never decreases");
+            }
+        }
+    }
+
+    private int leaderOf(int partition) {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            return admin.describeTopics(List.of("orders")).get(0).getPartitions(partition).getLeaderNodeId();
+        }
+    }
+
+    private static List<RecordMetadata> send(TidemarkProducer producer, int from, int count) {
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (int i = from; i < from + count; i++) {
+            futures.add(producer.send(new ProducerRecord("orders", 0, null,
+                    ("record " + i).getBytes(StandardCharsets.UTF_8))));
+        }
+        producer.flush();
+        return futures.stream().map(CompletableFuture::join).toList();
+    }
+}

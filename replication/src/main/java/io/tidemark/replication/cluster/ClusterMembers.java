@@ -1,0 +1,92 @@
+package io.tidemark.replication.cluster;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The brokers of a cluster, fixed by configuration: for each node id, the host, the port clients use and the port
+ * Raft uses. Written {@code ID=HOST:CLIENT_PORT:RAFT_PORT} and comma-separated, e.g.
+ * {@code 1=127.0.0.1:9400:9500,2=127.0.0.1:9410:9510,3=127.0.0.1:9420:9520}.
+ */
+public record ClusterMembers(Map<Integer, Member> members) {
+    /** One broker. */
+    public record Member(int nodeId, String host, int clientPort, int raftPort) {
+        public String clientAddress() {
+            return host + ":" + clientPort;
+        }
+
+        /** The Raft peer: Ratis servers and Ratis clients both use the Raft port (never the broker's client port). */
+        public RaftPeer peer() {
+            return RaftPeer.newBuilder().setId(peerId(nodeId)).setAddress(host + ":" + raftPort).build();
+        }
+    }
+
+    public ClusterMembers {
+        members = Map.copyOf(new TreeMap<>(members));
+    }
+
+    public static ClusterMembers parse(String text) {
+        Map<Integer, Member> members = new TreeMap<>();
+        for (String part : text.split(",")) {
+            String[] idAndAddress = part.trim().split("=");
+            String[] address = idAndAddress.length == 2 ? idAndAddress[1].split(":") : new String[0];
+            try {
+                if (address.length != 3) {
+                    throw new NumberFormatException();
+                }
+                int id = Integer.parseInt(idAndAddress[0]);
+                members.put(id, new Member(id, address[0], Integer.parseInt(address[1]), Integer.parseInt(address[2])));
+            } catch (NumberFormatException e) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIG, "invalid cluster member '" + part + "'; allowed: "
+                        + "ID=HOST:CLIENT_PORT:RAFT_PORT, comma-separated, e.g. 1=127.0.0.1:9400:9500");
+            }
+        }
+        return new ClusterMembers(members);
+    }
+
+    public static RaftPeerId peerId(int nodeId) {
+        return RaftPeerId.valueOf("n" + nodeId);
+    }
+
+    public static int nodeId(RaftPeerId peerId) {
+        return Integer.parseInt(peerId.toString().substring(1));
+    }
+
+    public Member member(int nodeId) {
+        Member member = members.get(nodeId);
+        if (member == null) {
+            throw new IllegalStateException("node " + nodeId + " is not a member of " + members.keySet());
+        }
+        return member;
+    }
+
+    public Optional<Member> find(int nodeId) {
+        return Optional.ofNullable(members.get(nodeId));
+    }
+
+    public Collection<Member> all() {
+        return members.values();
+    }
+
+    public List<Integer> nodeIds() {
+        return new ArrayList<>(members.keySet());
+    }
+
+    /** The peers of the given nodes; the first gets the highest priority, so it is the preferred leader. */
+    public List<RaftPeer> peers(List<Integer> nodeIds) {
+        List<RaftPeer> peers = new ArrayList<>();
+        for (int i = 0; i < nodeIds.size(); i++) {
+            peers.add(RaftPeer.newBuilder(member(nodeIds.get(i)).peer()).setPriority(i == 0 ? 1 : 0).build());
+        }
+        return peers;
+    }
+}

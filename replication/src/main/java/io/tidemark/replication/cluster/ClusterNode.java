@@ -1,0 +1,195 @@
+package io.tidemark.replication.cluster;
+
+import com.codahale.metrics.MetricRegistry;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.group.GroupOffsetStore;
+import io.tidemark.core.metrics.BrokerMetrics;
+import io.tidemark.core.metrics.MetricsEndpoint;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.server.ClusterView;
+import io.tidemark.core.server.GrpcEndpoint;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.BrokerStatus;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.statemachine.MetadataStateMachine;
+import io.tidemark.replication.statemachine.PartitionIdentityStore;
+import io.tidemark.replication.statemachine.PartitionStateMachine;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A broker of a cluster: one Ratis {@link RaftServer} hosting the metadata group (all members are voters) and a
+ * group per partition replica it holds, behind the same gRPC services as a single node. Group offsets live in the
+ * replicated internal topic {@code __group_offsets}, created by whichever broker gets there first.
+ */
+public final class ClusterNode implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+
+    private final BrokerConfig config;
+    private final RaftServer server;
+    private final RaftClient admin;
+    private final MetadataGroup metadata;
+    private final PartitionReplicas replicas;
+    private final ReplicatedTopics topics;
+    private final GrpcEndpoint grpc;
+    private final MetricsEndpoint metricsEndpoint;
+    private final ScheduledExecutorService maintenance;
+
+    private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
+                        PartitionReplicas replicas, ReplicatedTopics topics, GrpcEndpoint grpc,
+                        MetricsEndpoint metricsEndpoint, ScheduledExecutorService maintenance) {
+        this.config = config;
+        this.server = server;
+        this.admin = admin;
+        this.metadata = metadata;
+        this.replicas = replicas;
+        this.topics = topics;
+        this.grpc = grpc;
+        this.metricsEndpoint = metricsEndpoint;
+        this.maintenance = maintenance;
+    }
+
+    public static ClusterNode start(BrokerConfig config, ClusterMembers members, InstantSource clock)
+            throws IOException {
+        ClusterMembers.Member self = members.member(config.nodeId());
+        Files.createDirectories(config.dataDir());
+        PartitionIdentityStore identities = new PartitionIdentityStore(config.topicDefaults());
+        AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
+        MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
+        RaftServer server = RaftServer.newBuilder().setServerId(ClusterMembers.peerId(config.nodeId()))
+                .setProperties(RaftSettings.server(config.dataDir().resolve("raft"), self.raftPort()))
+                .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
+                        : new PartitionStateMachine(identities, clock))
+                .setOption(RaftStorage.StartupOption.RECOVER)
+                .build();
+        RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
+        RaftClient admin = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(metadataGroup)
+                .build();
+        MetadataGroup metadata = new MetadataGroup(RaftClient.newBuilder().setProperties(RaftSettings.client())
+                .setRaftGroup(metadataGroup).build(), metadataMachine);
+        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities);
+        ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata);
+        topicsRef.set(topics);
+        server.start();
+        joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
+
+        MetricRegistry registry = new MetricRegistry();
+        BrokerMetrics metrics = new BrokerMetrics(registry);
+        AtomicReference<Partition> offsets = new AtomicReference<>();
+        GroupOffsetStore store = GroupOffsetStore.over(() -> {
+            Partition partition = offsets.get();
+            if (partition == null) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "group offsets are not ready yet: the internal "
+                        + "topic " + GroupOffsetStore.TOPIC + " is being created (it needs a majority of brokers up)");
+            }
+            return partition;
+        }, clock);
+        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, clusterView(members), metrics).start();
+        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
+        ScheduledExecutorService maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "tidemark-maintenance");
+            thread.setDaemon(true);
+            return thread;
+        });
+        maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
+        maintenance.scheduleWithFixedDelay(() -> topics.topics().forEach(t -> t.partitions()
+                .forEach(p -> p.applyRetention(clock.millis()))), config.retentionCheckIntervalMs(),
+                config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
+                self.clientAddress());
+        return new ClusterNode(config, server, admin, metadata, replicas, topics, grpc, endpoint, maintenance);
+    }
+
+    /** Creates the internal offsets topic, or finds it, retrying every second until the metadata group answers. */
+    private static void createOffsetsTopic(ReplicatedTopics topics, AtomicReference<Partition> offsets,
+                                           ScheduledExecutorService retries) {
+        try {
+            Topic topic = topics.ensureInternal(GroupOffsetStore.TOPIC, 1, GroupOffsetStore.TOPIC_CONFIG);
+            offsets.set(topic.partitions().get(0));
+        } catch (TidemarkException e) {
+            LOG.info("Group offsets topic not ready ({}); retrying", e.getMessage());
+            retries.schedule(() -> createOffsetsTopic(topics, offsets, retries), 1, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void joinMetadataGroup(RaftServer server, RaftClient admin, RaftGroup group, int nodeId)
+            throws IOException {
+        for (var id : server.getGroupIds()) {
+            if (id.equals(RaftGroups.METADATA)) {
+                return;
+            }
+        }
+        try {
+            admin.getGroupManagementApi(ClusterMembers.peerId(nodeId)).add(group);
+        } catch (AlreadyExistsException e) {
+            LOG.debug("metadata group already here");
+        }
+    }
+
+    private static ClusterView clusterView(ClusterMembers members) {
+        List<BrokerStatus> brokers = members.all().stream().map(m -> BrokerStatus.newBuilder().setNodeId(m.nodeId())
+                .setAddress(m.clientAddress()).setUp(true).build()).toList();
+        return () -> brokers;
+    }
+
+    public int port() {
+        return grpc.port();
+    }
+
+    public ReplicatedTopics topics() {
+        return topics;
+    }
+
+    public void awaitTermination() throws InterruptedException {
+        grpc.awaitTermination();
+    }
+
+    @Override
+    public void close() throws IOException {
+        LOG.info("Stopping broker node {}", config.nodeId());
+        grpc.close();
+        maintenance.shutdownNow();
+        metricsEndpoint.close();
+        replicas.close();
+        metadata.close();
+        admin.close();
+        server.close();
+        LOG.info("Broker node {} stopped", config.nodeId());
+    }
+
+    /** Passes metadata changes to the topics once they exist: Ratis may replay the log before they do. */
+    private record DeferredListener(AtomicReference<ReplicatedTopics> topics) implements MetadataStateMachine.Listener {
+        @Override
+        public void topicCreated(io.tidemark.proto.v1.TopicAssignment topic) {
+            topics.get().topicCreated(topic);
+        }
+
+        @Override
+        public void topicAltered(io.tidemark.proto.v1.TopicAssignment topic) {
+            topics.get().topicAltered(topic);
+        }
+
+        @Override
+        public void topicDeleted(io.tidemark.proto.v1.TopicAssignment topic) {
+            topics.get().topicDeleted(topic);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package io.tidemark.replication.cluster;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.MetadataCommand;
+import io.tidemark.proto.v1.MetadataReply;
+import io.tidemark.proto.v1.TopicAssignment;
+import io.tidemark.replication.statemachine.MetadataStateMachine;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * This broker's way into the metadata group: submits commands through a Raft client (which finds the group's
+ * leader) and reads the locally applied state.
+ */
+public final class MetadataGroup implements Closeable {
+    private final RaftClient client;
+    private final MetadataStateMachine stateMachine;
+
+    public MetadataGroup(RaftClient client, MetadataStateMachine stateMachine) {
+        this.client = client;
+        this.stateMachine = stateMachine;
+    }
+
+    /**
+     * Commits a command.
+     *
+     * @throws TidemarkException the error the state machine answered, or NOT_AVAILABLE when the group has no quorum
+     */
+    public void submit(MetadataCommand command) {
+        RaftClientReply reply;
+        try {
+            reply = client.io().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(command.toByteArray())));
+        } catch (IOException e) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the cluster's metadata group did not commit the "
+                    + "change (is a majority of the brokers up?): " + e.getMessage());
+        }
+        if (!reply.isSuccess()) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the cluster's metadata group refused the change: "
+                    + reply.getException());
+        }
+        try {
+            MetadataReply answer = MetadataReply.parseFrom(reply.getMessage().getContent().toByteArray());
+            if (answer.hasError()) {
+                throw new TidemarkException(answer.getError().getCode(), answer.getError().getMessage());
+            }
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("unreadable metadata reply", e);
+        }
+    }
+
+    /** A topic's assignment as applied on this broker. */
+    public TopicAssignment assignment(String name) {
+        return stateMachine.topics().stream().filter(t -> t.getName().equals(name)).findFirst()
+                .orElseThrow(() -> new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist"));
+    }
+
+    /** Waits until a committed change is applied here too (the leader may apply it first). */
+    void await(BooleanSupplier applied, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!applied.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "timed out after " + timeout.toSeconds()
+                        + " s waiting for " + what);
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "interrupted waiting for " + what);
+            }
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        client.close();
+    }
+}

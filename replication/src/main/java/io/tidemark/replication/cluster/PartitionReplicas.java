@@ -1,0 +1,133 @@
+package io.tidemark.replication.cluster;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.replication.partition.RemotePartition;
+import io.tidemark.replication.partition.ReplicatedPartition;
+import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.statemachine.PartitionIdentityStore;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The partition replicas of this broker: starts a partition's Raft group on the local server when the metadata
+ * group assigns it here (in the background, since that runs on the metadata group's apply thread), stops it and
+ * deletes its directory when the topic is deleted, and keeps one Raft client per led partition for appends.
+ *
+ * <p>Adding a group that Ratis already reopened from disk at start is answered with {@code AlreadyExists}, which
+ * is success here: replaying the metadata log re-announces every topic.
+ *
+ * <p>Thread-safe.
+ */
+public final class PartitionReplicas implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionReplicas.class);
+
+    private final int nodeId;
+    private final ClusterMembers members;
+    private final RaftServer server;
+    private final RaftClient admin;
+    private final PartitionIdentityStore identities;
+    private final ExecutorService groupChanges = Executors.newSingleThreadExecutor(r -> {
+        Thread thread = new Thread(r, "tidemark-group-changes");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
+
+    public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RaftClient admin,
+                             PartitionIdentityStore identities) {
+        this.nodeId = nodeId;
+        this.members = members;
+        this.server = server;
+        this.admin = admin;
+        this.identities = identities;
+    }
+
+    TopicConfig effectiveConfig(Map<String, String> overrides) {
+        return identities.effective(overrides);
+    }
+
+    /** The partition as this broker serves it; starts its Raft group here when this broker holds a replica. */
+    Partition open(TopicPartition id, List<Integer> replicaNodeIds, Map<String, String> overrides) {
+        if (!replicaNodeIds.contains(nodeId)) {
+            return new RemotePartition(id, members, replicaNodeIds);
+        }
+        RaftGroupId groupId = RaftGroups.partition(id);
+        RaftGroup group = RaftGroup.valueOf(groupId, members.peers(replicaNodeIds));
+        identities.expect(groupId, new PartitionIdentityStore.Identity(id, overrides));
+        groupChanges.execute(() -> addGroup(group));
+        return new ReplicatedPartition(id, groupId, server, members, replicaNodeIds,
+                () -> clients.computeIfAbsent(groupId, g -> partitionClient(group)),
+                id.topic().startsWith(Topic.INTERNAL_PREFIX));
+    }
+
+    private void addGroup(RaftGroup group) {
+        try {
+            admin.getGroupManagementApi(ClusterMembers.peerId(nodeId)).add(group);
+            LOG.info("Started Raft group {} here", group);
+        } catch (AlreadyExistsException e) {
+            LOG.debug("Raft group {} already runs here", group.getGroupId());
+        } catch (IOException e) {
+            if (e.getCause() instanceof AlreadyExistsException || String.valueOf(e.getMessage()).contains("already exists")) {
+                return;
+            }
+            LOG.error("Starting Raft group {} failed", group, e);
+        }
+    }
+
+    private RaftClient partitionClient(RaftGroup group) {
+        return RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(group)
+                .setLeaderId(ClusterMembers.peerId(nodeId))
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
+                        TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    /** Stops the partition's Raft group here and deletes its directory, when this broker holds a replica. */
+    void remove(Partition partition) {
+        if (!(partition instanceof ReplicatedPartition)) {
+            return;
+        }
+        RaftGroupId groupId = RaftGroups.partition(partition.id());
+        RaftClient client = clients.remove(groupId);
+        groupChanges.execute(() -> {
+            try {
+                if (client != null) {
+                    client.close();
+                }
+                admin.getGroupManagementApi(ClusterMembers.peerId(nodeId)).remove(groupId, true, false);
+                LOG.info("Removed Raft group {} of {}", groupId, partition.id());
+            } catch (IOException e) {
+                LOG.error("Removing Raft group {} of {} failed", groupId, partition.id(), e);
+            }
+        });
+    }
+
+    @Override
+    public void close() throws IOException {
+        groupChanges.shutdownNow();
+        for (RaftClient client : clients.values()) {
+            client.close();
+        }
+        clients.clear();
+    }
+}

@@ -1,0 +1,192 @@
+package io.tidemark.replication.cluster;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.core.topic.TopicNames;
+import io.tidemark.core.topic.Topics;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.MetadataCommand;
+import io.tidemark.proto.v1.PartitionAssignment;
+import io.tidemark.proto.v1.TopicAssignment;
+import io.tidemark.replication.statemachine.MetadataStateMachine;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The topics of a cluster as this broker sees them: changes go through the metadata group ({@link MetadataGroup}),
+ * and the view is rebuilt from what the group applies ({@link MetadataStateMachine.Listener}). For each partition
+ * this broker replicates, the {@link PartitionReplicas} start the Raft group; the others are known only by their
+ * replicas.
+ *
+ * <p>Placement: partition {@code p} of a topic goes to {@code rf} brokers in a row of the sorted node ids,
+ * starting at {@code (p + hash(topic)) mod n}, the first being the preferred leader; so replicas and leaders
+ * spread evenly over the brokers.
+ *
+ * <p>Thread-safe.
+ */
+public final class ReplicatedTopics implements Topics, MetadataStateMachine.Listener {
+    private static final Duration APPLY_WAIT = Duration.ofSeconds(30);
+
+    private final ClusterMembers members;
+    private final int maxPartitionsPerTopic;
+    private final PartitionReplicas replicas;
+    private final MetadataGroup metadata;
+    private final Map<String, Topic> topics = new ConcurrentHashMap<>();
+
+    public ReplicatedTopics(ClusterMembers members, int maxPartitionsPerTopic, PartitionReplicas replicas,
+                            MetadataGroup metadata) {
+        this.members = members;
+        this.maxPartitionsPerTopic = maxPartitionsPerTopic;
+        this.replicas = replicas;
+        this.metadata = metadata;
+    }
+
+    @Override
+    public Topic create(String name, int partitions, int replicationFactor, Map<String, String> overrides) {
+        TopicNames.checkUserTopic(name);
+        return createTopic(name, partitions, replicationFactor, overrides);
+    }
+
+    /** Creates an internal topic unless it exists. */
+    public Topic ensureInternal(String name, int partitions, Map<String, String> overrides) {
+        Topic existing = topics.get(name);
+        if (existing != null) {
+            return existing;
+        }
+        try {
+            return createTopic(name, partitions, Math.min(3, members.all().size()), overrides);
+        } catch (TidemarkException e) {
+            if (e.code() == ErrorCode.TOPIC_EXISTS) {
+                return awaitTopic(name);
+            }
+            throw e;
+        }
+    }
+
+    private Topic createTopic(String name, int partitions, int replicationFactor, Map<String, String> overrides) {
+        int brokers = members.all().size();
+        if (partitions < 1 || partitions > maxPartitionsPerTopic) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "a topic needs 1 to " + maxPartitionsPerTopic
+                    + " partitions (max.partitions.per.topic), not " + partitions);
+        }
+        int factor = replicationFactor == 0 ? Math.min(3, brokers) : replicationFactor;
+        if (factor < 1 || factor > brokers) {
+            throw new TidemarkException(ErrorCode.INVALID_REPLICATION_FACTOR, "replication factor " + factor
+                    + " is not possible: this cluster has " + brokers + " broker(s), so a topic can have 1 to " + brokers
+                    + " replicas");
+        }
+        replicas.effectiveConfig(overrides);
+        TopicAssignment.Builder assignment = TopicAssignment.newBuilder().setName(name).setReplicationFactor(factor)
+                .putAllOverrides(overrides);
+        List<Integer> nodes = members.nodeIds();
+        int start = Math.floorMod(name.hashCode(), nodes.size());
+        for (int p = 0; p < partitions; p++) {
+            PartitionAssignment.Builder partition = PartitionAssignment.newBuilder().setPartition(p);
+            for (int i = 0; i < factor; i++) {
+                partition.addReplicaNodeIds(nodes.get((start + p + i) % nodes.size()));
+            }
+            assignment.addPartitions(partition);
+        }
+        metadata.submit(MetadataCommand.newBuilder().setCreateTopic(assignment).build());
+        return awaitTopic(name);
+    }
+
+    @Override
+    public void delete(String name) {
+        Topic topic = topic(name);
+        if (topic.internal()) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "internal topic '" + name + "' cannot be deleted");
+        }
+        metadata.submit(MetadataCommand.newBuilder().setDeleteTopic(name).build());
+        metadata.await(() -> !topics.containsKey(name), APPLY_WAIT, "the deletion of topic " + name);
+    }
+
+    @Override
+    public Topic alterConfig(String name, Map<String, String> set, Collection<String> remove) {
+        Topic topic = topic(name);
+        Map<String, String> overrides = new HashMap<>(topic.overrides());
+        remove.forEach(overrides::remove);
+        overrides.putAll(set);
+        replicas.effectiveConfig(overrides);
+        TopicAssignment current = metadata.assignment(name);
+        metadata.submit(MetadataCommand.newBuilder().setAlterTopic(current.toBuilder().clearOverrides()
+                .putAllOverrides(overrides)).build());
+        metadata.await(() -> topics.containsKey(name) && topics.get(name).overrides().equals(overrides), APPLY_WAIT,
+                "the new config of topic " + name);
+        return topic(name);
+    }
+
+    private Topic awaitTopic(String name) {
+        metadata.await(() -> topics.containsKey(name), APPLY_WAIT, "topic " + name + " to be applied here");
+        return topics.get(name);
+    }
+
+    @Override
+    public Topic topic(String name) {
+        Topic topic = topics.get(name);
+        if (topic == null) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist");
+        }
+        return topic;
+    }
+
+    @Override
+    public Partition partition(String topicName, int partition) {
+        Topic topic = topic(topicName);
+        if (partition < 0 || partition >= topic.partitions().size()) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "topic '" + topicName + "' has partitions 0 to "
+                    + (topic.partitions().size() - 1) + ", not " + partition);
+        }
+        return topic.partitions().get(partition);
+    }
+
+    @Override
+    public List<Topic> topics() {
+        return topics.values().stream().sorted(Comparator.comparing(Topic::name)).toList();
+    }
+
+    @Override
+    public void topicCreated(TopicAssignment assignment) {
+        TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
+        List<Partition> partitions = new ArrayList<>();
+        for (PartitionAssignment p : assignment.getPartitionsList()) {
+            partitions.add(replicas.open(new TopicPartition(assignment.getName(), p.getPartition()),
+                    p.getReplicaNodeIdsList(), assignment.getOverridesMap()));
+        }
+        topics.put(assignment.getName(), new Topic(assignment.getName(), assignment.getReplicationFactor(),
+                assignment.getOverridesMap(), config, partitions));
+    }
+
+    @Override
+    public void topicAltered(TopicAssignment assignment) {
+        Topic topic = topics.get(assignment.getName());
+        TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
+        topic.partitions().forEach(p -> p.updateConfig(config));
+        topics.put(assignment.getName(), new Topic(topic.name(), topic.replicationFactor(),
+                assignment.getOverridesMap(), config, topic.partitions()));
+    }
+
+    @Override
+    public void topicDeleted(TopicAssignment assignment) {
+        Topic topic = topics.remove(assignment.getName());
+        if (topic != null) {
+            topic.partitions().forEach(replicas::remove);
+        }
+    }
+
+    /** Nothing to close: the partitions belong to the Raft server. */
+    public void close() throws IOException {
+        topics.clear();
+    }
+}

@@ -1,0 +1,104 @@
+package io.tidemark.replication.partition;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.PartitionStatus;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.replication.cluster.ClusterMembers;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A partition of which this broker holds no replica. It answers every data call with NOT_LEADER naming the
+ * preferred leader (the first replica), where the client goes next; that broker redirects again if leadership
+ * moved. Its status shows the preferred leader and no offsets.
+ */
+public final class RemotePartition implements Partition {
+    private final TopicPartition id;
+    private final ClusterMembers members;
+    private final List<Integer> replicas;
+
+    public RemotePartition(TopicPartition id, ClusterMembers members, List<Integer> replicas) {
+        this.id = id;
+        this.members = members;
+        this.replicas = List.copyOf(replicas);
+    }
+
+    private TidemarkException elsewhere() {
+        int preferred = replicas.get(0);
+        return TidemarkException.notLeader("this broker holds no replica of " + id + "; its replicas are on nodes "
+                + replicas, preferred, members.find(preferred).map(ClusterMembers.Member::clientAddress).orElse(""));
+    }
+
+    @Override
+    public TopicPartition id() {
+        return id;
+    }
+
+    @Override
+    public CompletableFuture<AppendResult> append(ByteBuffer batch) {
+        return CompletableFuture.failedFuture(elsewhere());
+    }
+
+    @Override
+    public LogReadResult read(long offset, int maxBytes) {
+        throw elsewhere();
+    }
+
+    @Override
+    public long highWatermark() {
+        throw elsewhere();
+    }
+
+    @Override
+    public long logStartOffset() {
+        throw elsewhere();
+    }
+
+    @Override
+    public long logEndOffset() {
+        throw elsewhere();
+    }
+
+    @Override
+    public TimeLookup lookupByReceiveTime(long receiveTimeMs) {
+        throw elsewhere();
+    }
+
+    @Override
+    public TimeLookup lookupBySendTime(long sendTimeMs) {
+        throw elsewhere();
+    }
+
+    @Override
+    public CompletableFuture<Void> nextAppend() {
+        return CompletableFuture.failedFuture(elsewhere());
+    }
+
+    @Override
+    public PartitionStatus status() {
+        return new PartitionStatus(replicas.get(0), replicas, 0, 0, 0, 0, -1);
+    }
+
+    @Override
+    public void updateConfig(TopicConfig config) {
+    }
+
+    @Override
+    public void applyRetention(long nowMs) {
+    }
+
+    @Override
+    public void flushIfDue(long nowMs) {
+    }
+
+    @Override
+    public void close() {
+    }
+}

@@ -1,0 +1,199 @@
+package io.tidemark.replication.partition;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.PartitionLog;
+import io.tidemark.core.log.SegmentInfo;
+import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.PartitionStatus;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.statemachine.PartitionEntryFormat;
+import io.tidemark.replication.statemachine.PartitionStateMachine;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * A partition this broker holds a replica of: its Raft group's division on the local server. Produce goes
+ * through Raft and only on the leader (a follower answers NOT_LEADER naming the leader's client address), except
+ * for internal topics, whose appends a follower forwards to the leader through Raft; reads and lookups are
+ * served from the local replica's log, which only holds committed, applied batches.
+ *
+ * <p>Thread-safe.
+ */
+public final class ReplicatedPartition implements Partition {
+    private final TopicPartition id;
+    private final RaftGroupId groupId;
+    private final RaftServer server;
+    private final ClusterMembers members;
+    private final List<Integer> replicas;
+    private final Supplier<RaftClient> client;
+    private final boolean forwardToLeader;
+    private final ThreadLocal<RecordBatchValidator> validators = ThreadLocal.withInitial(RecordBatchValidator::new);
+
+    public ReplicatedPartition(TopicPartition id, RaftGroupId groupId, RaftServer server, ClusterMembers members,
+                               List<Integer> replicas, Supplier<RaftClient> client, boolean forwardToLeader) {
+        this.id = id;
+        this.groupId = groupId;
+        this.server = server;
+        this.members = members;
+        this.replicas = List.copyOf(replicas);
+        this.client = client;
+        this.forwardToLeader = forwardToLeader;
+    }
+
+    private RaftServer.Division division() {
+        try {
+            return server.getDivision(groupId);
+        } catch (IOException e) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of " + id + " on this broker is not "
+                    + "running yet: " + e.getMessage());
+        }
+    }
+
+    private PartitionStateMachine stateMachine() {
+        return (PartitionStateMachine) division().getStateMachine();
+    }
+
+    private PartitionLog log() {
+        return stateMachine().log();
+    }
+
+    @Override
+    public TopicPartition id() {
+        return id;
+    }
+
+    @Override
+    public CompletableFuture<AppendResult> append(ByteBuffer batch) {
+        try {
+            RaftServer.Division division = division();
+            if (!forwardToLeader && !division.getInfo().isLeader()) {
+                throw notLeader(division.getInfo().getLeaderId());
+            }
+            TopicConfig config = log().config();
+            if (batch.remaining() > config.maxBatchBytes()) {
+                throw new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "batch of " + batch.remaining()
+                        + " bytes is above max.batch.bytes " + config.maxBatchBytes() + " of this topic");
+            }
+            validators.get().validate(batch, batch.position(), batch.remaining(),
+                    RecordBatchValidator.SendTimeWindow.UNBOUNDED);
+        } catch (TidemarkException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return client.get().async().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch)))
+                .thenApply(this::appendResult);
+    }
+
+    private AppendResult appendResult(RaftClientReply reply) {
+        if (!reply.isSuccess()) {
+            if (reply.getNotLeaderException() != null) {
+                RaftPeerId leader = reply.getNotLeaderException().getSuggestedLeader() == null ? null
+                        : reply.getNotLeaderException().getSuggestedLeader().getId();
+                throw notLeader(leader);
+            }
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the Raft group of " + id + " did not take the "
+                    + "batch: " + reply.getException());
+        }
+        return PartitionEntryFormat.readReply(reply.getMessage().getContent().asReadOnlyByteBuffer());
+    }
+
+    private TidemarkException notLeader(RaftPeerId leader) {
+        if (leader == null) {
+            return TidemarkException.notLeader("this broker does not lead " + id + " and no leader is elected yet",
+                    TidemarkException.NO_LEADER, "");
+        }
+        int node = ClusterMembers.nodeId(leader);
+        String address = members.find(node).map(ClusterMembers.Member::clientAddress).orElse("");
+        return TidemarkException.notLeader("node " + node + " leads " + id + ", not this broker", node, address);
+    }
+
+    @Override
+    public LogReadResult read(long offset, int maxBytes) {
+        return log().read(offset, maxBytes);
+    }
+
+    @Override
+    public long highWatermark() {
+        return log().logEndOffset();
+    }
+
+    @Override
+    public long logStartOffset() {
+        return log().logStartOffset();
+    }
+
+    @Override
+    public long logEndOffset() {
+        return log().logEndOffset();
+    }
+
+    @Override
+    public TimeLookup lookupByReceiveTime(long receiveTimeMs) {
+        return log().lookupByReceiveTime(receiveTimeMs);
+    }
+
+    @Override
+    public TimeLookup lookupBySendTime(long sendTimeMs) {
+        return log().lookupBySendTime(sendTimeMs);
+    }
+
+    @Override
+    public CompletableFuture<Void> nextAppend() {
+        return stateMachine().nextAppend();
+    }
+
+    @Override
+    public PartitionStatus status() {
+        RaftServer.Division division;
+        PartitionLog log;
+        try {
+            division = server.getDivision(groupId);
+            log = ((PartitionStateMachine) division.getStateMachine()).log();
+        } catch (IOException | TidemarkException e) {
+            return new PartitionStatus(TidemarkException.NO_LEADER, replicas, 0, 0, 0, 0, -1);
+        }
+        RaftPeerId leader = division.getInfo().getLeaderId();
+        List<SegmentInfo> segments = log.segments();
+        return new PartitionStatus(leader == null ? TidemarkException.NO_LEADER : ClusterMembers.nodeId(leader),
+                replicas, log.logStartOffset(), log.logEndOffset(),
+                segments.stream().mapToLong(SegmentInfo::sizeBytes).sum(), segments.size(),
+                log.lastReceiveTimeMs().orElse(-1));
+    }
+
+    @Override
+    public void updateConfig(TopicConfig config) {
+        log().updateConfig(config);
+    }
+
+    @Override
+    public void applyRetention(long nowMs) {
+        log().deleteExpiredSegments(nowMs);
+    }
+
+    @Override
+    public void flushIfDue(long nowMs) {
+        log().maybeFlush(nowMs);
+    }
+
+    /** The division belongs to the Raft server, which closes it; nothing to close here. */
+    @Override
+    public void close() {
+    }
+}

@@ -1,0 +1,102 @@
+package io.tidemark.replication.statemachine;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.ErrorDetail;
+import io.tidemark.proto.v1.MetadataCommand;
+import io.tidemark.proto.v1.MetadataReply;
+import io.tidemark.proto.v1.TopicAssignment;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The metadata group's state machine (the controller): the cluster's topics with their config overrides and
+ * the replicas of every partition. Entries are {@link MetadataCommand}s; applying one checks it against the
+ * state (a topic created twice, an unknown topic) and answers a {@link MetadataReply}, the same on every
+ * member. Each applied change is passed to a {@link Listener}, which starts or stops the partition groups this
+ * broker hosts. The state is small and rebuilt by replaying the log at start, so there is no snapshot yet.
+ *
+ * <p>Threading: applied on Ratis' updater thread; {@link #topics()} may be read from any thread.
+ */
+public final class MetadataStateMachine extends BaseStateMachine {
+    /** Told of every applied change, on the applying thread: keep it short. */
+    public interface Listener {
+        void topicCreated(TopicAssignment topic);
+
+        void topicAltered(TopicAssignment topic);
+
+        void topicDeleted(TopicAssignment topic);
+    }
+
+    private final Map<String, TopicAssignment> topics = new ConcurrentHashMap<>();
+    private final Listener listener;
+
+    public MetadataStateMachine(Listener listener) {
+        this.listener = listener;
+    }
+
+    /** The topics, sorted by name. */
+    public List<TopicAssignment> topics() {
+        return List.copyOf(new TreeMap<>(topics).values());
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        LogEntryProto entry = trx.getLogEntry();
+        MetadataReply reply;
+        try {
+            reply = apply(MetadataCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().toByteArray()));
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("metadata entry " + entry.getIndex() + " is not a MetadataCommand", e);
+        }
+        if (!updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex())) {
+            throw new IllegalStateException("metadata applied index would move back to " + entry.getIndex());
+        }
+        return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply.toByteArray())));
+    }
+
+    private MetadataReply apply(MetadataCommand command) {
+        switch (command.getCommandCase()) {
+            case CREATE_TOPIC -> {
+                TopicAssignment topic = command.getCreateTopic();
+                if (topics.putIfAbsent(topic.getName(), topic) != null) {
+                    return error(ErrorCode.TOPIC_EXISTS, "topic '" + topic.getName() + "' already exists");
+                }
+                listener.topicCreated(topic);
+            }
+            case ALTER_TOPIC -> {
+                TopicAssignment topic = command.getAlterTopic();
+                if (topics.replace(topic.getName(), topic) == null) {
+                    return unknown(topic.getName());
+                }
+                listener.topicAltered(topic);
+            }
+            case DELETE_TOPIC -> {
+                TopicAssignment removed = topics.remove(command.getDeleteTopic());
+                if (removed == null) {
+                    return unknown(command.getDeleteTopic());
+                }
+                listener.topicDeleted(removed);
+            }
+            default -> throw new IllegalStateException("metadata command without a command");
+        }
+        return MetadataReply.getDefaultInstance();
+    }
+
+    private static MetadataReply unknown(String name) {
+        return error(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist");
+    }
+
+    private static MetadataReply error(ErrorCode code, String message) {
+        return MetadataReply.newBuilder().setError(ErrorDetail.newBuilder().setCode(code).setMessage(message)).build();
+    }
+}
