@@ -3,6 +3,8 @@ package io.tidemark.cli;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.core.server.BrokerServer;
+import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.cluster.ClusterNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -19,7 +21,8 @@ import java.util.concurrent.Callable;
  * listens (scripts read the port from it when the listen port is 0). SIGTERM or Ctrl-C stops it cleanly:
  * requests under way finish, every log is fsynced and marked clean.
  */
-@Command(name = "broker", mixinStandardHelpOptions = true, description = "Run a broker in the foreground.")
+@Command(name = "broker", mixinStandardHelpOptions = true,
+        description = "Run a broker in the foreground, alone or as a member of a cluster (--cluster).")
 final class BrokerCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -41,6 +44,11 @@ final class BrokerCommand implements Callable<Integer> {
             + "see docs/configuration.md.")
     Path configFile;
 
+    @Option(names = "--cluster", paramLabel = "ID=HOST:CLIENT_PORT:RAFT_PORT,...",
+            description = "Run as a member of this cluster (every member listed, this node included); without it "
+                    + "the broker runs alone.")
+    String cluster;
+
     @Override
     public Integer call() throws Exception {
         Path dir = dataDir != null ? dataDir
@@ -49,19 +57,55 @@ final class BrokerCommand implements Callable<Integer> {
         BrokerConfig config = BrokerConfig.of(nodeId, dir, HostPort.parse("--listen", listen),
                 Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m)), file,
                 configFile == null ? "the defaults" : configFile.toString());
-        BrokerServer server = BrokerServer.start(config, Clock.systemUTC());
+        Node node = cluster == null ? new Single(BrokerServer.start(config, Clock.systemUTC()))
+                : new Member(ClusterNode.start(config, ClusterMembers.parse(cluster), Clock.systemUTC()));
         Thread stopper = new Thread(() -> {
             try {
-                server.close();
+                node.close();
             } catch (Exception e) {
                 System.err.println("error: stopping the broker failed: " + e);
             }
         }, "tidemark-shutdown");
         Runtime.getRuntime().addShutdownHook(stopper);
         spec.commandLine().getOut().printf("Tidemark broker node %d listening on %s:%d, data in %s%n", nodeId,
-                config.listen().host(), server.port(), dir);
+                config.listen().host(), node.port(), dir);
         spec.commandLine().getOut().flush();
-        server.awaitTermination();
+        node.awaitTermination();
         return 0;
+    }
+
+    /** A running broker, alone or in a cluster. */
+    private interface Node extends AutoCloseable {
+        int port();
+
+        void awaitTermination() throws InterruptedException;
+    }
+
+    private record Single(BrokerServer server) implements Node {
+        public int port() {
+            return server.port();
+        }
+
+        public void awaitTermination() throws InterruptedException {
+            server.awaitTermination();
+        }
+
+        public void close() throws Exception {
+            server.close();
+        }
+    }
+
+    private record Member(ClusterNode node) implements Node {
+        public int port() {
+            return node.port();
+        }
+
+        public void awaitTermination() throws InterruptedException {
+            node.awaitTermination();
+        }
+
+        public void close() throws Exception {
+            node.close();
+        }
     }
 }

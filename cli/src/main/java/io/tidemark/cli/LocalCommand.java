@@ -1,0 +1,189 @@
+package io.tidemark.cli;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.TopicDescription;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code tidemark local up|down|status}: a cluster of broker processes on this machine ({@link LocalCluster}),
+ * started in the background. {@code up} waits until the cluster answers and its internal topic has a leader,
+ * then prints the bootstrap address.
+ */
+@Command(name = "local", mixinStandardHelpOptions = true, description = "Run a cluster on this machine.",
+        subcommands = {LocalCommand.Up.class, LocalCommand.Down.class, LocalCommand.Status.class})
+final class LocalCommand {
+    private static final long START_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(120);
+
+    private LocalCommand() {
+    }
+
+    /** Which local cluster: its name and where its directory is. */
+    static final class Which {
+        @Option(names = "--name", defaultValue = "default", description = "Cluster name (default: ${DEFAULT-VALUE}).")
+        String name;
+        @Option(names = "--data-dir", description = "Parent directory of local clusters (default: ~/.tidemark/local).")
+        Path dataDir;
+
+        Path dir() {
+            Path parent = dataDir != null ? dataDir : Path.of(System.getProperty("user.home"), ".tidemark", "local");
+            return parent.resolve(name);
+        }
+
+        LocalCluster existing() throws IOException {
+            return LocalCluster.load(dir()).orElseThrow(() -> new IllegalArgumentException("no local cluster '"
+                    + name + "' in " + dir() + "; start one with: tidemark local up --name " + name));
+        }
+    }
+
+    @Command(name = "up", mixinStandardHelpOptions = true, description = "Start the cluster's brokers in the background.")
+    static final class Up implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @picocli.CommandLine.Mixin
+        Which which = new Which();
+        @Option(names = "--nodes", defaultValue = "3", description = "Brokers (default: ${DEFAULT-VALUE}).")
+        int nodes;
+        @Option(names = "--base-port", defaultValue = "9400",
+                description = "Client port of node 1; node N uses base + 10 (N - 1) (default: ${DEFAULT-VALUE}).")
+        int basePort;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            Optional<LocalCluster> existing = LocalCluster.load(which.dir());
+            LocalCluster cluster = existing.orElse(new LocalCluster(which.dir(), nodes, basePort));
+            if (existing.isEmpty()) {
+                if (nodes < 1 || nodes > 9) {
+                    throw new IllegalArgumentException("--nodes " + nodes + " is not allowed: 1 to 9");
+                }
+                cluster.saveLayout();
+            }
+            for (int n = 1; n <= cluster.nodes(); n++) {
+                if (cluster.process(n).isEmpty()) {
+                    start(cluster, n);
+                    out.printf("Started node %d (logs in %s)%n", n, cluster.logFile(n));
+                }
+            }
+            out.flush();
+            awaitReady(cluster);
+            out.println("Cluster '" + which.name + "' is up. Bootstrap: " + cluster.bootstrap());
+            out.println("Try: ./tidemark topics create --bootstrap " + cluster.bootstrap() + " --topic demo --partitions 3");
+            return 0;
+        }
+
+        private static void start(LocalCluster cluster, int node) throws IOException {
+            Files.createDirectories(cluster.nodeDir(node));
+            String java = ProcessHandle.current().info().command().orElse("java");
+            String jar = new File(LocalCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath())
+                    .getPath();
+            List<String> command = new ArrayList<>(List.of(java, "-jar", jar, "broker", "--node-id",
+                    Integer.toString(node), "--data-dir", cluster.nodeDir(node).resolve("data").toString(), "--listen",
+                    "127.0.0.1:" + cluster.clientPort(node), "--metrics-listen", "127.0.0.1:" + cluster.metricsPort(node),
+                    "--cluster", cluster.members()));
+            Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(cluster.logFile(node).toFile()))
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+            Files.writeString(cluster.pidFile(node), Long.toString(process.pid()));
+        }
+
+        /** Waits until the cluster answers and its internal topic's partition has a leader. */
+        private void awaitReady(LocalCluster cluster) throws Exception {
+            long deadline = System.nanoTime() + START_TIMEOUT_NANOS;
+            String last = "";
+            try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).requestTimeoutMs(5000)
+                    .build())) {
+                while (System.nanoTime() < deadline) {
+                    for (int n = 1; n <= cluster.nodes(); n++) {
+                        if (cluster.process(n).isEmpty()) {
+                            throw new IllegalStateException("node " + n + " exited; see " + cluster.logFile(n));
+                        }
+                    }
+                    try {
+                        List<TopicDescription> internal = admin.describeTopics(List.of("__group_offsets"));
+                        if (internal.get(0).getPartitions(0).getLeaderNodeId() > 0) {
+                            return;
+                        }
+                    } catch (TidemarkException e) {
+                        last = e.getMessage();
+                    }
+                    TimeUnit.MILLISECONDS.sleep(500);
+                }
+            }
+            throw new IllegalStateException("the cluster did not become ready within 120 s (" + last + "); see the logs "
+                    + "in " + cluster.dir());
+        }
+    }
+
+    @Command(name = "down", mixinStandardHelpOptions = true, description = "Stop the cluster's brokers (SIGTERM).")
+    static final class Down implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @picocli.CommandLine.Mixin
+        Which which = new Which();
+
+        @Override
+        public Integer call() throws Exception {
+            LocalCluster cluster = which.existing();
+            List<ProcessHandle> stopping = new ArrayList<>();
+            for (int n = 1; n <= cluster.nodes(); n++) {
+                cluster.process(n).ifPresent(p -> {
+                    p.destroy();
+                    stopping.add(p);
+                });
+            }
+            for (ProcessHandle process : stopping) {
+                try {
+                    process.onExit().get(30, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    process.destroyForcibly();
+                }
+            }
+            for (int n = 1; n <= cluster.nodes(); n++) {
+                Files.deleteIfExists(cluster.pidFile(n));
+            }
+            spec.commandLine().getOut().println("Stopped " + stopping.size() + " broker(s) of cluster '" + which.name
+                    + "'; data kept in " + cluster.dir());
+            return 0;
+        }
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true, description = "Show which brokers run.")
+    static final class Status implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @picocli.CommandLine.Mixin
+        Which which = new Which();
+
+        @Override
+        public Integer call() throws Exception {
+            LocalCluster cluster = which.existing();
+            PrintWriter out = spec.commandLine().getOut();
+            int up = 0;
+            for (int n = 1; n <= cluster.nodes(); n++) {
+                Optional<ProcessHandle> process = cluster.process(n);
+                up += process.isPresent() ? 1 : 0;
+                out.printf("node %d  %-4s  pid %-8s client 127.0.0.1:%d  metrics 127.0.0.1:%d  data %s%n", n,
+                        process.isPresent() ? "up" : "down", process.map(p -> Long.toString(p.pid())).orElse("-"),
+                        cluster.clientPort(n), cluster.metricsPort(n), cluster.nodeDir(n));
+            }
+            out.println("Bootstrap: " + cluster.bootstrap());
+            return up == cluster.nodes() ? 0 : TidemarkCommand.USER_ERROR;
+        }
+    }
+}
