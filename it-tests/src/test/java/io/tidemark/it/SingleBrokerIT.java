@@ -46,7 +46,7 @@ class SingleBrokerIT {
     }
 
     private Tidemark.Result tidemark(String stdin, String... args) throws Exception {
-        return Tidemark.run(dir, stdin, args);
+        return Tidemark.runWithInput(dir, stdin, args);
     }
 
     private Tidemark.Result ok(String stdin, String... args) throws Exception {

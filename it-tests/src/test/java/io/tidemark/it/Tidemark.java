@@ -28,7 +28,7 @@ final class Tidemark {
     }
 
     /** Runs a command to its end (bounded), with {@code stdin} as its input. */
-    static Result run(Path workDir, String stdin, String... args) throws IOException, InterruptedException {
+    static Result runWithInput(Path workDir, String stdin, String... args) throws IOException, InterruptedException {
         Path out = Files.createTempFile(workDir, "out", ".txt");
         Path err = Files.createTempFile(workDir, "err", ".txt");
         Path in = Files.createTempFile(workDir, "in", ".txt");
@@ -46,6 +46,6 @@ final class Tidemark {
     }
 
     static Result run(Path workDir, String... args) throws IOException, InterruptedException {
-        return run(workDir, "", args);
+        return runWithInput(workDir, "", args);
     }
 }
