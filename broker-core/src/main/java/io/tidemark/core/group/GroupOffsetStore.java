@@ -18,6 +18,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
 
 /**
  * Committed consumer-group offsets, durable in the broker's own log: every commit is appended to the internal
@@ -42,13 +43,13 @@ public final class GroupOffsetStore {
     public record Committed(long offset, String metadata, long commitTimeMs) {
     }
 
-    private final Partition partition;
+    private final Supplier<Partition> partition;
     private final InstantSource clock;
     private final Map<String, Map<TopicPartition, Committed>> groups = new ConcurrentHashMap<>();
 
     private long nextOffset;
 
-    private GroupOffsetStore(Partition partition, InstantSource clock) {
+    private GroupOffsetStore(Supplier<Partition> partition, InstantSource clock) {
         this.partition = partition;
         this.clock = clock;
     }
@@ -58,11 +59,20 @@ public final class GroupOffsetStore {
      * records it has not seen, so on a cluster every replica's store follows the commits made through any broker.
      */
     public static GroupOffsetStore over(Partition partition, InstantSource clock) {
+        return new GroupOffsetStore(() -> partition, clock);
+    }
+
+    /**
+     * A store over a partition that may not exist yet (on a cluster, the internal topic is created once a majority
+     * of brokers is up): the supplier throws a retriable error until it does.
+     */
+    public static GroupOffsetStore awaiting(Supplier<Partition> partition, InstantSource clock) {
         return new GroupOffsetStore(partition, clock);
     }
 
     /** Applies the records of the partition it has not read yet. */
     private synchronized void catchUp() {
+        Partition partition = this.partition.get();
         RecordBatchReader reader = new RecordBatchReader();
         long start = nextOffset;
         nextOffset = Math.max(nextOffset, partition.logStartOffset());
@@ -101,7 +111,7 @@ public final class GroupOffsetStore {
             builder.append(now, OffsetCommitFormat.key(group, entry.getKey()), OffsetCommitFormat.value(
                     new OffsetCommitFormat.Value(entry.getValue().offset(), now, entry.getValue().metadata())));
         }
-        partition.append(builder.build()).get();
+        partition.get().append(builder.build()).get();
         catchUp();
     }
 

@@ -94,7 +94,7 @@ public final class ClusterNode implements Closeable {
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);
         AtomicReference<Partition> offsets = new AtomicReference<>();
-        GroupOffsetStore store = GroupOffsetStore.over(() -> {
+        GroupOffsetStore store = GroupOffsetStore.awaiting(() -> {
             Partition partition = offsets.get();
             if (partition == null) {
                 throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "group offsets are not ready yet: the internal "
