@@ -22,8 +22,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code tidemark local up|down|status}: a cluster of broker processes on this machine ({@link LocalCluster}),
- * started in the background. {@code up} waits until the cluster answers and its internal topic has a leader,
- * then prints the bootstrap address.
+ * started in the background. {@code up} waits until the cluster answers and every partition has a leader, then
+ * prints the bootstrap address.
  */
 @Command(name = "local", mixinStandardHelpOptions = true, description = "Run a cluster on this machine.",
         subcommands = {LocalCommand.Up.class, LocalCommand.Down.class, LocalCommand.Status.class})
@@ -102,7 +102,7 @@ final class LocalCommand {
             Files.writeString(cluster.pidFile(node), Long.toString(process.pid()));
         }
 
-        /** Waits until the cluster answers and its internal topic's partition has a leader. */
+        /** Waits until the cluster answers and every partition, the internal topic's included, has a leader. */
         private void awaitReady(LocalCluster cluster) throws Exception {
             long deadline = System.nanoTime() + START_TIMEOUT_NANOS;
             String last = "";
@@ -115,10 +115,13 @@ final class LocalCommand {
                         }
                     }
                     try {
-                        List<TopicDescription> internal = admin.describeTopics(List.of("__group_offsets"));
-                        if (internal.get(0).getPartitions(0).getLeaderNodeId() > 0) {
+                        List<String> names = admin.listTopics(true).stream().map(t -> t.getName()).toList();
+                        List<TopicDescription> topics = admin.describeTopics(names);
+                        if (names.contains("__group_offsets") && topics.stream().flatMap(t -> t.getPartitionsList()
+                                .stream()).allMatch(p -> p.getLeaderNodeId() > 0 && p.getLogEndOffset() >= 0)) {
                             return;
                         }
+                        last = "waiting for every partition to have a leader";
                     } catch (TidemarkException e) {
                         last = e.getMessage();
                     }

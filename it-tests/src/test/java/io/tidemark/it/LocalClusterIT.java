@@ -126,8 +126,12 @@ class LocalClusterIT {
         try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap())
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
             consumer.assign(List.of(new TopicPartition("chaos", 0)));
-            long end = Long.parseLong(Tidemark.run(dir, "offsets", "--bootstrap", bootstrap(), "--topic", "chaos",
-                    "--latest").out().trim().split(":")[2]);
+            List<Tidemark.Result> latest = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                latest.add(0, Tidemark.run(dir, "offsets", "--bootstrap", bootstrap(), "--topic", "chaos", "--latest"));
+                return latest.get(0).exitCode() == 0;
+            });
+            long end = Long.parseLong(latest.get(0).out().trim().split(":")[2]);
             await().atMost(Duration.ofSeconds(60)).until(() -> {
                 records.addAll(consumer.poll(Duration.ofMillis(200)));
                 return records.size() >= end;
