@@ -16,7 +16,8 @@ import io.tidemark.proto.v1.ErrorDetail;
  *
  * <p>The gRPC status code is chosen so that generic gRPC tooling reads the error sensibly: INVALID_ARGUMENT for
  * bad input, NOT_FOUND and ALREADY_EXISTS for topics and groups, OUT_OF_RANGE for offsets,
- * FAILED_PRECONDITION for NOT_LEADER, UNAVAILABLE for NOT_AVAILABLE, INTERNAL otherwise.
+ * FAILED_PRECONDITION for NOT_LEADER and producer sequence errors, UNAVAILABLE for NOT_AVAILABLE, INTERNAL
+ * otherwise.
  */
 public final class GrpcErrors {
     private GrpcErrors() {
@@ -64,7 +65,7 @@ public final class GrpcErrors {
             case UNKNOWN_TOPIC, UNKNOWN_PARTITION, UNKNOWN_GROUP -> Status.Code.NOT_FOUND;
             case TOPIC_EXISTS -> Status.Code.ALREADY_EXISTS;
             case OFFSET_OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
-            case NOT_LEADER -> Status.Code.FAILED_PRECONDITION;
+            case NOT_LEADER, OUT_OF_ORDER_SEQUENCE, INVALID_PRODUCER_EPOCH -> Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;
             default -> Status.Code.INTERNAL;
         };
