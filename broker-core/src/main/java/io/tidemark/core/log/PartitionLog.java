@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
@@ -29,7 +30,9 @@ import java.util.zip.CRC32C;
  *
  * <ul>
  *   <li>{@link #append} validates a batch, stamps its base offset and the given ReceiveTime, and writes it;
- *       a ReceiveTime below the last one is refused, so ReceiveTime never decreases in the partition.</li>
+ *       a ReceiveTime below the last one is refused, so ReceiveTime never decreases in the partition. A batch an
+ *       idempotent producer sent again is answered with the first one's result and not stored twice
+ *       ({@link ProducerStateTable}).</li>
  *   <li>{@link #read} returns whole batches from an offset; {@link #lookupByReceiveTime} and
  *       {@link #lookupBySendTime} find the first record at or after a time, exactly.</li>
  *   <li>Segments roll on {@code segment.bytes}, on {@code segment.ms} measured on ReceiveTime, and when an
@@ -57,6 +60,7 @@ public final class PartitionLog implements Closeable {
     private final RecordBatchValidator validator = new RecordBatchValidator();
     private final CRC32C crc = new CRC32C();
     private final ThreadLocal<RecordBatchReader> readers = ThreadLocal.withInitial(RecordBatchReader::new);
+    private final ProducerStateTable producers = new ProducerStateTable();
 
     private volatile LogSegment[] segments;
     private volatile long logEndOffset;
@@ -84,7 +88,25 @@ public final class PartitionLog implements Closeable {
     public static PartitionLog open(Path dir, TopicConfig config, long nowMs) throws IOException {
         Files.createDirectories(dir);
         LogSegment[] segments = LogLoader.load(dir, config);
-        return new PartitionLog(dir, config, segments, nowMs);
+        PartitionLog log = new PartitionLog(dir, config, segments, nowMs);
+        log.rebuildProducerState();
+        return log;
+    }
+
+    /** Rebuilds the idempotent producers' table from the batch headers of the log. */
+    private void rebuildProducerState() throws IOException {
+        producers.clear();
+        for (LogSegment segment : segments) {
+            segment.forEachBatchHeader(header -> {
+                long producerId = RecordBatchFormat.producerId(header, 0);
+                if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+                    producers.stored(producerId, RecordBatchFormat.producerEpoch(header, 0),
+                            RecordBatchFormat.baseSequence(header, 0), new AppendResult(
+                                    RecordBatchFormat.baseOffset(header, 0), RecordBatchFormat.lastOffset(header, 0),
+                                    RecordBatchFormat.receiveTime(header, 0)));
+                }
+            });
+        }
     }
 
     private static long lastReceiveTime(LogSegment[] segments) {
@@ -118,19 +140,33 @@ public final class PartitionLog implements Closeable {
                 throw new TidemarkException(ErrorCode.CORRUPT_BATCH, (size - validated) + " bytes follow the "
                         + validated + "-byte batch; an append takes exactly one batch");
             }
+            long producerId = RecordBatchFormat.producerId(batch, position);
+            short epoch = RecordBatchFormat.producerEpoch(batch, position);
+            int baseSequence = RecordBatchFormat.baseSequence(batch, position);
+            int count = RecordBatchFormat.recordCount(batch, position);
+            if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+                Optional<AppendResult> stored = producers.check(producerId, epoch, baseSequence, count);
+                if (stored.isPresent()) {
+                    return stored.get();
+                }
+            }
             long baseOffset = logEndOffset;
-            long lastOffset = baseOffset + RecordBatchFormat.recordCount(batch, position) - 1;
+            long lastOffset = baseOffset + count - 1;
             RecordBatchFormat.stamp(crc, batch, position, baseOffset, receiveTimeMs);
             LogSegment active = maybeRoll(size, receiveTimeMs, lastOffset);
             active.append(batch, baseOffset, lastOffset, receiveTimeMs, RecordBatchFormat.maxSendTime(batch, position));
             lastReceiveTimeMs = receiveTimeMs;
             logEndOffset = lastOffset + 1;
-            unflushedRecords += lastOffset - baseOffset + 1;
+            unflushedRecords += count;
             if (unflushedRecords >= TopicConfig.limit(config.flushMessages())
                     || receiveTimeMs - lastFlushMs >= TopicConfig.limit(config.flushMs())) {
                 flushLocked(receiveTimeMs);
             }
-            return new AppendResult(baseOffset, lastOffset, receiveTimeMs);
+            AppendResult result = new AppendResult(baseOffset, lastOffset, receiveTimeMs);
+            if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+                producers.stored(producerId, epoch, baseSequence, result);
+            }
+            return result;
         } catch (IOException e) {
             throw new UncheckedIOException("appending to " + dir, e);
         } finally {
@@ -316,6 +352,7 @@ public final class PartitionLog implements Closeable {
             segments = Arrays.copyOf(current, keep + 1);
             logEndOffset = last.nextOffset();
             lastReceiveTimeMs = lastReceiveTime(segments);
+            rebuildProducerState();
             RecoveryPointFile.write(dir, Math.min(logEndOffset, RecoveryPointFile.read(dir).orElse(0)));
             LOG.info("Truncated {} to offset {}", dir, offset);
         } catch (IOException e) {

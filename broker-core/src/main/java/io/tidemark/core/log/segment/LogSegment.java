@@ -292,6 +292,26 @@ public final class LogSegment implements Closeable {
         return null;
     }
 
+    /** Receives batch headers of a scan; the buffer holds one header at position 0. */
+    public interface HeaderVisitor {
+        void visit(ByteBuffer header);
+    }
+
+    /** Reads the header of every batch, in order (a scan of a few bytes per batch). */
+    public void forEachBatchHeader(HeaderVisitor visitor) throws IOException {
+        int end = sizeBytes;
+        ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
+        for (int position = 0; position < end; ) {
+            int size = readHeader(position, header, end);
+            if (size < 0) {
+                throw new IllegalStateException("batch at position " + position + " of " + logFile()
+                        + " runs past the published size " + end);
+            }
+            visitor.visit(header);
+            position += size;
+        }
+    }
+
     /** A record found by time: its offset and both of its times. */
     public record SegmentMatch(long offset, long receiveTimeMs, long sendTimeMs) {
     }
