@@ -12,6 +12,7 @@ import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -57,8 +58,9 @@ final class BrokerCommand implements Callable<Integer> {
         BrokerConfig config = BrokerConfig.of(nodeId, dir, HostPort.parse("--listen", listen),
                 Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m)), file,
                 configFile == null ? "the defaults" : configFile.toString());
-        Node node = cluster == null ? new Single(BrokerServer.start(config, Clock.systemUTC()))
-                : new Member(ClusterNode.start(config, ClusterMembers.parse(cluster), Clock.systemUTC()));
+        Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofMillis(config.clockOffsetMs()));
+        Node node = cluster == null ? new Single(BrokerServer.start(config, clock))
+                : new Member(ClusterNode.start(config, ClusterMembers.parse(cluster), clock));
         Thread stopper = new Thread(() -> {
             try {
                 node.close();

@@ -31,7 +31,7 @@ import static io.tidemark.core.config.ConfigKey.Type.LONG;
 public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<HostPort> metricsListen,
                            int maxRequestBytes, int maxFetchBytes, long maxFetchWaitMs, int maxTopicsPerRequest,
                            int maxPartitionsPerTopic, int maxOffsetsPerCommit, long retentionCheckIntervalMs,
-                           long flushCheckIntervalMs, Map<String, String> topicDefaults) {
+                           long flushCheckIntervalMs, long clockOffsetMs, Map<String, String> topicDefaults) {
     public static final ConfigKey MAX_REQUEST_BYTES = new ConfigKey("max.request.bytes", INT, 16L << 20, "bytes",
             atLeast(1024, 1L << 30),
             "Largest request the broker accepts (the gRPC inbound message limit). Every topic's max.batch.bytes "
@@ -54,9 +54,14 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
     public static final ConfigKey FLUSH_CHECK_INTERVAL_MS = new ConfigKey("flush.check.interval.ms", LONG, 1000, "ms",
             atLeast(10, Long.MAX_VALUE), "How often partitions with flush.ms set are checked for a due fsync.");
 
+    public static final ConfigKey CLOCK_OFFSET_MS = new ConfigKey("clock.offset.ms", LONG, 0, "ms",
+            atLeast(-86_400_000, 86_400_000),
+            "For tests only: shifts this broker's clock by this much, to run brokers whose clocks disagree "
+                    + "(ReceiveTime stays monotonic through leader changes between them). Leave it at 0.");
+
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
-            FLUSH_CHECK_INTERVAL_MS);
+            FLUSH_CHECK_INTERVAL_MS, CLOCK_OFFSET_MS);
 
     public BrokerConfig {
         if (nodeId < 0) {
@@ -99,7 +104,8 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
                 (int) value(values, MAX_REQUEST_BYTES), (int) value(values, MAX_FETCH_BYTES),
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
-                value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS), topicDefaults);
+                value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
+                value(values, CLOCK_OFFSET_MS), topicDefaults);
     }
 
     private static long value(Map<String, Long> values, ConfigKey key) {

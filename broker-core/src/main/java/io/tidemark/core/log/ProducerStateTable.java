@@ -21,8 +21,8 @@ import java.util.Optional;
  *   <li>an epoch older than the one seen is refused (INVALID_PRODUCER_EPOCH).</li>
  * </ul>
  * The table is derived from the log alone (rebuilt from the batch headers when the log opens), so every replica
- * of a partition holds the same table and decides the same. Sequences do not wrap yet: a producer may send
- * 2^31 records per partition.
+ * of a partition holds the same table and decides the same. Sequences wrap from {@link Integer#MAX_VALUE} to 0,
+ * as the producer's do.
  *
  * <p>Not thread-safe: used under the log's append lock.
  */
@@ -57,15 +57,15 @@ final class ProducerStateTable {
                     + epoch + ", older than epoch " + state.epoch + " this partition saw: a newer instance of the "
                     + "producer took over");
         }
-        int lastSequence = baseSequence + recordCount - 1;
+        int lastSequence = advance(baseSequence, recordCount - 1);
         for (StoredBatch batch : state.batches) {
             if (batch.firstSequence() == baseSequence && batch.lastSequence() == lastSequence) {
                 return Optional.of(new AppendResult(batch.baseOffset(), batch.lastOffset(), batch.receiveTimeMs()));
             }
         }
-        if (baseSequence != state.lastSequence + 1) {
+        if (baseSequence != advance(state.lastSequence, 1)) {
             throw new TidemarkException(ErrorCode.OUT_OF_ORDER_SEQUENCE, "producer " + producerId + " sent sequence "
-                    + baseSequence + "; this partition expects " + (state.lastSequence + 1)
+                    + baseSequence + "; this partition expects " + advance(state.lastSequence, 1)
                     + " (its last stored batch ended at " + state.lastSequence + ")");
         }
         return Optional.empty();
@@ -77,7 +77,7 @@ final class ProducerStateTable {
         if (epoch != state.epoch) {
             state.batches.clear();
         }
-        int lastSequence = baseSequence + (int) (result.lastOffset() - result.baseOffset());
+        int lastSequence = advance(baseSequence, result.lastOffset() - result.baseOffset());
         state.epoch = epoch;
         state.lastSequence = lastSequence;
         if (state.batches.size() == BATCHES_KEPT) {
@@ -85,6 +85,11 @@ final class ProducerStateTable {
         }
         state.batches.addLast(new StoredBatch(baseSequence, lastSequence, result.baseOffset(), result.lastOffset(),
                 result.receiveTimeMs()));
+    }
+
+    /** {@code sequence + steps}, wrapping from {@link Integer#MAX_VALUE} to 0. */
+    static int advance(int sequence, long steps) {
+        return (int) ((sequence + steps) % (Integer.MAX_VALUE + 1L));
     }
 
     void clear() {

@@ -23,6 +23,9 @@ import io.tidemark.proto.v1.ListTopicsResponse;
 import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicSummary;
+import io.tidemark.proto.v1.TransferLeadershipRequest;
+import io.tidemark.proto.v1.TransferLeadershipResponse;
+import io.tidemark.core.partition.TopicPartition;
 
 import java.util.List;
 
@@ -31,14 +34,16 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     private final Topics topics;
     private final BrokerConfig config;
     private final ClusterView cluster;
+    private final Leadership leadership;
     private final BrokerMetrics metrics;
     private final Responses responses;
 
-    AdminServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster,
-                         BrokerMetrics metrics) {
+    AdminServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster, Leadership leadership,
+                        BrokerMetrics metrics) {
         this.topics = topics;
         this.config = config;
         this.cluster = cluster;
+        this.leadership = leadership;
         this.metrics = metrics;
         this.responses = new Responses(metrics);
     }
@@ -110,6 +115,18 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
                     .filter(p -> p.status().leaderNodeId() == config.nodeId()).count();
             return ClusterStatusResponse.newBuilder().addAllBrokers(cluster.brokers()).setTopics(all.size())
                     .setPartitions(partitions).setLeaderPartitions(led).build();
+        });
+    }
+
+    @Override
+    public void transferLeadership(TransferLeadershipRequest request,
+                                   StreamObserver<TransferLeadershipResponse> observer) {
+        responses.respond(observer, () -> {
+            topics.partition(request.getTopic(), request.getPartition());
+            long timeoutMs = request.getTimeoutMs() == 0 ? 10_000 : request.getTimeoutMs();
+            int leader = leadership.transfer(new TopicPartition(request.getTopic(), request.getPartition()),
+                    request.getToNodeId(), timeoutMs);
+            return TransferLeadershipResponse.newBuilder().setLeaderNodeId(leader).build();
         });
     }
 

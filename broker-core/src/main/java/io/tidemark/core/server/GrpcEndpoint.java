@@ -23,11 +23,11 @@ public final class GrpcEndpoint implements Closeable {
     private final Server server;
 
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterView cluster,
-                        BrokerMetrics metrics) {
+                        Leadership leadership, BrokerMetrics metrics) {
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(), config.listen().port()))
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .addService(new BrokerServiceAdapter(topics, config, cluster, metrics))
-                .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
+                .addService(new AdminServiceAdapter(topics, config, cluster, leadership, metrics))
                 .addService(new GroupServiceAdapter(topics, groups, config, metrics))
                 .build();
     }

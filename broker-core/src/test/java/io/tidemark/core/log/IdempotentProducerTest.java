@@ -59,6 +59,16 @@ class IdempotentProducerTest {
     }
 
     @Test
+    void sequencesWrapLikeTheProducers() throws Exception {
+        assertEquals(0, ProducerStateTable.advance(Integer.MAX_VALUE, 1));
+        assertEquals(1, ProducerStateTable.advance(Integer.MAX_VALUE - 1, 3));
+        try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
+            log.append(batch(7, (short) 0, Integer.MAX_VALUE - 1, 2), BASE_MS);
+            assertEquals(new AppendResult(2, 2, BASE_MS), log.append(batch(7, (short) 0, 0, 1), BASE_MS));
+        }
+    }
+
+    @Test
     void theTableIsRebuiltFromTheLogOnOpenAndAfterTruncation() throws Exception {
         try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
             log.append(batch(7, (short) 0, 0, 2), BASE_MS);

@@ -20,6 +20,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * larger, up to {@code max.request.bytes}), then sent as one Produce request, and resent as the same bytes after
  * a retriable error. The broker's answer completes every record's future.
  *
+ * <p>Its bytes are built on the first send, and only then does it take its base sequence from the
+ * {@link ProducerSequences}: so sequences follow the order batches are sent in, a retry carries the same sequence
+ * (which lets the broker drop it as a duplicate when the first attempt was stored), and a batch the broker
+ * refused gives its sequence back for the next one.
+ *
  * <p>The broker refuses a batch as a whole, also when only one of its records is bad (a SendTime outside the
  * topic's window, say). So the batch keeps each record's key, value, headers and SendTime (already counted in
  * {@code buffer.memory}), and the sender can {@link #split} it into single-record batches that each get their
@@ -40,7 +45,10 @@ final class ProducerBatch {
     private final AtomicBoolean ended = new AtomicBoolean();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     private long firstSendTimeMs;
+    /** No more records: the bytes are built, or this is a part of a split batch. */
+    private boolean sealed;
     private ByteString bytes;
+    private int baseSequence = RecordBatchFormat.NO_SEQUENCE;
     private long retryAtMs;
     private long metadataVersionSeen = -1;
     private int attempts;
@@ -84,11 +92,11 @@ final class ProducerBatch {
      * {@code max.request.bytes}.
      *
      * @param reserved the bytes the record holds in the memory budget, freed when the batch ends
-     * @return false when it does not fit (or the batch is already built)
+     * @return false when it does not fit, or the batch is sealed (built, or a part of a split batch)
      */
     boolean tryAppend(long sendTimeMs, byte[] key, byte[] value, List<Header> headers, long reserved,
                       CompletableFuture<RecordMetadata> future) {
-        if (bytes != null) {
+        if (sealed) {
             return false;
         }
         int count = records.size();
@@ -114,12 +122,23 @@ final class ProducerBatch {
         return records.size();
     }
 
-    /** The batch's bytes, built on the first call and the same on every retry. */
-    ByteString bytes() {
+    /**
+     * The batch's bytes, the same on every retry. The first call builds them, with the producer id and epoch of
+     * {@code sequences} and the next base sequence of this partition taken from it.
+     */
+    ByteString bytes(ProducerSequences sequences) {
         if (bytes == null) {
-            bytes = ByteString.copyFrom(builder.build());
+            sealed = true;
+            baseSequence = sequences.take(partition, records.size());
+            bytes = ByteString.copyFrom(builder.producer(sequences.producerId, sequences.epoch, baseSequence)
+                    .build());
         }
         return bytes;
+    }
+
+    /** The base sequence its bytes carry; {@link RecordBatchFormat#NO_SEQUENCE} before they are built. */
+    int baseSequence() {
+        return baseSequence;
     }
 
     /** The bytes its records hold in the memory budget, freed when the batch ends. */
@@ -198,7 +217,8 @@ final class ProducerBatch {
      * Ends this batch by cutting it into one batch per record, in record order, after the broker refused it for
      * {@code cause}. Each part holds its record's reserved bytes (freed when the part ends), takes no more
      * records, and keeps this batch's deadline, attempts and last error, so it goes without lingering and a
-     * delivery timeout still says what happened. This batch is {@link #done} once all parts are.
+     * delivery timeout still says what happened. A part takes its own sequence when it is first sent, so the
+     * parts continue the partition's sequence in order. This batch is {@link #done} once all parts are.
      *
      * @return the parts; none when this batch had already ended
      */
@@ -219,7 +239,7 @@ final class ProducerBatch {
                 record.reservedBytes(), record.future())) {
             throw new IllegalStateException("a record of " + partition + " does not fit a batch of its own");
         }
-        part.bytes();
+        part.sealed = true;
         part.attempts = attempts;
         part.lastError = cause;
         return part;

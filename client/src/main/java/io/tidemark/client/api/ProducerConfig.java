@@ -37,6 +37,12 @@ import static io.tidemark.client.api.ConfigChecks.notAbove;
  *   <tr><td>delivery.timeout.ms</td><td>ms</td><td>120000</td><td>a record not acknowledged this long after its
  *       batch was opened fails with the last error</td></tr>
  *   <tr><td>request.timeout.ms</td><td>ms</td><td>30000</td><td>deadline of one call to one broker</td></tr>
+ *   <tr><td>enable.idempotence</td><td>boolean</td><td>true</td><td>batches carry a producer id and per-partition
+ *       sequence numbers, so the broker stores a batch once although it is resent (after a lost reply or a
+ *       leader change) and refuses one that would leave a gap (OUT_OF_ORDER_SEQUENCE, not retried). On by default
+ *       because retries are on by default: without it a retry after a lost reply stores the records twice. It
+ *       costs nothing on the wire (the header fields are there either way) and little on the broker (the last
+ *       few batches of each producer and partition). Off, batches carry producer id -1</td></tr>
  * </table>
  * The clock (default {@link Clock#systemUTC()}) gives SendTime when a record carries none, batch ages, backoffs
  * and delivery deadlines. The channel factory (default: plaintext netty, messages up to 64 MiB) makes the
@@ -52,6 +58,7 @@ public final class ProducerConfig {
     public static final int DEFAULT_MAX_REQUEST_BYTES = MIB;
     public static final long DEFAULT_RETRY_BACKOFF_MS = 100;
     public static final long DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
+    public static final boolean DEFAULT_ENABLE_IDEMPOTENCE = true;
     /** Largest max.request.bytes: what a default channel accepts ({@link BrokerChannels#MAX_INBOUND_MESSAGE_BYTES}). */
     static final int MAX_REQUEST_BYTES_LIMIT = 64 * MIB;
     /** Smallest max.request.bytes: a batch header and a small record. */
@@ -67,6 +74,7 @@ public final class ProducerConfig {
     private final int maxRequestBytes;
     private final long retryBackoffMs;
     private final long deliveryTimeoutMs;
+    private final boolean idempotence;
 
     private ProducerConfig(Builder b) {
         this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), b.clock, b.channelFactory,
@@ -82,6 +90,7 @@ public final class ProducerConfig {
         this.retryBackoffMs = inRange("retry.backoff.ms", b.retryBackoffMs, 0, MAX_MS, "ms");
         this.deliveryTimeoutMs = inRange("delivery.timeout.ms", b.deliveryTimeoutMs, 1, MAX_MS, "ms");
         notAbove("linger.ms", lingerMs, "delivery.timeout.ms", deliveryTimeoutMs);
+        this.idempotence = b.idempotence;
     }
 
     /** A builder with every setting at its default; {@code bootstrap} is a comma-separated host:port list. */
@@ -121,6 +130,11 @@ public final class ProducerConfig {
         return deliveryTimeoutMs;
     }
 
+    /** {@code enable.idempotence}. */
+    public boolean idempotence() {
+        return idempotence;
+    }
+
     public long requestTimeoutMs() {
         return connection.requestTimeoutMs();
     }
@@ -142,6 +156,7 @@ public final class ProducerConfig {
         private long maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES;
         private long retryBackoffMs = DEFAULT_RETRY_BACKOFF_MS;
         private long deliveryTimeoutMs = DEFAULT_DELIVERY_TIMEOUT_MS;
+        private boolean idempotence = DEFAULT_ENABLE_IDEMPOTENCE;
 
         private Builder(String bootstrap) {
             this.bootstrap = bootstrap;
@@ -204,6 +219,15 @@ public final class ProducerConfig {
         /** {@code delivery.timeout.ms}: how long a record may take to be acknowledged, ms. Default 120000. */
         public Builder deliveryTimeoutMs(long deliveryTimeoutMs) {
             this.deliveryTimeoutMs = deliveryTimeoutMs;
+            return this;
+        }
+
+        /**
+         * {@code enable.idempotence}: whether batches carry a producer id and sequences so the broker stores each
+         * once however often it is resent. Default true.
+         */
+        public Builder idempotence(boolean idempotence) {
+            this.idempotence = idempotence;
             return this;
         }
 

@@ -23,8 +23,19 @@ import java.util.concurrent.TimeUnit;
  * Produce request to its partition's leader (many partitions at once, at most one request per partition so a
  * partition keeps its order), and handles the answers: acknowledged batches complete their records; retriable
  * errors (NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or UNKNOWN_PARTITION of a topic just created) put the batch
- * back after {@code retry.backoff.ms} and once newer metadata came; other errors fail the batch with the broker's
- * exception; a batch still unacknowledged at {@code delivery.timeout.ms} fails with its last error.
+ * back after {@code retry.backoff.ms} and once newer metadata came; other errors (among them OUT_OF_ORDER_SEQUENCE
+ * and INVALID_PRODUCER_EPOCH) fail the batch with the broker's exception; a batch still unacknowledged at
+ * {@code delivery.timeout.ms} fails with its last error.
+ *
+ * <p>Idempotence ({@link ProducerSequences}): a batch takes its partition's next sequence when it is first sent
+ * and keeps it on every retry, so a retry of a batch the broker already stored (its reply lost, or its leader
+ * changed) is answered with the stored offsets instead of being stored twice. When the broker refuses a batch
+ * (a non-retriable error, or a refusal that splits it), it stored nothing, so the partition's sequence goes back
+ * to the batch's base sequence and the next batch sent, or the first part of the split, takes it. A batch that
+ * fails by delivery timeout after it was sent keeps its sequence taken: an attempt whose reply never came may
+ * have stored it, and giving its sequence to other records could get those dropped as its duplicates. If it was
+ * not stored, the partition's later batches fail with OUT_OF_ORDER_SEQUENCE; only a new producer (a new producer
+ * id) gets the partition going again.
  *
  * <p>The broker refuses a batch as a whole when one of its records is bad (INVALID_TIMESTAMP, CORRUPT_BATCH,
  * RECORD_TOO_LARGE). Failing every record of it would fail good records for a neighbour's fault, so, as Kafka's
@@ -54,6 +65,7 @@ final class Sender implements Runnable {
     private final BrokerChannels channels;
     private final MemoryBudget memory;
     private final Partitioner partitioner;
+    private final ProducerSequences sequences;
     private final Clock clock;
     private final long retryBackoffMs;
     private final long requestTimeoutMs;
@@ -66,12 +78,13 @@ final class Sender implements Runnable {
     private volatile boolean forced;
 
     Sender(RecordAccumulator accumulator, ClusterMetadata metadata, BrokerChannels channels, MemoryBudget memory,
-           Partitioner partitioner, ProducerConfig config) {
+           Partitioner partitioner, ProducerSequences sequences, ProducerConfig config) {
         this.accumulator = accumulator;
         this.metadata = metadata;
         this.channels = channels;
         this.memory = memory;
         this.partitioner = partitioner;
+        this.sequences = sequences;
         this.clock = config.clock();
         this.retryBackoffMs = config.retryBackoffMs();
         this.requestTimeoutMs = config.requestTimeoutMs();
@@ -165,7 +178,7 @@ final class Sender implements Runnable {
         partitioner.batchSent(batch.partition.topic(), batch.partition.partition(),
                 metadata.partitionCount(batch.partition.topic()).orElse(1));
         ProduceRequest request = ProduceRequest.newBuilder().setTopic(batch.partition.topic())
-                .setPartition(batch.partition.partition()).setBatch(batch.bytes()).build();
+                .setPartition(batch.partition.partition()).setBatch(batch.bytes(sequences)).build();
         CompletableFuture<ProduceResponse> call = GrpcFutures.start(() -> BrokerServiceGrpc
                 .newFutureStub(channels.get(address)).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS)
                 .produce(request));
@@ -182,8 +195,10 @@ final class Sender implements Runnable {
         long nowMs = clock.millis();
         if (splittable(batch, e)) {
             LOG.debug("splitting batch of {} records of {} after {}", batch.recordCount(), batch.partition, e);
+            sequences.rewind(batch.partition, batch.baseSequence());
             accumulator.replaceBySplit(batch, batch.split(e));
         } else if (!retriable(e)) {
+            sequences.rewind(batch.partition, batch.baseSequence());
             end(batch, batch.fail(e));
         } else if (nowMs >= batch.deadlineMs) {
             batch.retryLater(e, nowMs, metadata.version());

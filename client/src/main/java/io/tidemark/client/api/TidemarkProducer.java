@@ -25,6 +25,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * record (a SendTime outside the topic's window, say), the batch's records are resent one per batch, in order, so
  * only the bad record fails and the others are stored.
  *
+ * <p>With {@code enable.idempotence} (the default) the producer picks a random producer id once (see
+ * {@link ProducerSequences}) and numbers each partition's batches with sequences, so the broker stores a batch
+ * once even when it is resent after a lost reply or a leader change.
+ *
  * <p>Memory is bounded by {@code buffer.memory}: bytes of records accepted and not yet acknowledged or failed.
  * {@code send} blocks while they would pass it, up to {@code max.block.ms}.
  *
@@ -58,7 +62,8 @@ public final class TidemarkProducer implements Closeable {
         this.memory = new MemoryBudget(config.bufferMemoryBytes());
         this.accumulator = new RecordAccumulator(config.batchSizeBytes(), config.maxRequestBytes(),
                 config.lingerMs(), config.deliveryTimeoutMs());
-        this.sender = new Sender(accumulator, metadata, channels, memory, partitioner, config);
+        this.sender = new Sender(accumulator, metadata, channels, memory, partitioner,
+                ProducerSequences.create(config.idempotence()), config);
         this.senderThread = new Thread(sender, "tidemark-producer-sender-" + INSTANCES.incrementAndGet());
         this.senderThread.setDaemon(true);
         this.senderThread.start();

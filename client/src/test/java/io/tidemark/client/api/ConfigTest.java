@@ -6,6 +6,7 @@ import java.time.Clock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConfigTest {
     private static String rejected(Runnable build) {
@@ -23,6 +24,7 @@ class ConfigTest {
         assertEquals(100, config.retryBackoffMs());
         assertEquals(120_000, config.deliveryTimeoutMs());
         assertEquals(30_000, config.requestTimeoutMs());
+        assertTrue(config.idempotence());
         assertEquals(Clock.systemUTC(), config.clock());
         assertEquals(java.util.List.of("a:1"), config.connection().bootstrap());
     }

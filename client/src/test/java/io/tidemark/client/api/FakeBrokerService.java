@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import com.google.protobuf.ByteString;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
@@ -38,8 +39,12 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
 
     @Override
     public void produce(ProduceRequest request, StreamObserver<ProduceResponse> observer) {
-        List<Record> records = new RecordBatchReader().records(ByteBuffer.wrap(request.getBatch().toByteArray()));
+        ByteBuffer batch = ByteBuffer.wrap(request.getBatch().toByteArray());
+        List<Record> records = new RecordBatchReader().records(batch.duplicate());
         cluster.produceRequests.add(request.getTopic() + "-" + request.getPartition() + ":" + records.size());
+        cluster.producedHeaders.add(new FakeCluster.ProducerFields(new TopicPartition(request.getTopic(),
+                request.getPartition()), RecordBatchFormat.producerId(batch, 0),
+                RecordBatchFormat.producerEpoch(batch, 0), RecordBatchFormat.baseSequence(batch, 0), records.size()));
         cluster.serve("Produce", node, observer, () -> {
             FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
             if (cluster.holdProduce) {
@@ -47,11 +52,23 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
                 return null;
             }
             refuseRefusedValues(records);
-            ProduceResponse response = log.append(request.getBatch().asReadOnlyByteBuffer(), cluster.clock.millis());
+            FakeLog.Appended appended = log.append(request.getBatch().asReadOnlyByteBuffer(), cluster.clock.millis());
+            if (!appended.stored()) {
+                return appended.response();
+            }
+            ProduceResponse response = appended.response();
             cluster.appended.add(node + ":" + request.getTopic() + "-" + request.getPartition() + ":"
                     + (response.getLastOffset() - response.getBaseOffset() + 1));
-            return response;
+            return cluster.takeLostReply() ? loseReply(observer) : response;
         });
+    }
+
+    /** Fails the call as a dropped connection would, with UNAVAILABLE and no Tidemark error detail. */
+    private ProduceResponse loseReply(StreamObserver<ProduceResponse> observer) {
+        String message = "the reply to a stored batch was lost";
+        cluster.errorsSent.add(message);
+        observer.onError(Status.UNAVAILABLE.withDescription(message).asRuntimeException());
+        return null;
     }
 
     /** Refuses the whole batch, naming the record's index, when a record holds one of the refused values. */

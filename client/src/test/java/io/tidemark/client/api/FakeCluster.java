@@ -28,13 +28,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
  * A cluster of fake brokers on in-process gRPC: node ids 1..n, each serving BrokerService, GroupService and
  * AdminService over one shared in-memory state (topics, {@link FakeLog}s, leaders, group offsets). Records every
  * call, can fail the next N calls of a method with a given error, hold Produce calls unanswered, refuse batches
- * holding a given value, and corrupt fetched bytes. ReceiveTime comes from the test's {@link ManualClock}.
+ * holding a given value, store a batch and lose the reply, and corrupt fetched bytes. Deduplicates idempotent
+ * producers' batches as the broker does (see {@link FakeLog}). ReceiveTime comes from the test's {@link ManualClock}.
  */
 final class FakeCluster implements AutoCloseable {
     final ManualClock clock;
@@ -49,7 +51,11 @@ final class FakeCluster implements AutoCloseable {
     final List<String> produceRequests = new CopyOnWriteArrayList<>();
     /** Values whose record makes the fake refuse its whole batch with the mapped error, as a broker would. */
     final Map<String, ErrorCode> refusedValues = new ConcurrentHashMap<>();
-    /** Produce calls the fake appended: "node:topic-partition:records". */
+    /** The producer fields of every Produce call's batch, in arrival order, appended or not. */
+    final List<ProducerFields> producedHeaders = new CopyOnWriteArrayList<>();
+    /** How many of the next Produce calls that store their batch fail with UNAVAILABLE as if the reply was lost. */
+    final AtomicInteger repliesToLose = new AtomicInteger();
+    /** Produce calls the fake appended (not those answered as duplicates): "node:topic-partition:records". */
     final List<String> appended = new CopyOnWriteArrayList<>();
     /** Messages of the errors the fake answered with, in order. */
     final List<String> errorsSent = new CopyOnWriteArrayList<>();
@@ -126,6 +132,11 @@ final class FakeCluster implements AutoCloseable {
         }
     }
 
+    /** Whether this stored batch's reply is to be lost; counts {@link #repliesToLose} down. */
+    boolean takeLostReply() {
+        return repliesToLose.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
+    }
+
     long count(String callPrefix) {
         return calls.stream().filter(c -> c.startsWith(callPrefix)).count();
     }
@@ -183,6 +194,10 @@ final class FakeCluster implements AutoCloseable {
                     notLeaderNamesLeader ? address(leader) : "");
         }
         return logs.get(tp);
+    }
+
+    /** The idempotence fields of a batch's header, and its record count. */
+    record ProducerFields(TopicPartition partition, long producerId, short epoch, int baseSequence, int count) {
     }
 
     @Override

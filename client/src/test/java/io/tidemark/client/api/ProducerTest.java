@@ -14,13 +14,18 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import static java.util.stream.Collectors.groupingBy;
+import static java.util.stream.Collectors.mapping;
+import static java.util.stream.Collectors.toList;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -65,6 +70,20 @@ class ProducerTest {
     private static TidemarkException failure(CompletableFuture<?> future) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> future.get(5, TimeUnit.SECONDS));
         return assertInstanceOf(TidemarkException.class, e.getCause());
+    }
+
+    /** The base sequences of the batches the fake received for {@code tp}, in arrival order. */
+    private List<Integer> baseSequences(TopicPartition tp) {
+        return cluster.producedHeaders.stream().filter(h -> h.partition().equals(tp))
+                .map(FakeCluster.ProducerFields::baseSequence).toList();
+    }
+
+    private List<String> values(TopicPartition tp) {
+        return cluster.records(tp).stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+    }
+
+    private static long offset(TidemarkProducer producer, String value) throws Exception {
+        return producer.send(new ProducerRecord("t", 0, null, bytes(value))).get(5, TimeUnit.SECONDS).offset();
     }
 
     @Test
@@ -218,6 +237,8 @@ class ProducerTest {
         assertEquals(List.of("t-0:3", "t-0:1", "t-0:1", "t-0:1"), cluster.produceRequests);
         assertEquals(List.of("r1", "r3"), cluster.records(T0).stream()
                 .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
+        // the refused batch and r2 give their sequence back: r1 takes 0, r2 1, and r3 1 again
+        assertEquals(List.of(0, 0, 1, 1), baseSequences(T0));
     }
 
     @Test
@@ -376,5 +397,103 @@ class ProducerTest {
         TidemarkException error = failure(producer.send(new ProducerRecord("t", 7, null, bytes("v"))));
         assertEquals(ErrorCode.UNKNOWN_PARTITION, error.code());
         assertEquals("topic t has 2 partitions (0..1); partition 7 does not exist", error.getMessage());
+    }
+
+    @Test
+    void twoProducersNumberEachPartitionsBatchesFromZeroUnderDistinctProducerIds() {
+        int n = 3;
+        List<TidemarkProducer> two = List.of(producer(b -> b.lingerMs(60_000)), producer(b -> b.lingerMs(60_000)));
+        for (int round = 0; round < 3; round++) {
+            for (TidemarkProducer producer : two) {
+                for (int partition = 0; partition < 2; partition++) {
+                    for (int i = 0; i < n; i++) {
+                        producer.send(new ProducerRecord("t", partition, null, bytes("v" + round + i)));
+                    }
+                }
+                producer.flush();
+            }
+        }
+
+        Map<Long, Map<Integer, List<Integer>>> sequences = cluster.producedHeaders.stream().collect(groupingBy(
+                FakeCluster.ProducerFields::producerId, LinkedHashMap::new, groupingBy(h -> h.partition().partition(),
+                        mapping(FakeCluster.ProducerFields::baseSequence, toList()))));
+        Map<Integer, List<Integer>> zeroNTwoN = Map.of(0, List.of(0, n, 2 * n), 1, List.of(0, n, 2 * n));
+        assertEquals(List.of(zeroNTwoN, zeroNTwoN), List.copyOf(sequences.values()));
+        assertTrue(sequences.keySet().stream().allMatch(id -> id >= 0), sequences.keySet().toString());
+        assertTrue(cluster.producedHeaders.stream().allMatch(h -> h.epoch() == 0 && h.count() == n));
+        assertEquals(List.of(), cluster.errorsSent);
+        assertEquals(18, cluster.log(T0).endOffset());
+        assertEquals(18, cluster.log(new TopicPartition("t", 1)).endOffset());
+    }
+
+    @Test
+    void aStoredBatchWhoseReplyWasLostIsRetriedAndAcknowledgedWithItsStoredOffsetsStoredOnce() throws Exception {
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000));
+        CompletableFuture<RecordMetadata> r0 = producer.send(new ProducerRecord("t", 0, null, bytes("r0")));
+        producer.flush();
+        assertEquals(0, r0.get(5, TimeUnit.SECONDS).offset());
+        cluster.repliesToLose.set(1);
+
+        CompletableFuture<RecordMetadata> r1 = producer.send(new ProducerRecord("t", 0, null, bytes("r1")));
+        CompletableFuture<RecordMetadata> r2 = producer.send(new ProducerRecord("t", 0, null, bytes("r2")));
+        producer.flush();
+
+        List<Record> stored = cluster.records(T0);
+        assertEquals(new RecordMetadata("t", 0, 1, stored.get(1).receiveTimeMs(), START_MS), r1.get(5,
+                TimeUnit.SECONDS));
+        assertEquals(new RecordMetadata("t", 0, 2, stored.get(2).receiveTimeMs(), START_MS), r2.get(5,
+                TimeUnit.SECONDS));
+        assertEquals(List.of("t-0:1", "t-0:2", "t-0:2"), cluster.produceRequests);
+        assertEquals(List.of("1:t-0:1", "1:t-0:2"), cluster.appended);
+        assertEquals(List.of("the reply to a stored batch was lost"), cluster.errorsSent);
+        assertEquals(List.of("r0", "r1", "r2"), values(T0));
+        assertEquals(List.of(0, 1, 1), baseSequences(T0));
+
+        CompletableFuture<RecordMetadata> r3 = producer.send(new ProducerRecord("t", 0, null, bytes("r3")));
+        producer.flush();
+        assertEquals(3, r3.get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of(0, 1, 1, 3), baseSequences(T0));
+    }
+
+    @Test
+    void afterABatchRefusedForItsRecordTheNextBatchTakesItsSequenceAndIsAccepted() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        long tooLate = START_MS + FakeLog.SEND_TIME_AFTER_MAX_MS + 1;
+        assertEquals(0, offset(producer, "r0"));
+        TidemarkException error = failure(producer.send(new ProducerRecord("t", 0, null, bytes("bad"), tooLate)));
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, error.code());
+
+        assertEquals(1, offset(producer, "r2"));
+        assertEquals(List.of(0, 1, 1), baseSequences(T0));
+        assertEquals(List.of(error.getMessage()), cluster.errorsSent);
+        assertEquals(List.of("r0", "r2"), values(T0));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ErrorCode.class, names = {"OUT_OF_ORDER_SEQUENCE", "INVALID_PRODUCER_EPOCH"})
+    void aSequenceOrEpochRefusalFailsTheBatchWithoutRetryAndTheNextBatchTakesItsSequence(ErrorCode code)
+            throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.failNext("Produce", 1, new TidemarkException(code, "refused by the test"));
+
+        TidemarkException error = failure(producer.send(new ProducerRecord("t", 0, null, bytes("r1"))));
+        assertEquals(code, error.code());
+        assertEquals("refused by the test", error.getMessage());
+        assertEquals(1, offset(producer, "r2"));
+        assertEquals(3, cluster.count("Produce"));
+        assertEquals(List.of(0, 1, 1), baseSequences(T0));
+    }
+
+    @Test
+    void withoutIdempotenceBatchesCarryNoProducerIdAndALostReplyStoresTheBatchTwice() throws Exception {
+        TidemarkProducer producer = producer(b -> b.idempotence(false));
+        assertEquals(0, offset(producer, "r0"));
+        cluster.repliesToLose.set(1);
+        assertEquals(2, offset(producer, "r1"));
+
+        FakeCluster.ProducerFields none = new FakeCluster.ProducerFields(T0, -1, (short) -1, -1, 1);
+        assertEquals(List.of(none, none, none), cluster.producedHeaders);
+        assertEquals(List.of("r0", "r1", "r1"), values(T0));
     }
 }

@@ -102,7 +102,8 @@ public final class ClusterNode implements Closeable {
             }
             return partition;
         }, clock);
-        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, clusterView(members), metrics).start();
+        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, clusterView(members),
+                new RaftLeadership(members, metadata), metrics).start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
         ScheduledExecutorService maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "tidemark-maintenance");

@@ -1,0 +1,23 @@
+package io.tidemark.core.server;
+
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+
+/** Moves the leadership of partitions, where there is more than one replica to lead. */
+public interface Leadership {
+    /**
+     * Moves the partition's leadership to the replica on {@code toNodeId} and waits for it.
+     *
+     * @return the new leader's node id
+     * @throws TidemarkException INVALID_REQUEST when that node holds no replica, NOT_AVAILABLE when it did not move
+     *                           in time
+     */
+    int transfer(TopicPartition partition, int toNodeId, long timeoutMs);
+
+    /** A single broker leads every partition it has: there is nowhere to move leadership to. */
+    Leadership SINGLE_NODE = (partition, toNodeId, timeoutMs) -> {
+        throw new TidemarkException(ErrorCode.INVALID_REQUEST, "this broker runs alone and leads every partition; "
+                + "leadership transfer needs a cluster (tidemark broker --cluster, tidemark local up)");
+    };
+}

@@ -1,0 +1,74 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.record.RecordBatchFormat;
+
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The producer id, epoch and per-partition sequence numbers that let the broker drop a batch it already stored.
+ *
+ * <p>When idempotence is on, the producer id is a random non-negative long from {@link SecureRandom}, picked
+ * once per producer, with epoch 0. The cluster does not hand out producer ids yet; two producers picking the same
+ * id is negligible at 2^63. Every partition has a next-sequence counter, starting at 0. A batch
+ * {@link #take takes} its base sequence when its bytes are built, on its first send, and the counter moves past
+ * its records; a retry resends the same bytes, so a broker that stored the batch but whose reply was lost (or
+ * that lost leadership after storing it) recognises the retry as a duplicate and answers with the offsets it
+ * already gave. When the broker refuses a batch outright, nothing of it was stored, so the partition's counter is
+ * {@link #rewind rewound} to the batch's base sequence and the next batch continues where the broker's sequence
+ * is. That is sound because a partition has at most one batch in flight and the batches behind it have no
+ * sequence yet.
+ *
+ * <p>Sequences wrap from {@link Integer#MAX_VALUE} to 0, as Kafka's do.
+ *
+ * <p>When idempotence is off, batches carry {@link RecordBatchFormat#NO_PRODUCER_ID},
+ * {@link RecordBatchFormat#NO_PRODUCER_EPOCH} and {@link RecordBatchFormat#NO_SEQUENCE}.
+ *
+ * <p>Not thread-safe: owned by the sender thread.
+ */
+final class ProducerSequences {
+    final long producerId;
+    final short epoch;
+    private final Map<TopicPartition, Integer> next = new HashMap<>();
+
+    private ProducerSequences(long producerId, short epoch) {
+        this.producerId = producerId;
+        this.epoch = epoch;
+    }
+
+    /** A fresh random producer id with epoch 0 when {@code idempotence}, else the non-idempotent identity. */
+    static ProducerSequences create(boolean idempotence) {
+        return idempotence ? new ProducerSequences(new SecureRandom().nextLong() & Long.MAX_VALUE, (short) 0)
+                : new ProducerSequences(RecordBatchFormat.NO_PRODUCER_ID, RecordBatchFormat.NO_PRODUCER_EPOCH);
+    }
+
+    /**
+     * The base sequence of a batch of {@code recordCount} records of {@code tp} about to be built; moves the
+     * partition's counter past them. {@link RecordBatchFormat#NO_SEQUENCE} when idempotence is off.
+     */
+    int take(TopicPartition tp, int recordCount) {
+        if (!idempotent()) {
+            return RecordBatchFormat.NO_SEQUENCE;
+        }
+        int base = next.getOrDefault(tp, 0);
+        next.put(tp, increment(base, recordCount));
+        return base;
+    }
+
+    /** After the broker refused (did not store) the batch that took {@code baseSequence}: continue from it. */
+    void rewind(TopicPartition tp, int baseSequence) {
+        if (idempotent()) {
+            next.put(tp, baseSequence);
+        }
+    }
+
+    /** {@code sequence + count}, wrapping past {@link Integer#MAX_VALUE} to 0. */
+    static int increment(int sequence, int count) {
+        return sequence > Integer.MAX_VALUE - count ? count - (Integer.MAX_VALUE - sequence) - 1 : sequence + count;
+    }
+
+    private boolean idempotent() {
+        return producerId != RecordBatchFormat.NO_PRODUCER_ID;
+    }
+}
