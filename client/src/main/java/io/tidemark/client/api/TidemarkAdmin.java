@@ -14,6 +14,7 @@ import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.MetadataRequest;
 import io.tidemark.proto.v1.MetadataResponse;
 import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.proto.v1.TransferLeadershipRequest;
 import io.tidemark.proto.v1.TopicSummary;
 
 import java.io.Closeable;
@@ -94,6 +95,19 @@ public final class TidemarkAdmin implements Closeable {
     public ClusterStatusResponse clusterStatus() {
         return await(anyBroker.call("ClusterStatus",
                 channel -> anyBroker.admin(channel).clusterStatus(ClusterStatusRequest.getDefaultInstance())));
+    }
+
+    /**
+     * Moves a partition's leadership to the replica on {@code toNodeId} (planned migration) and waits up to
+     * {@code timeoutMs} for it.
+     *
+     * @return the new leader's node id
+     */
+    public int transferLeadership(TopicPartition tp, int toNodeId, long timeoutMs) {
+        TransferLeadershipRequest request = TransferLeadershipRequest.newBuilder().setTopic(tp.topic())
+                .setPartition(tp.partition()).setToNodeId(toNodeId).setTimeoutMs(timeoutMs).build();
+        return await(anyBroker.call("TransferLeadership",
+                channel -> anyBroker.admin(channel).transferLeadership(request))).getLeaderNodeId();
     }
 
     /** @param topics empty for every topic */
