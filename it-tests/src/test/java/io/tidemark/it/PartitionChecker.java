@@ -1,0 +1,81 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetSpec;
+import io.tidemark.client.api.RecordMetadata;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkConsumer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The checker of the chaos tests: reads a whole partition and asserts that every acknowledged record is there
+ * exactly once, offsets are contiguous from 0 and ReceiveTime never decreases.
+ */
+final class PartitionChecker {
+    private PartitionChecker() {
+    }
+
+    /** Values of the records whose send was acknowledged. */
+    static Set<String> acknowledged(List<String> values, List<CompletableFuture<RecordMetadata>> sends) {
+        Set<String> acknowledged = new HashSet<>();
+        for (int i = 0; i < sends.size(); i++) {
+            if (!sends.get(i).isCompletedExceptionally()) {
+                sends.get(i).join();
+                acknowledged.add(values.get(i));
+            }
+        }
+        return acknowledged;
+    }
+
+    /** Reads the partition to its end and checks it; returns its records. */
+    static List<ConsumerRecord> check(String bootstrap, TopicPartition partition, Set<String> acknowledged) {
+        long end;
+        try (TidemarkAdmin admin = new io.tidemark.client.api.TidemarkAdmin(
+                io.tidemark.client.api.AdminConfig.builder(bootstrap).requestTimeoutMs(3000).build())) {
+            long[] latest = new long[1];
+            await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() -> {
+                latest[0] = admin.listOffsets(partition, OffsetSpec.latest()).offset();
+                return true;
+            });
+            end = latest[0];
+        }
+        List<ConsumerRecord> records = new ArrayList<>();
+        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+            consumer.assign(List.of(partition));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                records.addAll(consumer.poll(Duration.ofMillis(200)));
+                return records.size() >= end;
+            });
+        }
+        Set<String> stored = new HashSet<>();
+        for (int i = 0; i < records.size(); i++) {
+            ConsumerRecord r = records.get(i);
+            assertEquals(i, r.offset(), "offsets are contiguous");
+            if (i > 0) {
+                assertTrue(r.receiveTimeMs() >= records.get(i - 1).receiveTimeMs(), "ReceiveTime never decreases at "
+                        + i);
+            }
+            stored.add(new String(r.value(), StandardCharsets.UTF_8));
+        }
+        assertEquals(records.size(), stored.size(), "no record stored twice (the producer is idempotent)");
+        Set<String> missing = new HashSet<>(acknowledged);
+        missing.removeAll(stored);
+        assertEquals(Set.of(), missing, "every acknowledged record is stored");
+        return records;
+    }
+}
