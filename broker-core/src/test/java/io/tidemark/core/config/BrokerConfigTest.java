@@ -33,7 +33,7 @@ class BrokerConfigTest {
         TidemarkException unknown = assertThrows(TidemarkException.class, () -> of(Map.of("retention.hours", "1")));
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertTrue(unknown.getMessage().startsWith("unknown key 'retention.hours' in broker.properties; known keys: "
-                + "flush.check.interval.ms, flush.messages, flush.ms, index.interval.bytes, max.batch.bytes, "), unknown.getMessage());
+                + "clock.offset.ms, flush.check.interval.ms, flush.messages, flush.ms, index.interval.bytes, "), unknown.getMessage());
         assertEquals("invalid value for max.fetch.wait.ms: 999999999 is not allowed; allowed: an integer in [0, 600000] (ms)",
                 assertThrows(TidemarkException.class, () -> of(Map.of("max.fetch.wait.ms", "999999999"))).getMessage());
         assertEquals("invalid value for segment.ms: 0 is not allowed; allowed: an integer >= 1 (ms)",
