@@ -31,7 +31,8 @@ import static io.tidemark.core.config.ConfigKey.Type.LONG;
 public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<HostPort> metricsListen,
                            int maxRequestBytes, int maxFetchBytes, long maxFetchWaitMs, int maxTopicsPerRequest,
                            int maxPartitionsPerTopic, int maxOffsetsPerCommit, long retentionCheckIntervalMs,
-                           long flushCheckIntervalMs, long clockOffsetMs, Map<String, String> topicDefaults) {
+                           long flushCheckIntervalMs, long clockOffsetMs, RaftTuning raft,
+                           Map<String, String> topicDefaults) {
     public static final ConfigKey MAX_REQUEST_BYTES = new ConfigKey("max.request.bytes", INT, 16L << 20, "bytes",
             atLeast(1024, 1L << 30),
             "Largest request the broker accepts (the gRPC inbound message limit). Every topic's max.batch.bytes "
@@ -59,9 +60,44 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
             "For tests only: shifts this broker's clock by this much, to run brokers whose clocks disagree "
                     + "(ReceiveTime stays monotonic through leader changes between them). Leave it at 0.");
 
+    public static final ConfigKey RAFT_ELECTION_TIMEOUT_MIN_MS = new ConfigKey("raft.election.timeout.min.ms", LONG,
+            1000, "ms", atLeast(50, 60_000),
+            "A follower that hears nothing from its leader for a random time between this and the max starts an "
+                    + "election. Ratis' 150 ms churned leaders with many groups on 2 busy cores; 1-2 s did not and "
+                    + "failed over in 2.4-3 s after a crash (shared/notes/ratis.md). Heartbeats go at half the min.");
+    public static final ConfigKey RAFT_ELECTION_TIMEOUT_MAX_MS = new ConfigKey("raft.election.timeout.max.ms", LONG,
+            2000, "ms", atLeast(100, 120_000), "See raft.election.timeout.min.ms; must be above it.");
+    public static final ConfigKey RAFT_LOG_SEGMENT_BYTES = new ConfigKey("raft.log.segment.bytes", LONG, 32L << 20,
+            "bytes", atLeast(1 << 20, 1L << 30), "Size of each Raft log segment file (Ratis' default).");
+    public static final ConfigKey RAFT_LOG_WRITE_BUFFER_BYTES = new ConfigKey("raft.log.write.buffer.bytes", LONG,
+            1L << 20, "bytes", atLeast(64 << 10, 64L << 20),
+            "Direct-memory write buffer of each partition replica's Raft log. Ratis' 8 MiB ran out of direct "
+                    + "memory at ~255 replicas with -Xmx2g; the largest Raft entry (a batch) must fit in half of it.");
+    public static final ConfigKey RAFT_SNAPSHOT_INTERVAL_ENTRIES = new ConfigKey("raft.snapshot.interval.entries",
+            LONG, 10_000, "entries", atLeast(100, Long.MAX_VALUE),
+            "A partition takes a snapshot (an fsync of its log) every this many Raft entries, so Ratis can purge "
+                    + "its own log behind what every follower has: this bounds the Raft log.");
+    public static final ConfigKey RAFT_LOG_SYNC = new ConfigKey("raft.log.sync", INT, 1, "0 or 1",
+            atLeast(0, 1),
+            "1: every replica fsyncs a Raft entry before acknowledging it (a produce survives the loss of all "
+                    + "replicas' page caches). 0: Ratis' unsafe flush, acknowledging before the fsync (faster; a "
+                    + "produce survives any minority of broker crashes, not a power loss of a majority).");
+
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
-            FLUSH_CHECK_INTERVAL_MS, CLOCK_OFFSET_MS);
+            FLUSH_CHECK_INTERVAL_MS, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS, RAFT_ELECTION_TIMEOUT_MAX_MS,
+            RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES, RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC);
+
+    /** The Raft keys, typed (used by the replication module). */
+    public record RaftTuning(long electionTimeoutMinMs, long electionTimeoutMaxMs, long logSegmentBytes,
+                             long logWriteBufferBytes, long snapshotIntervalEntries, boolean logSync) {
+        public RaftTuning {
+            if (electionTimeoutMaxMs <= electionTimeoutMinMs) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIG, "raft.election.timeout.max.ms "
+                        + electionTimeoutMaxMs + " must be above raft.election.timeout.min.ms " + electionTimeoutMinMs);
+            }
+        }
+    }
 
     public BrokerConfig {
         if (nodeId < 0) {
@@ -105,7 +141,10 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
-                value(values, CLOCK_OFFSET_MS), topicDefaults);
+                value(values, CLOCK_OFFSET_MS), new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS),
+                        value(values, RAFT_ELECTION_TIMEOUT_MAX_MS), value(values, RAFT_LOG_SEGMENT_BYTES),
+                        value(values, RAFT_LOG_WRITE_BUFFER_BYTES), value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES),
+                        value(values, RAFT_LOG_SYNC) == 1), topicDefaults);
     }
 
     private static long value(Map<String, Long> values, ConfigKey key) {

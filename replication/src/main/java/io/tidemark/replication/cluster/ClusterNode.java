@@ -75,7 +75,7 @@ public final class ClusterNode implements Closeable {
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
         RaftServer server = RaftServer.newBuilder().setServerId(ClusterMembers.peerId(config.nodeId()))
-                .setProperties(RaftSettings.server(config.dataDir().resolve("raft"), self.raftPort()))
+                .setProperties(RaftSettings.server(config.dataDir().resolve("raft"), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new PartitionStateMachine(identities, clock))
                 .setOption(RaftStorage.StartupOption.RECOVER)

@@ -1,5 +1,6 @@
 package io.tidemark.replication.raft;
 
+import io.tidemark.core.config.BrokerConfig;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
@@ -13,7 +14,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The Ratis settings of a broker, with the reasons they differ from Ratis' defaults (shared/notes/ratis.md):
+ * The Ratis settings of a broker, from its {@code raft.*} config keys (docs/configuration.md says why each default
+ * differs from Ratis' own, after shared/notes/ratis.md):
  * <ul>
  *   <li>election timeout 1-2 s instead of 150-300 ms: many groups on 2 busy cores churned leaders with the
  *       defaults; 1-2 s gave 2.4-3 s crash failover and no churn;</li>
@@ -29,17 +31,23 @@ public final class RaftSettings {
     private RaftSettings() {
     }
 
-    public static RaftProperties server(Path storageDir, int raftPort) {
+    public static RaftProperties server(Path storageDir, int raftPort, BrokerConfig.RaftTuning tuning) {
         RaftProperties properties = common();
         RaftServerConfigKeys.setStorageDir(properties, List.of(storageDir.toFile()));
         GrpcConfigKeys.Server.setPort(properties, raftPort);
-        RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(1, TimeUnit.SECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(2, TimeUnit.SECONDS));
-        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf("1MB"));
-        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf("512KB"));
+        RaftServerConfigKeys.Rpc.setTimeoutMin(properties,
+                TimeDuration.valueOf(tuning.electionTimeoutMinMs(), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(properties,
+                TimeDuration.valueOf(tuning.electionTimeoutMaxMs(), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(tuning.logSegmentBytes()));
+        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf(tuning.logWriteBufferBytes()));
+        // The appender sends at most this much per request; Ratis requires it to fit in the write buffer.
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties,
+                SizeInBytes.valueOf(tuning.logWriteBufferBytes() / 2));
+        RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !tuning.logSync());
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, false);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, 10_000);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, tuning.snapshotIntervalEntries());
         return properties;
     }
 
