@@ -33,7 +33,7 @@ import java.util.concurrent.locks.LockSupport;
  * count; progress every 5 s.
  */
 @Command(name = "perf", mixinStandardHelpOptions = true, description = "Measure produce and consume throughput.",
-        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class})
+        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, FailoverPerfCommand.class})
 final class PerfCommand {
     private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final double MB = 1024 * 1024;

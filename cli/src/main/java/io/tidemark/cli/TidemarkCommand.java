@@ -14,7 +14,8 @@ import java.io.PrintWriter;
 @Command(name = "tidemark", mixinStandardHelpOptions = true, version = "tidemark 0.1.0",
         description = "Tidemark: a replicated, multi-cluster log broker where every record carries SendTime and "
                 + "ReceiveTime.",
-        subcommands = {BrokerCommand.class, LocalCommand.class, LeaderCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
+        subcommands = {BrokerCommand.class, LocalCommand.class, StatusCommand.class, LeaderCommand.class,
+                TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
                 OffsetsCommand.class, GroupsCommand.class, PerfCommand.class, StorageDemoCommand.class,
                 DumpLogCommand.class,
                 CommandLine.HelpCommand.class})
@@ -37,6 +38,7 @@ public final class TidemarkCommand {
                 cmd.getErr().println("error: " + e.getMessage());
             } else {
                 cmd.getErr().println("error: " + e);
+                e.printStackTrace(cmd.getErr());
             }
             return USER_ERROR;
         });

@@ -24,7 +24,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>automatic snapshots every 10,000 entries, so the Raft log of a busy partition is purged behind what every
  *       follower has (a snapshot is a fsync of the partition log, see PartitionStateMachine);</li>
  *   <li>no snapshot installation by Ratis: a snapshot names a position in the partition log, not its bytes, so
- *       it cannot be shipped as files; a replica that fell behind a purge needs a segment copy (not built yet).</li>
+ *       it cannot be shipped as files; a replica that fell behind a purge needs a segment copy (not built yet);</li>
+ *   <li>a torn last entry of the Raft log (a crash mid-write) is dropped with a warning rather than stopping the
+ *       group.</li>
  * </ul>
  */
 public final class RaftSettings {
@@ -45,6 +47,10 @@ public final class RaftSettings {
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties,
                 SizeInBytes.valueOf(tuning.logWriteBufferBytes() / 2));
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !tuning.logSync());
+        // A broker killed mid-write leaves a torn last entry in its Raft log; it was never acknowledged (an entry
+        // is acknowledged after its fsync), so Ratis may drop it instead of refusing to start the group.
+        RaftServerConfigKeys.Log.setCorruptionPolicy(properties,
+                RaftServerConfigKeys.Log.CorruptionPolicy.WARN_AND_RETURN);
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, false);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, tuning.snapshotIntervalEntries());

@@ -1,0 +1,91 @@
+package io.tidemark.cli;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.proto.error.TidemarkException;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code tidemark perf failover}: unavailability after a leader crash on a local cluster. Repeatedly kills
+ * (SIGKILL) the leader of a one-partition topic, then sends one record at a time until one is acknowledged:
+ * the time from the kill to that acknowledgement is the partition's unavailability. The killed broker is
+ * restarted before the next round. Prints every round and the percentiles.
+ */
+@Command(name = "failover", mixinStandardHelpOptions = true,
+        description = "Kill the leader of a partition of a local cluster N times; measure kill -> first acknowledged produce.")
+final class FailoverPerfCommand implements Callable<Integer> {
+    private static final String TOPIC = "failover-perf";
+
+    @Spec
+    CommandSpec spec;
+    @Mixin
+    LocalCommand.Which which = new LocalCommand.Which();
+    @Option(names = "--kills", defaultValue = "20", description = "How many leaders to kill (default: ${DEFAULT-VALUE}).")
+    int kills;
+
+    @Override
+    public Integer call() throws Exception {
+        LocalCluster cluster = which.existing();
+        PrintWriter out = spec.commandLine().getOut();
+        Histogram unavailableMs = new Histogram(3);
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).requestTimeoutMs(2000)
+                .build())) {
+            if (admin.listTopics(false).stream().noneMatch(t -> t.getName().equals(TOPIC))) {
+                admin.createTopic(TOPIC, 1, Math.min(3, cluster.nodes()), Map.of());
+            }
+            try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap())
+                    .lingerMs(0).requestTimeoutMs(1000).retryBackoffMs(20).deliveryTimeoutMs(60_000).build())) {
+                produceOne(producer);
+                for (int round = 1; round <= kills; round++) {
+                    int leader = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0).getLeaderNodeId();
+                    ProcessHandle process = cluster.process(leader).orElseThrow(() -> new IllegalStateException(
+                            "the leader, node " + leader + ", does not run"));
+                    long killedAt = System.nanoTime();
+                    process.destroyForcibly();
+                    produceOne(producer);
+                    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+                    unavailableMs.recordValue(ms);
+                    out.printf("round %d: killed node %d, first acknowledged produce after %d ms%n", round, leader, ms);
+                    out.flush();
+                    process.onExit().get();
+                    restart();
+                }
+            }
+        }
+        out.printf("%d kills: unavailability p50 %d ms, p99 %d ms, max %d ms%n", unavailableMs.getTotalCount(),
+                unavailableMs.getValueAtPercentile(50), unavailableMs.getValueAtPercentile(99),
+                unavailableMs.getMaxValue());
+        return 0;
+    }
+
+    /** Sends one record and waits for its acknowledgement; the producer retries through the leader change. */
+    private static void produceOne(TidemarkProducer producer) {
+        try {
+            producer.send(new ProducerRecord(TOPIC, 0, null, new byte[100])).join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof TidemarkException t ? t : e;
+        }
+    }
+
+    private void restart() throws Exception {
+        LocalCommand.Up up = new LocalCommand.Up();
+        up.spec = spec;
+        up.which = which;
+        up.call();
+    }
+}
