@@ -17,9 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.time.InstantSource;
 import java.util.Optional;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A single-node broker: opens the topics in the data directory, loads committed group offsets, serves the
@@ -66,16 +64,7 @@ public final class BrokerServer implements Closeable {
             self.bind(grpc.server());
             grpc.start();
             MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
-            ScheduledExecutorService maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread thread = new Thread(r, "tidemark-maintenance");
-                thread.setDaemon(true);
-                return thread;
-            });
-            maintenance.scheduleWithFixedDelay(() -> topics.forEachPartition("Retention",
-                    p -> p.applyRetention(clock.millis())), config.retentionCheckIntervalMs(),
-                    config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
-            maintenance.scheduleWithFixedDelay(() -> topics.forEachPartition("Flush", p -> p.flushIfDue(clock.millis())),
-                    config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
+            ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, config, clock);
             LOG.info("Tidemark broker node {} serving on {}:{}{}", config.nodeId(), config.listen().host(),
                     grpc.port(), endpoint.httpPort().map(p -> ", metrics on http://" + config.metricsListen()
                             .get().host() + ":" + p + "/metrics").orElse(""));

@@ -2,6 +2,8 @@ package io.tidemark.core.topic;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.List;
 import java.util.Map;
@@ -23,5 +25,18 @@ public record Topic(String name, int replicationFactor, Map<String, String> over
 
     public boolean internal() {
         return name.startsWith(INTERNAL_PREFIX);
+    }
+
+    /** @throws TidemarkException UNKNOWN_PARTITION naming the partitions the topic has */
+    public Partition partition(int partition) {
+        if (partition < 0 || partition >= partitions.size()) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "topic '" + name + "' has partitions 0 to "
+                    + (partitions.size() - 1) + ", not " + partition);
+        }
+        return partitions.get(partition);
+    }
+
+    public static TidemarkException unknown(String name) {
+        return new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist");
     }
 }

@@ -20,7 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
@@ -190,40 +189,14 @@ public final class TopicRegistry implements Topics, Closeable {
     public Topic topic(String name) {
         Topic topic = topics.get(name);
         if (topic == null) {
-            throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist");
+            throw Topic.unknown(name);
         }
         return topic;
     }
 
     @Override
-    public Partition partition(String topicName, int partition) {
-        Topic topic = topic(topicName);
-        if (partition < 0 || partition >= topic.partitions().size()) {
-            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "topic '" + topicName + "' has partitions 0 to "
-                    + (topic.partitions().size() - 1) + ", not " + partition);
-        }
-        return topic.partitions().get(partition);
-    }
-
-    @Override
     public List<Topic> topics() {
         return topics.values().stream().sorted(Comparator.comparing(Topic::name)).toList();
-    }
-
-    /**
-     * Runs a periodic duty (retention, flushing) on every partition; a failure of one partition is logged and
-     * does not stop the others.
-     */
-    public void forEachPartition(String duty, Consumer<Partition> action) {
-        for (Topic topic : topics.values()) {
-            for (Partition partition : topic.partitions()) {
-                try {
-                    action.accept(partition);
-                } catch (RuntimeException e) {
-                    LOG.error("{} of {} failed", duty, partition.id(), e);
-                }
-            }
-        }
     }
 
     private Path topicDir(String name) {

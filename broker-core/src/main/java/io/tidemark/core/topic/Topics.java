@@ -28,7 +28,9 @@ public interface Topics {
     Topic topic(String name);
 
     /** @throws io.tidemark.proto.error.TidemarkException UNKNOWN_TOPIC or UNKNOWN_PARTITION */
-    Partition partition(String topicName, int partition);
+    default Partition partition(String topicName, int partition) {
+        return topic(topicName).partition(partition);
+    }
 
     /** Every topic, sorted by name. */
     List<Topic> topics();

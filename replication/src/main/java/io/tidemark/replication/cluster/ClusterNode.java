@@ -8,6 +8,7 @@ import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.server.ClusterView;
 import io.tidemark.core.server.GrpcEndpoint;
+import io.tidemark.core.server.MaintenanceScheduler;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.BrokerStatus;
@@ -30,7 +31,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.time.InstantSource;
 import java.util.List;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -105,15 +105,8 @@ public final class ClusterNode implements Closeable {
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, clusterView(members),
                 new RaftLeadership(members, metadata), metrics).start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
-        ScheduledExecutorService maintenance = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread thread = new Thread(r, "tidemark-maintenance");
-            thread.setDaemon(true);
-            return thread;
-        });
+        ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, config, clock);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
-        maintenance.scheduleWithFixedDelay(() -> topics.topics().forEach(t -> t.partitions()
-                .forEach(p -> p.applyRetention(clock.millis()))), config.retentionCheckIntervalMs(),
-                config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
         return new ClusterNode(config, server, admin, metadata, replicas, topics, grpc, endpoint, maintenance);

@@ -1,6 +1,7 @@
 package io.tidemark.replication.cluster;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
@@ -61,7 +62,7 @@ public final class MetadataGroup implements Closeable {
     /** A topic's assignment as applied on this broker. */
     public TopicAssignment assignment(String name) {
         return stateMachine.topics().stream().filter(t -> t.getName().equals(name)).findFirst()
-                .orElseThrow(() -> new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist"));
+                .orElseThrow(() -> Topic.unknown(name));
     }
 
     /** Waits until a committed change is applied here too (the leader may apply it first). */

@@ -136,19 +136,9 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     public Topic topic(String name) {
         Topic topic = topics.get(name);
         if (topic == null) {
-            throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic '" + name + "' does not exist");
+            throw Topic.unknown(name);
         }
         return topic;
-    }
-
-    @Override
-    public Partition partition(String topicName, int partition) {
-        Topic topic = topic(topicName);
-        if (partition < 0 || partition >= topic.partitions().size()) {
-            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "topic '" + topicName + "' has partitions 0 to "
-                    + (topic.partitions().size() - 1) + ", not " + partition);
-        }
-        return topic.partitions().get(partition);
     }
 
     @Override

@@ -1,0 +1,52 @@
+package io.tidemark.core.server;
+
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.core.topic.Topics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.InstantSource;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The broker's periodic duties on one thread: retention every {@code retention.check.interval.ms}, due flushes
+ * every {@code flush.check.interval.ms}, over every partition; a failure of one partition is logged and does not
+ * stop the others. The same for a single node and a cluster node, which also runs its own one-off jobs here.
+ */
+public final class MaintenanceScheduler {
+    private static final Logger LOG = LoggerFactory.getLogger(MaintenanceScheduler.class);
+
+    private MaintenanceScheduler() {
+    }
+
+    public static ScheduledExecutorService start(Topics topics, BrokerConfig config, InstantSource clock) {
+        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "tidemark-maintenance");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Retention",
+                p -> p.applyRetention(clock.millis())), config.retentionCheckIntervalMs(),
+                config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Flush", p -> p.flushIfDue(clock.millis())),
+                config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        return executor;
+    }
+
+    private static void forEachPartition(Topics topics, String duty, Consumer<Partition> action) {
+        for (Topic topic : topics.topics()) {
+            for (Partition partition : topic.partitions()) {
+                try {
+                    action.accept(partition);
+                } catch (RuntimeException e) {
+                    LOG.error("{} of {} failed", duty, partition.id(), e);
+                }
+            }
+        }
+    }
+}
