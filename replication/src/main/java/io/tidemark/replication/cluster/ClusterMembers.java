@@ -5,7 +5,6 @@ import io.tidemark.proto.v1.ErrorCode;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -78,15 +77,21 @@ public record ClusterMembers(Map<Integer, Member> members) {
     }
 
     public List<Integer> nodeIds() {
-        return new ArrayList<>(members.keySet());
+        return List.copyOf(members.keySet());
     }
 
-    /** The peers of the given nodes; the first gets the highest priority, so it is the preferred leader. */
+    /**
+     * The peers of the given nodes, all of the same Raft priority. Ratis makes the others wait for a peer of higher
+     * priority before they elect a leader among themselves, which measured 5-8 s of unavailability when the leader
+     * died while the preferred peer was restarting; with equal priorities failover takes one election.
+     */
     public List<RaftPeer> peers(List<Integer> nodeIds) {
-        List<RaftPeer> peers = new ArrayList<>();
-        for (int i = 0; i < nodeIds.size(); i++) {
-            peers.add(RaftPeer.newBuilder(member(nodeIds.get(i)).peer()).setPriority(i == 0 ? 1 : 0).build());
-        }
-        return peers;
+        return nodeIds.stream().map(id -> member(id).peer()).toList();
+    }
+
+    /** The peers of the given nodes with {@code preferred} alone at priority 1 (Ratis transfers only to it). */
+    public List<RaftPeer> peersPreferring(List<Integer> nodeIds, int preferred) {
+        return nodeIds.stream().map(id -> RaftPeer.newBuilder(member(id).peer()).setPriority(id == preferred ? 1 : 0)
+                .build()).toList();
     }
 }

@@ -75,9 +75,19 @@ public final class PartitionReplicas implements Closeable {
         RaftGroup group = RaftGroup.valueOf(groupId, members.peers(replicaNodeIds));
         identities.expect(groupId, new PartitionIdentityStore.Identity(id, overrides));
         groupChanges.execute(() -> addGroup(group));
-        return new ReplicatedPartition(id, groupId, server, members, replicaNodeIds,
-                () -> clients.computeIfAbsent(groupId, g -> partitionClient(group)),
-                id.topic().startsWith(Topic.INTERNAL_PREFIX));
+        return new ReplicatedPartition(id, groupId, server, members, replicaNodeIds, new ReplicatedPartition.RaftClients() {
+            @Override
+            public RaftClient get() {
+                return clients.computeIfAbsent(groupId, g -> partitionClient(group));
+            }
+
+            @Override
+            public void discard(RaftClient failed) {
+                if (clients.remove(groupId, failed)) {
+                    groupChanges.execute(() -> closeQuietly(failed));
+                }
+            }
+        }, id.topic().startsWith(Topic.INTERNAL_PREFIX));
     }
 
     private void addGroup(RaftGroup group) {
@@ -100,6 +110,14 @@ public final class PartitionReplicas implements Closeable {
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
                         TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
                 .build();
+    }
+
+    private static void closeQuietly(RaftClient client) {
+        try {
+            client.close();
+        } catch (IOException e) {
+            LOG.debug("closing a failed Raft client", e);
+        }
     }
 
     /** Stops the partition's Raft group here and deletes its directory, when this broker holds a replica. */

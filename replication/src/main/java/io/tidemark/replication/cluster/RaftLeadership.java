@@ -12,13 +12,12 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Planned leadership moves through Ratis. Ratis only hands leadership to the peer with the highest priority (and
- * a leader yields to a higher-priority peer by itself), so a move first rewrites the group's configuration with
- * the target at priority 1 and the others at 0, then asks the current leader to transfer.
+ * Planned leadership moves through Ratis. Ratis only hands leadership to the peer with the highest priority, so a
+ * move rewrites the group's configuration with the target at priority 1, asks the leader to transfer, and then
+ * sets every priority back to equal, so a later crash fails over in one election ({@link ClusterMembers#peers}).
  */
 final class RaftLeadership implements Leadership {
     private final ClusterMembers members;
@@ -37,14 +36,13 @@ final class RaftLeadership implements Leadership {
             throw new TidemarkException(ErrorCode.INVALID_REQUEST, "node " + toNodeId + " holds no replica of "
                     + partition + "; its replicas are on nodes " + replicas);
         }
-        List<Integer> order = new ArrayList<>(List.of(toNodeId));
-        replicas.stream().filter(n -> n != toNodeId).forEach(order::add);
-        List<RaftPeer> peers = members.peers(order);
-        RaftGroup group = RaftGroup.valueOf(RaftGroups.partition(partition), peers);
+        List<RaftPeer> preferring = members.peersPreferring(replicas, toNodeId);
+        RaftGroup group = RaftGroup.valueOf(RaftGroups.partition(partition), preferring);
         try (RaftClient client = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(group)
                 .build()) {
-            check(client.admin().setConfiguration(peers), partition, toNodeId);
+            check(client.admin().setConfiguration(preferring), partition, toNodeId);
             check(client.admin().transferLeadership(ClusterMembers.peerId(toNodeId), timeoutMs), partition, toNodeId);
+            check(client.admin().setConfiguration(members.peers(replicas)), partition, toNodeId);
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + partition + " did not move to node "
                     + toNodeId + ": " + e.getMessage());

@@ -30,8 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * replicas.
  *
  * <p>Placement: partition {@code p} of a topic goes to {@code rf} brokers in a row of the sorted node ids,
- * starting at {@code (p + hash(topic)) mod n}, the first being the preferred leader; so replicas and leaders
- * spread evenly over the brokers.
+ * starting at {@code (p + hash(topic)) mod n}, so replicas spread evenly; the first is the preferred leader
+ * (balancing leaders onto it is not built yet; the first election decides).
  *
  * <p>Thread-safe.
  */

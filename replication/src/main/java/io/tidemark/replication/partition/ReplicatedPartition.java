@@ -20,6 +20,7 @@ import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
@@ -27,7 +28,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
 
 /**
  * A partition this broker holds a replica of: its Raft group's division on the local server. Produce goes
@@ -43,18 +43,18 @@ public final class ReplicatedPartition implements Partition {
     private final RaftServer server;
     private final ClusterMembers members;
     private final List<Integer> replicas;
-    private final Supplier<RaftClient> client;
+    private final RaftClients clients;
     private final boolean forwardToLeader;
     private final ThreadLocal<RecordBatchValidator> validators = ThreadLocal.withInitial(RecordBatchValidator::new);
 
     public ReplicatedPartition(TopicPartition id, RaftGroupId groupId, RaftServer server, ClusterMembers members,
-                               List<Integer> replicas, Supplier<RaftClient> client, boolean forwardToLeader) {
+                               List<Integer> replicas, RaftClients clients, boolean forwardToLeader) {
         this.id = id;
         this.groupId = groupId;
         this.server = server;
         this.members = members;
         this.replicas = List.copyOf(replicas);
-        this.client = client;
+        this.clients = clients;
         this.forwardToLeader = forwardToLeader;
     }
 
@@ -97,8 +97,42 @@ public final class ReplicatedPartition implements Partition {
         } catch (TidemarkException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return client.get().async().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch)))
-                .thenApply(this::appendResult);
+        RaftClient client = clients.get();
+        return client.async().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch)))
+                .handle((reply, failure) -> {
+                    if (failure != null) {
+                        clients.discard(client);
+                        throw notCommitted(failure);
+                    }
+                    return appendResult(reply);
+                });
+    }
+
+    /**
+     * The Raft client of the partition's group. Ratis closes a client's request window after its retries ran
+     * out, so a client that failed is discarded and the next append gets a new one.
+     */
+    public interface RaftClients {
+        RaftClient get();
+
+        void discard(RaftClient failed);
+    }
+
+    /**
+     * A Raft client failure as a retriable error: the leader changed or the group has no quorum right now. A retry
+     * is safe: an idempotent producer's batch that was committed after all is answered with its first result.
+     */
+    private TidemarkException notCommitted(Throwable failure) {
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof TidemarkException e) {
+            return e;
+        }
+        if (cause instanceof NotLeaderException e) {
+            return notLeader(e.getSuggestedLeader() == null ? null : e.getSuggestedLeader().getId());
+        }
+        return new TidemarkException(ErrorCode.NOT_AVAILABLE, "the Raft group of " + id + " did not commit the batch"
+                + " (leader change or no quorum; retry): " + cause);
     }
 
     private AppendResult appendResult(RaftClientReply reply) {
