@@ -12,9 +12,10 @@ import java.util.stream.Collectors;
  * A cluster of broker processes on this machine, kept in a directory: {@code node-N/} holds each broker's data,
  * its {@code broker.pid} and {@code broker.log}, and {@code cluster.properties} the layout. Node N (from 1)
  * serves clients on {@code basePort + 10 (N - 1)}, metrics on that + 1 and Raft on that + 5, so several named
- * clusters run side by side with different base ports.
+ * clusters run side by side with different base ports. Every broker reads the same config file when one was given
+ * ({@code configFile}, empty for none).
  */
-record LocalCluster(Path dir, int nodes, int basePort) {
+record LocalCluster(Path dir, int nodes, int basePort, String configFile) {
     static final String LAYOUT_FILE = "cluster.properties";
 
     int clientPort(int node) {
@@ -69,7 +70,8 @@ record LocalCluster(Path dir, int nodes, int basePort) {
 
     void saveLayout() throws IOException {
         Files.createDirectories(dir);
-        Files.writeString(dir.resolve(LAYOUT_FILE), "nodes=" + nodes + "\nbase.port=" + basePort + "\n");
+        Files.writeString(dir.resolve(LAYOUT_FILE), "nodes=" + nodes + "\nbase.port=" + basePort + "\nconfig="
+                + configFile + "\n");
     }
 
     /** The layout saved by {@code local up}, or empty when this directory holds no local cluster. */
@@ -81,6 +83,6 @@ record LocalCluster(Path dir, int nodes, int basePort) {
         var values = Files.readAllLines(file).stream().filter(l -> l.contains("="))
                 .collect(Collectors.toMap(l -> l.substring(0, l.indexOf('=')), l -> l.substring(l.indexOf('=') + 1)));
         return Optional.of(new LocalCluster(dir, Integer.parseInt(values.get("nodes")),
-                Integer.parseInt(values.get("base.port"))));
+                Integer.parseInt(values.get("base.port")), values.getOrDefault("config", "")));
     }
 }

@@ -62,12 +62,15 @@ final class LocalCommand {
         @Option(names = "--base-port", defaultValue = "9400",
                 description = "Client port of node 1; node N uses base + 10 (N - 1) (default: ${DEFAULT-VALUE}).")
         int basePort;
+        @Option(names = "--config", description = "Broker config file every broker reads (docs/configuration.md).")
+        Path config;
 
         @Override
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
             Optional<LocalCluster> existing = LocalCluster.load(which.dir());
-            LocalCluster cluster = existing.orElse(new LocalCluster(which.dir(), nodes, basePort));
+            LocalCluster cluster = existing.orElse(new LocalCluster(which.dir(), nodes, basePort,
+                    config == null ? "" : config.toAbsolutePath().toString()));
             if (existing.isEmpty()) {
                 if (nodes < 1 || nodes > 9) {
                     throw new IllegalArgumentException("--nodes " + nodes + " is not allowed: 1 to 9");
@@ -96,6 +99,9 @@ final class LocalCommand {
                     Integer.toString(node), "--data-dir", cluster.nodeDir(node).resolve("data").toString(), "--listen",
                     "127.0.0.1:" + cluster.clientPort(node), "--metrics-listen", "127.0.0.1:" + cluster.metricsPort(node),
                     "--cluster", cluster.members()));
+            if (!cluster.configFile().isEmpty()) {
+                command.addAll(List.of("--config", cluster.configFile()));
+            }
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(cluster.logFile(node).toFile()))
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
