@@ -52,7 +52,7 @@ final class FailoverPerfCommand implements Callable<Integer> {
                     .lingerMs(0).requestTimeoutMs(1000).retryBackoffMs(20).deliveryTimeoutMs(60_000).build())) {
                 produceOne(producer);
                 for (int round = 1; round <= kills; round++) {
-                    int leader = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0).getLeaderNodeId();
+                    int leader = awaitLeader(admin);
                     ProcessHandle process = cluster.process(leader).orElseThrow(() -> new IllegalStateException(
                             "the leader, node " + leader + ", does not run"));
                     long killedAt = System.nanoTime();
@@ -71,6 +71,18 @@ final class FailoverPerfCommand implements Callable<Integer> {
                 unavailableMs.getValueAtPercentile(50), unavailableMs.getValueAtPercentile(99),
                 unavailableMs.getMaxValue());
         return 0;
+    }
+
+    /** The partition's leader, once one is elected (at most 60 s). */
+    private static int awaitLeader(TidemarkAdmin admin) throws InterruptedException {
+        for (int attempt = 0; attempt < 600; attempt++) {
+            int leader = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0).getLeaderNodeId();
+            if (leader > 0) {
+                return leader;
+            }
+            TimeUnit.MILLISECONDS.sleep(100);
+        }
+        throw new IllegalStateException(TOPIC + " has had no leader for 60 s");
     }
 
     /** Sends one record and waits for its acknowledgement; the producer retries through the leader change. */
