@@ -1,5 +1,6 @@
 package io.tidemark.client.api;
 
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 
@@ -38,12 +39,20 @@ final class BrokerChannels implements Closeable {
                 .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES).build();
     }
 
-    /** The channel to {@code address} ({@code host:port}), made on first use. */
+    /**
+     * The channel to {@code address} ({@code host:port}), made on first use. A channel whose last connection
+     * attempt failed reconnects at once instead of after gRPC's growing backoff (up to 2 minutes): a broker that
+     * was down is back within seconds, and this client's own retry backoff already paces the attempts.
+     */
     ManagedChannel get(String address) {
         if (closed) {
             throw new IllegalStateException("the client is closed; no new call to " + address + " can start");
         }
-        return channels.computeIfAbsent(address, factory);
+        ManagedChannel channel = channels.computeIfAbsent(address, factory);
+        if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+            channel.resetConnectBackoff();
+        }
+        return channel;
     }
 
     /** Shuts every channel down, waits up to 5 s in all for calls to end, then cancels the rest. */
