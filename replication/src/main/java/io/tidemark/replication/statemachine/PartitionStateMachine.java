@@ -173,6 +173,19 @@ public final class PartitionStateMachine extends BaseStateMachine {
         return ByteBuffer.wrap(bytes).getLong();
     }
 
+    /**
+     * The leader purged entries this replica still needs. Copying the partition's segments from the leader is not
+     * built yet, so the replica refuses loudly rather than pretend it caught up; it stays behind until an operator
+     * moves the replica (delete its group directory and let it rejoin empty).
+     */
+    @Override
+    public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(
+            org.apache.ratis.proto.RaftProtos.RoleInfoProto roleInfo, TermIndex firstTermIndexInLog) {
+        LOG.error("{}: the leader no longer has the Raft entries from {} this replica needs; catching up by copying "
+                + "the partition's segments is not supported yet", getId(), firstTermIndexInLog);
+        return CompletableFuture.failedFuture(new IOException("segment copy from the leader is not supported yet"));
+    }
+
     @Override
     public StateMachineStorage getStateMachineStorage() {
         return storage;
