@@ -174,9 +174,9 @@ public final class PartitionStateMachine extends BaseStateMachine {
     }
 
     /**
-     * The leader purged entries this replica still needs. Copying the partition's segments from the leader is not
-     * built yet, so the replica refuses loudly rather than pretend it caught up; it stays behind until an operator
-     * moves the replica (delete its group directory and let it rejoin empty).
+     * The leader purged entries this replica still needs: it can only happen to a replica that lost its Raft log,
+     * since a leader purges only what every follower has. Copying the partition's segments from the leader is not
+     * built yet, so the replica refuses loudly rather than pretend it caught up, and stays behind.
      */
     @Override
     public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(
