@@ -60,8 +60,9 @@ class ReplicatedClusterIT {
 
     private void start(int id) throws IOException {
         ClusterMembers.Member member = members.member(id);
+        // Snapshots every 100 Raft entries, so restarts go through the snapshot-then-replay path.
         BrokerConfig config = BrokerConfig.of(id, dir.resolve("node-" + id), new HostPort("127.0.0.1",
-                member.clientPort()), Optional.empty(), Map.of(), "test");
+                member.clientPort()), Optional.empty(), Map.of("raft.snapshot.interval.entries", "100"), "test");
         nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
     }
 
@@ -118,6 +119,65 @@ class ReplicatedClusterIT {
                 assertTrue(r.receiveTimeMs() >= records.get(i - 1).receiveTimeMs(), "ReceiveTime never decreases");
             }
         }
+    }
+
+    @Test
+    void rollingRestartUnderLoadLosesNothing() throws Exception {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            admin.createTopic("orders", 1, 3, Map.of());
+            await().atMost(Duration.ofSeconds(60)).until(() -> admin.describeTopics(List.of("orders")).get(0)
+                    .getPartitions(0).getLeaderNodeId() > 0);
+        }
+        List<String> values = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).lingerMs(0)
+                .build())) {
+            for (int round = 0; round < 4; round++) {
+                for (int i = 0; i < 150; i++) {
+                    values.add("round " + round + " #" + i);
+                    sends.add(producer.send(new ProducerRecord("orders", 0, null,
+                            values.get(values.size() - 1).getBytes(StandardCharsets.UTF_8))));
+                }
+                if (round < 3) {
+                    int node = round + 1;
+                    nodes.remove(node).close();
+                    start(node);
+                }
+            }
+            producer.flush();
+        }
+        java.util.Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
+        assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the rolling restart");
+        PartitionChecker.check(bootstrap(), new TopicPartition("orders", 0), acknowledged);
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir)) {
+            assertTrue(files.anyMatch(f -> f.getFileName().toString().matches("snapshot\\.\\d+_\\d+")),
+                    "the partitions took snapshots, so the restarts replayed from them");
+        }
+    }
+
+    @Test
+    void plannedTransfersUnderLoadLoseNothing() throws Exception {
+        List<String> values = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build());
+             TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).lingerMs(1).build())) {
+            admin.createTopic("orders", 1, 3, Map.of());
+            await().atMost(Duration.ofSeconds(60)).until(() -> leaderOf(0) > 0);
+            for (int target : new int[] {1, 2, 3, 1, 2, 3}) {
+                for (int i = 0; i < 200; i++) {
+                    values.add("to " + target + " #" + values.size());
+                    sends.add(producer.send(new ProducerRecord("orders", 0, null,
+                            values.get(values.size() - 1).getBytes(StandardCharsets.UTF_8))));
+                }
+                if (leaderOf(0) != target) {
+                    assertEquals(target, admin.transferLeadership(new TopicPartition("orders", 0), target, 10_000));
+                }
+            }
+            producer.flush();
+        }
+        java.util.Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
+        assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the transfers");
+        PartitionChecker.check(bootstrap(), new TopicPartition("orders", 0), acknowledged);
     }
 
     private int leaderOf(int partition) {
