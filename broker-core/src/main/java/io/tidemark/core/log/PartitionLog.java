@@ -369,13 +369,26 @@ public final class PartitionLog implements Closeable {
      * the first segment kept.
      */
     public RetentionResult deleteExpiredSegments(long nowMs) {
+        return deleteExpiredSegments(nowMs, Long.MAX_VALUE);
+    }
+
+    /**
+     * Retention that keeps every segment holding offsets at or above {@code keepFromOffset}: a replicated partition
+     * passes its last snapshot's log end offset, since after a restart it cuts the log back to that offset and
+     * replays the Raft log from there, which needs those segments.
+     */
+    public RetentionResult deleteExpiredSegments(long nowMs, long keepFromOffset) {
         lock.lock();
         try {
             checkOpen();
             LogSegment[] current = segments;
             int expired = 0;
             long retentionMs = TopicConfig.limit(config.retentionMs());
-            while (expired < current.length - 1 && current[expired].maxReceiveTimeMs() < nowMs - retentionMs) {
+            int deletable = 0;
+            while (deletable < current.length - 1 && current[deletable].nextOffset() <= keepFromOffset) {
+                deletable++;
+            }
+            while (expired < deletable && current[expired].maxReceiveTimeMs() < nowMs - retentionMs) {
                 expired++;
             }
             long retentionBytes = TopicConfig.limit(config.retentionBytes());
@@ -386,7 +399,7 @@ public final class PartitionLog implements Closeable {
             for (int i = 0; i < expired; i++) {
                 excess -= current[i].sizeBytes();
             }
-            while (expired < current.length - 1 && excess - current[expired].sizeBytes() >= 0) {
+            while (expired < deletable && excess - current[expired].sizeBytes() >= 0) {
                 excess -= current[expired].sizeBytes();
                 expired++;
             }

@@ -85,6 +85,20 @@ class ReceiveTimeDrivesRollingAndRetentionTest {
     }
 
     @Test
+    void retentionKeepsSegmentsFromTheGivenOffsetOn() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "100", "retention.ms", "1000"), BASE_MS)) {
+            for (int i = 0; i < 5; i++) {
+                log.append(batch(i, BASE_MS), BASE_MS);
+            }
+            assertEquals(5, log.segments().size());
+            assertEquals(new RetentionResult(2, 2L * log.segments().get(0).sizeBytes(), 2),
+                    log.deleteExpiredSegments(BASE_MS + DAY_MS, 2), "segments ending at or below offset 2 only");
+            assertEquals(new RetentionResult(0, 0, 2), log.deleteExpiredSegments(BASE_MS + DAY_MS, 2));
+            assertEquals(2, log.deleteExpiredSegments(BASE_MS + DAY_MS).deletedSegments(), "never the active one");
+        }
+    }
+
+    @Test
     void retentionBytesDeletesOldestWhileEnoughRemains() throws Exception {
         long size;
         try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "100"), BASE_MS)) {

@@ -218,7 +218,8 @@ public final class ReplicatedPartition implements Partition {
 
     @Override
     public void applyRetention(long nowMs) {
-        log().deleteExpiredSegments(nowMs);
+        PartitionStateMachine stateMachine = stateMachine();
+        stateMachine.log().deleteExpiredSegments(nowMs, stateMachine.snapshotLogEndOffset());
     }
 
     @Override

@@ -57,6 +57,7 @@ public final class PartitionStateMachine extends BaseStateMachine {
     private volatile PartitionLog log;
     private volatile CompletableFuture<Void> nextAppend = new CompletableFuture<>();
     private long lastStampedMs = Long.MIN_VALUE;
+    private volatile long snapshotLogEndOffset;
 
     public PartitionStateMachine(PartitionIdentityStore identities, InstantSource clock) {
         this.identities = identities;
@@ -76,6 +77,7 @@ public final class PartitionStateMachine extends BaseStateMachine {
         SingleFileSnapshotInfo snapshot = storage.loadLatestSnapshot();
         long snapshotLogEnd = snapshot == null ? 0 : readSnapshot(snapshot.getFile().getPath());
         opened.truncateTo(snapshotLogEnd);
+        snapshotLogEndOffset = snapshotLogEnd;
         if (snapshot != null) {
             setLastAppliedTermIndex(snapshot.getTermIndex());
         }
@@ -144,6 +146,14 @@ public final class PartitionStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
     }
 
+    /**
+     * The log end offset of the latest snapshot: retention keeps the segments from there on, since a restart cuts
+     * the log back to it and replays the Raft log.
+     */
+    public long snapshotLogEndOffset() {
+        return snapshotLogEndOffset;
+    }
+
     /** Completes when the next entry is applied (long-polling fetches wait on it). */
     public CompletableFuture<Void> nextAppend() {
         return nextAppend;
@@ -158,9 +168,11 @@ public final class PartitionStateMachine extends BaseStateMachine {
         PartitionLog partitionLog = log();
         partitionLog.flush(clock.millis());
         File file = storage.getSnapshotFile(applied.getTerm(), applied.getIndex());
-        Files.write(file.toPath(), ByteBuffer.allocate(8).putLong(partitionLog.logEndOffset()).array());
+        long logEnd = partitionLog.logEndOffset();
+        Files.write(file.toPath(), ByteBuffer.allocate(8).putLong(logEnd).array());
         FileInfo info = new FileInfo(file.toPath(), MD5FileUtil.computeAndSaveMd5ForFile(file));
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(info, applied));
+        snapshotLogEndOffset = logEnd;
         return applied.getIndex();
     }
 
