@@ -32,7 +32,8 @@ import java.util.concurrent.locks.LockSupport;
  * acknowledgement, in an HdrHistogram (microsecond resolution, 3 significant digits). Bounded by a record
  * count; progress every 5 s.
  */
-@Command(name = "perf", mixinStandardHelpOptions = true, description = "Measure produce and consume throughput.",
+@Command(name = "perf", mixinStandardHelpOptions = true,
+        description = "Measure produce and consume throughput, and unavailability after a leader crash.",
         subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, FailoverPerfCommand.class})
 final class PerfCommand {
     private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
