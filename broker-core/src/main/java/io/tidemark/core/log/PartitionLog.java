@@ -476,10 +476,6 @@ public final class PartitionLog implements Closeable {
         }
     }
 
-    public Path dir() {
-        return dir;
-    }
-
     public TopicConfig config() {
         return config;
     }

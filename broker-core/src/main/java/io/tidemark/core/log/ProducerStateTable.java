@@ -95,8 +95,4 @@ final class ProducerStateTable {
     void clear() {
         producers.clear();
     }
-
-    int size() {
-        return producers.size();
-    }
 }

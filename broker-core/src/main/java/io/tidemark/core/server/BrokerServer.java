@@ -89,10 +89,6 @@ public final class BrokerServer implements Closeable {
         return metricRegistry;
     }
 
-    public BrokerConfig config() {
-        return config;
-    }
-
     /** Blocks until the server stops. */
     public void awaitTermination() throws InterruptedException {
         grpc.awaitTermination();

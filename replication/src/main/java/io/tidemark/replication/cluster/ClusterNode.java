@@ -48,20 +48,18 @@ public final class ClusterNode implements Closeable {
     private final RaftClient admin;
     private final MetadataGroup metadata;
     private final PartitionReplicas replicas;
-    private final ReplicatedTopics topics;
     private final GrpcEndpoint grpc;
     private final MetricsEndpoint metricsEndpoint;
     private final ScheduledExecutorService maintenance;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
-                        PartitionReplicas replicas, ReplicatedTopics topics, GrpcEndpoint grpc,
+                        PartitionReplicas replicas, GrpcEndpoint grpc,
                         MetricsEndpoint metricsEndpoint, ScheduledExecutorService maintenance) {
         this.config = config;
         this.server = server;
         this.admin = admin;
         this.metadata = metadata;
         this.replicas = replicas;
-        this.topics = topics;
         this.grpc = grpc;
         this.metricsEndpoint = metricsEndpoint;
         this.maintenance = maintenance;
@@ -109,7 +107,7 @@ public final class ClusterNode implements Closeable {
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
-        return new ClusterNode(config, server, admin, metadata, replicas, topics, grpc, endpoint, maintenance);
+        return new ClusterNode(config, server, admin, metadata, replicas, grpc, endpoint, maintenance);
     }
 
     /** Creates the internal offsets topic, or finds it, retrying every second until the metadata group answers. */
@@ -146,10 +144,6 @@ public final class ClusterNode implements Closeable {
 
     public int port() {
         return grpc.port();
-    }
-
-    public ReplicatedTopics topics() {
-        return topics;
     }
 
     public void awaitTermination() throws InterruptedException {

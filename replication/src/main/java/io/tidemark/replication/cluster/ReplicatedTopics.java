@@ -13,7 +13,6 @@ import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.TopicAssignment;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -173,10 +172,5 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         if (topic != null) {
             topic.partitions().forEach(replicas::remove);
         }
-    }
-
-    /** Nothing to close: the partitions belong to the Raft server. */
-    public void close() throws IOException {
-        topics.clear();
     }
 }
