@@ -73,8 +73,7 @@ class ClusterChaosIT {
             }
             Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
             assertTrue(acknowledged.size() >= 1000, "acknowledged " + acknowledged.size() + "; first failure: "
-                    + sends.stream().filter(CompletableFuture::isCompletedExceptionally).findFirst()
-                    .map(f -> f.handle((m, e) -> String.valueOf(e)).join()).orElse("none"));
+                    + PartitionChecker.firstFailure(sends));
             PartitionChecker.check(cluster.bootstrap(), PARTITION, acknowledged);
         }
     }

@@ -41,6 +41,12 @@ final class PartitionChecker {
         return acknowledged;
     }
 
+    /** The first failed send's error, for assertion messages; "none" when every send succeeded. */
+    static String firstFailure(List<CompletableFuture<RecordMetadata>> sends) {
+        return sends.stream().filter(CompletableFuture::isCompletedExceptionally).findFirst()
+                .map(f -> f.handle((ok, error) -> String.valueOf(error)).join()).orElse("none");
+    }
+
     /** Reads the partition to its end and checks it; returns its records. */
     static List<ConsumerRecord> check(String bootstrap, TopicPartition partition, Set<String> acknowledged) {
         long end;

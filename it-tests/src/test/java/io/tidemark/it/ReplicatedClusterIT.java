@@ -147,7 +147,8 @@ class ReplicatedClusterIT {
             producer.flush();
         }
         java.util.Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
-        assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the rolling restart");
+        assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the "
+                + "rolling restart; first failure: " + PartitionChecker.firstFailure(sends));
         PartitionChecker.check(bootstrap(), new TopicPartition("orders", 0), acknowledged);
         try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(dir)) {
             assertTrue(files.anyMatch(f -> f.getFileName().toString().matches("snapshot\\.\\d+_\\d+")),
@@ -176,7 +177,8 @@ class ReplicatedClusterIT {
             producer.flush();
         }
         java.util.Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
-        assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the transfers");
+        assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the "
+                + "transfers; first failure: " + PartitionChecker.firstFailure(sends));
         PartitionChecker.check(bootstrap(), new TopicPartition("orders", 0), acknowledged);
     }
 

@@ -13,21 +13,25 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.ClusterMembers;
-import io.tidemark.replication.statemachine.PartitionEntryFormat;
 import io.tidemark.replication.statemachine.PartitionStateMachine;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A partition this broker holds a replica of: its Raft group's division on the local server. Produce goes
@@ -38,6 +42,11 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread-safe.
  */
 public final class ReplicatedPartition implements Partition {
+    /**
+     * Raft entries of this partition in flight at once from this broker; the produce requests that arrive
+     * meanwhile are coalesced into the next entry ({@link GroupCommit}).
+     */
+    static final int MAX_ENTRIES_IN_FLIGHT = 2;
     private final TopicPartition id;
     private final RaftGroupId groupId;
     private final RaftServer server;
@@ -46,6 +55,9 @@ public final class ReplicatedPartition implements Partition {
     private final RaftClients clients;
     private final boolean forwardToLeader;
     private final ThreadLocal<RecordBatchValidator> validators = ThreadLocal.withInitial(RecordBatchValidator::new);
+    private final ClientId localClientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private final GroupCommit groupCommit;
 
     public ReplicatedPartition(TopicPartition id, RaftGroupId groupId, RaftServer server, ClusterMembers members,
                                List<Integer> replicas, RaftClients clients, boolean forwardToLeader) {
@@ -56,6 +68,9 @@ public final class ReplicatedPartition implements Partition {
         this.replicas = List.copyOf(replicas);
         this.clients = clients;
         this.forwardToLeader = forwardToLeader;
+        this.groupCommit = new GroupCommit(
+                RaftServerConfigKeys.Log.Appender.bufferByteLimit(server.getProperties()).getSizeInt(),
+                MAX_ENTRIES_IN_FLIGHT, this::submit);
     }
 
     private RaftServer.Division division() {
@@ -97,15 +112,41 @@ public final class ReplicatedPartition implements Partition {
         } catch (TidemarkException e) {
             return CompletableFuture.failedFuture(e);
         }
+        return groupCommit.append(batch).exceptionallyCompose(failure -> CompletableFuture.failedFuture(
+                notCommitted(failure)));
+    }
+
+    /**
+     * Submits a request to the group: straight to the local Raft server when it leads (no client round trip),
+     * through a Raft client to the leader when this partition forwards; completes with the state machine's reply.
+     */
+    private CompletableFuture<ByteBuffer> submit(byte[] request) {
+        Message message = Message.valueOf(UnsafeByteOperations.unsafeWrap(request));
+        RaftServer.Division division = division();
+        if (!forwardToLeader || division.getInfo().isLeader()) {
+            RaftClientRequest local = RaftClientRequest.newBuilder().setClientId(localClientId)
+                    .setServerId(server.getId()).setGroupId(groupId).setCallId(callIds.incrementAndGet())
+                    .setMessage(message).setType(RaftClientRequest.writeRequestType()).build();
+            try {
+                return submitted(server.submitClientRequestAsync(local), null);
+            } catch (IOException e) {
+                return CompletableFuture.failedFuture(notCommitted(e));
+            }
+        }
         RaftClient client = clients.get();
-        return client.async().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(batch)))
-                .handle((reply, failure) -> {
-                    if (failure != null) {
-                        clients.discard(client);
-                        throw notCommitted(failure);
-                    }
-                    return appendResult(reply);
-                });
+        return submitted(client.async().send(message), client);
+    }
+
+    private CompletableFuture<ByteBuffer> submitted(CompletableFuture<RaftClientReply> reply, RaftClient client) {
+        return reply.handle((answer, failure) -> {
+            if (failure != null) {
+                if (client != null) {
+                    clients.discard(client);
+                }
+                throw notCommitted(failure);
+            }
+            return replyContent(answer);
+        });
     }
 
     /**
@@ -123,7 +164,7 @@ public final class ReplicatedPartition implements Partition {
      * is safe: an idempotent producer's batch that was committed after all is answered with its first result.
      */
     private TidemarkException notCommitted(Throwable failure) {
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                 ? failure.getCause() : failure;
         if (cause instanceof TidemarkException e) {
             return e;
@@ -135,7 +176,7 @@ public final class ReplicatedPartition implements Partition {
                 + " (leader change or no quorum; retry): " + cause);
     }
 
-    private AppendResult appendResult(RaftClientReply reply) {
+    private ByteBuffer replyContent(RaftClientReply reply) {
         if (!reply.isSuccess()) {
             if (reply.getNotLeaderException() != null) {
                 RaftPeerId leader = reply.getNotLeaderException().getSuggestedLeader() == null ? null
@@ -145,7 +186,7 @@ public final class ReplicatedPartition implements Partition {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the Raft group of " + id + " did not take the "
                     + "batch: " + reply.getException());
         }
-        return PartitionEntryFormat.readReply(reply.getMessage().getContent().asReadOnlyByteBuffer());
+        return reply.getMessage().getContent().asReadOnlyByteBuffer();
     }
 
     private TidemarkException notLeader(RaftPeerId leader) {

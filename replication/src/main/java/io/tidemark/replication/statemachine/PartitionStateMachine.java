@@ -1,7 +1,6 @@
 package io.tidemark.replication.statemachine;
 
 import io.tidemark.core.config.TopicConfig;
-import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
@@ -18,6 +17,7 @@ import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
@@ -29,17 +29,20 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The state machine of a partition's Raft group: the partition's {@link PartitionLog}, fed by the group's
  * committed entries ({@link PartitionEntryFormat}).
  * <ul>
- *   <li>The leader wraps a produced batch into an entry ({@link #startTransaction}) and stamps its ReceiveTime in
- *       {@link #preAppendTransaction}, which Ratis calls on the leader only, in log order: {@code max(clock, last
- *       stamped, last applied)}, so ReceiveTime never decreases across leaders whose clocks disagree.</li>
- *   <li>{@link #applyTransaction} appends the batch with {@code max(stamped, last ReceiveTime of the log)}, on every
- *       replica, so all store identical bytes; the applied index only moves forward.</li>
+ *   <li>The leader wraps a request (one or more batches) into an entry ({@link #startTransaction}) and stamps its
+ *       ReceiveTime in {@link #preAppendTransaction}, which Ratis calls on the leader only, in log order:
+ *       {@code max(clock, last stamped, last applied)}, so ReceiveTime never decreases across leaders whose clocks
+ *       disagree.</li>
+ *   <li>{@link #applyTransaction} appends the entry's batches in order, each with {@code max(stamped, last
+ *       ReceiveTime of the log)}, on every replica, so all store identical bytes, and replies with each batch's
+ *       outcome; the applied index only moves forward.</li>
  *   <li>A snapshot is the log itself: {@link #takeSnapshot} fsyncs it and records (term, index, log end offset).
  *       At start the log is cut back to the snapshot's log end offset and Ratis replays the entries after it, so
  *       a batch applied before a crash but after the snapshot is not appended twice.</li>
@@ -100,19 +103,38 @@ public final class PartitionStateMachine extends BaseStateMachine {
         return current;
     }
 
+    /**
+     * Makes the entry of a request: a 9-byte header joined to the request's bytes, without copying them when the
+     * join is a rope that shares the header's array (protobuf copies small joins instead; then the entry is one
+     * array). The array that starts with the header is the transaction's context, so {@link #preAppendTransaction}
+     * can stamp it: Ratis builds the log entry from these bytes only after that.
+     */
     @Override
     public TransactionContext startTransaction(RaftClientRequest request) {
-        byte[] entry = PartitionEntryFormat.entry(request.getMessage().getContent().asReadOnlyByteBuffer());
-        return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request)
-                .setLogData(UnsafeByteOperations.unsafeWrap(entry)).setStateMachineContext(entry).build();
+        byte[] header = PartitionEntryFormat.entryHeader();
+        ByteString data = UnsafeByteOperations.unsafeWrap(header).concat(request.getMessage().getContent());
+        if (!sharesFirstBytes(data, header)) {
+            header = data.toByteArray();
+            data = UnsafeByteOperations.unsafeWrap(header);
+        }
+        return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).setLogData(data)
+                .setStateMachineContext(header).build();
+    }
+
+    /** Whether {@code data} reads its first bytes from {@code array}: a write to the array shows through. */
+    private static boolean sharesFirstBytes(ByteString data, byte[] array) {
+        int at = PartitionEntryFormat.RECEIVE_TIME_OFFSET;
+        array[at] = 1;
+        boolean shared = data.byteAt(at) == 1;
+        array[at] = 0;
+        return shared;
     }
 
     @Override
     public TransactionContext preAppendTransaction(TransactionContext trx) {
-        byte[] entry = (byte[]) trx.getStateMachineContext();
         long stamp = Math.max(clock.millis(), Math.max(lastStampedMs, log().lastReceiveTimeMs().orElse(0)));
         lastStampedMs = stamp;
-        PartitionEntryFormat.stamp(entry, stamp);
+        PartitionEntryFormat.stamp((byte[]) trx.getStateMachineContext(), stamp);
         return trx;
     }
 
@@ -120,21 +142,17 @@ public final class PartitionStateMachine extends BaseStateMachine {
     public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
         LogEntryProto entry = trx.getLogEntry();
         ByteBuffer data = entry.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer();
-        if (data.get(0) != PartitionEntryFormat.BATCH) {
-            throw new IllegalStateException("entry " + entry.getIndex() + " of " + getGroupId() + " has type "
-                    + data.get(0));
-        }
-        long stamped = data.getLong(PartitionEntryFormat.RECEIVE_TIME_OFFSET);
-        ByteBuffer batch = ByteBuffer.allocate(data.remaining() - PartitionEntryFormat.BATCH_OFFSET);
-        batch.put(data.position(PartitionEntryFormat.BATCH_OFFSET)).flip();
+        long stamped = PartitionEntryFormat.stampedReceiveTime(data);
+        List<ByteBuffer> batches = PartitionEntryFormat.batches(data);
         PartitionLog partitionLog = log();
-        byte[] reply;
-        try {
-            long receiveTime = Math.max(stamped, partitionLog.lastReceiveTimeMs().orElse(0));
-            AppendResult result = partitionLog.append(batch, receiveTime);
-            reply = PartitionEntryFormat.appended(result);
-        } catch (TidemarkException e) {
-            reply = PartitionEntryFormat.refused(e);
+        PartitionEntryFormat.ReplyWriter reply = new PartitionEntryFormat.ReplyWriter(batches.size());
+        for (ByteBuffer batch : batches) {
+            try {
+                long receiveTime = Math.max(stamped, partitionLog.lastReceiveTimeMs().orElse(0));
+                reply.appended(partitionLog.append(writableCopy(batch), receiveTime));
+            } catch (TidemarkException e) {
+                reply.refused(e);
+            }
         }
         if (!updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex())) {
             throw new IllegalStateException("applied index of " + getGroupId() + " would move back to "
@@ -143,7 +161,12 @@ public final class PartitionStateMachine extends BaseStateMachine {
         CompletableFuture<Void> appended = nextAppend;
         nextAppend = new CompletableFuture<>();
         appended.complete(null);
-        return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
+        return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply.toBytes())));
+    }
+
+    /** The log stamps offset, ReceiveTime and CRC into the batch it appends; the entry's bytes are read-only. */
+    private static ByteBuffer writableCopy(ByteBuffer batch) {
+        return ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
     }
 
     /**
