@@ -51,8 +51,10 @@ final class LocalCommand {
         }
     }
 
-    @Command(name = "up", mixinStandardHelpOptions = true, description = "Start the cluster's brokers in the background.")
+    @Command(name = "up", mixinStandardHelpOptions = true, description = {"Start the cluster's brokers in the background.",
+            "JVM options for the brokers (heap, agents) come from TIDEMARK_BROKER_JAVA_OPTS."})
     static final class Up implements Callable<Integer> {
+        static final String BROKER_JAVA_OPTS = "TIDEMARK_BROKER_JAVA_OPTS";
         @Spec
         CommandSpec spec;
         @picocli.CommandLine.Mixin
@@ -90,12 +92,23 @@ final class LocalCommand {
             return 0;
         }
 
+        /**
+         * JVM options for the brokers from {@code TIDEMARK_BROKER_JAVA_OPTS} (split on spaces), e.g. a heap size
+         * or a profiler agent.
+         */
+        private static List<String> brokerJvmOptions() {
+            String options = System.getenv().getOrDefault(BROKER_JAVA_OPTS, "").strip();
+            return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
+        }
+
         private static void start(LocalCluster cluster, int node) throws IOException {
             Files.createDirectories(cluster.nodeDir(node));
             String java = ProcessHandle.current().info().command().orElse("java");
             String jar = new File(LocalCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath())
                     .getPath();
-            List<String> command = new ArrayList<>(List.of(java, "-jar", jar, "broker", "--node-id",
+            List<String> command = new ArrayList<>(List.of(java));
+            command.addAll(brokerJvmOptions());
+            command.addAll(List.of("-jar", jar, "broker", "--node-id",
                     Integer.toString(node), "--data-dir", cluster.nodeDir(node).resolve("data").toString(), "--listen",
                     "127.0.0.1:" + cluster.clientPort(node), "--metrics-listen", "127.0.0.1:" + cluster.metricsPort(node),
                     "--cluster", cluster.members()));
