@@ -18,7 +18,10 @@ final class LeaderCommand {
     }
 
     @Command(name = "transfer", mixinStandardHelpOptions = true,
-            description = "Move a partition's leadership to another of its replicas and wait until it moved.")
+            description = {"Move a partition's leadership to another of its replicas and wait until it moved.",
+                    "With leader.balance.enabled (the default), a move away from the preferred replica (the first) "
+                            + "lasts until the next balance pass while that replica is up: move leaders off a broker "
+                            + "right before stopping it."})
     static final class Transfer implements Callable<Integer> {
         @Spec
         CommandSpec spec;

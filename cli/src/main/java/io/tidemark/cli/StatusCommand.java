@@ -3,7 +3,7 @@ package io.tidemark.cli;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
-import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.proto.v1.TopicDescription;
 import picocli.CommandLine.Command;
@@ -13,6 +13,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,9 +21,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code tidemark status}: the brokers (up when they answer within 2 s) and, per partition, the leader, the
- * replicas and each replica's lag in records behind the leader, asking every broker for its own replicas' log
- * end offsets.
+ * {@code tidemark status}: the brokers, up or down as the broker asked sees them (brokers probe each other every
+ * second), and, per partition, the leader, the replicas and each replica's lag in records behind the leader,
+ * asking every broker that is up for its own replicas' log end offsets (2 s deadline).
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = "Brokers up or down; per partition the leader, the replicas and each replica's lag.")
@@ -37,28 +38,32 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        List<BrokerInfo> brokers;
+        List<BrokerStatus> brokers;
         List<TopicDescription> topics;
         try (TidemarkAdmin admin = client.admin()) {
-            brokers = admin.metadata(List.of()).getBrokersList().stream()
-                    .sorted(java.util.Comparator.comparingInt(BrokerInfo::getNodeId)).toList();
+            brokers = admin.clusterStatus().getBrokersList().stream()
+                    .sorted(Comparator.comparingInt(BrokerStatus::getNodeId)).toList();
             topics = admin.describeTopics(admin.listTopics(true).stream().map(t -> t.getName()).toList());
         }
+        Map<Integer, Boolean> up = new HashMap<>();
         Map<Integer, Map<String, Long>> logEnds = new HashMap<>();
-        for (BrokerInfo broker : brokers) {
-            logEnds.put(broker.getNodeId(), replicaLogEnds(broker, topics));
-            printBroker(out, broker, logEnds.get(broker.getNodeId()) != null);
+        for (BrokerStatus broker : brokers) {
+            up.put(broker.getNodeId(), broker.getUp());
+            if (broker.getUp()) {
+                logEnds.put(broker.getNodeId(), replicaLogEnds(broker, topics));
+            }
+            printBroker(out, broker);
         }
         for (TopicDescription topic : topics) {
             for (PartitionDescription p : topic.getPartitionsList()) {
-                printPartition(out, topic.getName(), p, logEnds);
+                printPartition(out, topic.getName(), p, up, logEnds);
             }
         }
         return 0;
     }
 
-    /** The log end offset of every replica the broker holds, keyed "topic/partition"; null when it is down. */
-    private static Map<String, Long> replicaLogEnds(BrokerInfo broker, List<TopicDescription> topics) {
+    /** The log end offsets of the broker's replicas, keyed "topic/partition"; null when it does not answer. */
+    private static Map<String, Long> replicaLogEnds(BrokerStatus broker, List<TopicDescription> topics) {
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(broker.getAddress()).requestTimeoutMs(2000)
                 .build())) {
             Map<String, Long> ends = new HashMap<>();
@@ -75,28 +80,29 @@ final class StatusCommand implements Callable<Integer> {
         }
     }
 
-    private void printBroker(PrintWriter out, BrokerInfo broker, boolean up) {
+    private void printBroker(PrintWriter out, BrokerStatus broker) {
         if (output == OutputFormat.json) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("node", broker.getNodeId());
             row.put("address", broker.getAddress());
-            row.put("up", up);
+            row.put("up", broker.getUp());
             JsonLines.print(out, row);
         } else {
-            out.printf("node %d  %-21s  %s%n", broker.getNodeId(), broker.getAddress(), up ? "up" : "down");
+            out.printf("node %d  %-21s  %s%n", broker.getNodeId(), broker.getAddress(), broker.getUp() ? "up" : "down");
         }
     }
 
-    private void printPartition(PrintWriter out, String topic, PartitionDescription p,
+    /** A replica's lag: "down" when its broker is down, "unknown" when its or the leader's log end is not known. */
+    private void printPartition(PrintWriter out, String topic, PartitionDescription p, Map<Integer, Boolean> up,
                                 Map<Integer, Map<String, Long>> logEnds) {
         String key = topic + "/" + p.getPartition();
-        long leaderEnd = logEnds.getOrDefault(p.getLeaderNodeId(), Map.of()) == null ? -1
-                : logEnds.getOrDefault(p.getLeaderNodeId(), Map.of()).getOrDefault(key, -1L);
+        Map<String, Long> leaderEnds = logEnds.get(p.getLeaderNodeId());
+        long leaderEnd = leaderEnds == null ? -1 : leaderEnds.getOrDefault(key, -1L);
         Map<String, Object> lag = new LinkedHashMap<>();
         for (int replica : p.getReplicaNodeIdsList()) {
             Map<String, Long> ends = logEnds.get(replica);
-            lag.put(Integer.toString(replica), ends == null ? "down"
-                    : leaderEnd < 0 ? "unknown" : Math.max(0, leaderEnd - ends.getOrDefault(key, 0L)));
+            lag.put(Integer.toString(replica), !up.getOrDefault(replica, false) ? "down"
+                    : ends == null || leaderEnd < 0 ? "unknown" : Math.max(0, leaderEnd - ends.getOrDefault(key, 0L)));
         }
         if (output == OutputFormat.json) {
             Map<String, Object> row = new LinkedHashMap<>();

@@ -16,7 +16,6 @@ import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,13 +39,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Three cluster nodes in this JVM on 127.0.0.1, every partition a Raft group of three replicas. */
 class ReplicatedClusterIT {
+    /** Snapshots every 100 Raft entries, so restarts go through the snapshot-then-replay path. */
+    private static final Map<String, String> SNAPSHOTS_OFTEN = Map.of("raft.snapshot.interval.entries", "100");
+
     @TempDir
     Path dir;
     private ClusterMembers members;
+    private Map<String, String> settings;
     private final Map<Integer, ClusterNode> nodes = new HashMap<>();
 
-    @BeforeEach
-    void startCluster() throws IOException {
+    private void startCluster(Map<String, String> brokerSettings) throws IOException {
+        settings = brokerSettings;
         StringBuilder spec = new StringBuilder();
         for (int id = 1; id <= 3; id++) {
             spec.append(id == 1 ? "" : ",").append(id).append("=127.0.0.1:").append(freePort()).append(':')
@@ -60,9 +63,8 @@ class ReplicatedClusterIT {
 
     private void start(int id) throws IOException {
         ClusterMembers.Member member = members.member(id);
-        // Snapshots every 100 Raft entries, so restarts go through the snapshot-then-replay path.
         BrokerConfig config = BrokerConfig.of(id, dir.resolve("node-" + id), new HostPort("127.0.0.1",
-                member.clientPort()), Optional.empty(), Map.of("raft.snapshot.interval.entries", "100"), "test");
+                member.clientPort()), Optional.empty(), settings, "test");
         nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
     }
 
@@ -85,6 +87,7 @@ class ReplicatedClusterIT {
 
     @Test
     void produceAndConsumeThroughAnyBrokerAndSurviveALeaderCrash() throws Exception {
+        startCluster(SNAPSHOTS_OFTEN);
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             TopicDescription created = admin.createTopic("orders", 3, 3, Map.of());
             assertEquals(3, created.getReplicationFactor());
@@ -123,6 +126,7 @@ class ReplicatedClusterIT {
 
     @Test
     void rollingRestartUnderLoadLosesNothing() throws Exception {
+        startCluster(SNAPSHOTS_OFTEN);
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             admin.createTopic("orders", 1, 3, Map.of());
             await().atMost(Duration.ofSeconds(60)).until(() -> admin.describeTopics(List.of("orders")).get(0)
@@ -158,6 +162,10 @@ class ReplicatedClusterIT {
 
     @Test
     void plannedTransfersUnderLoadLoseNothing() throws Exception {
+        // The balancer would move leadership back to the preferred replica while the test moves it around.
+        Map<String, String> balancingOff = new HashMap<>(SNAPSHOTS_OFTEN);
+        balancingOff.put("leader.balance.enabled", "0");
+        startCluster(balancingOff);
         List<String> values = new ArrayList<>();
         List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build());

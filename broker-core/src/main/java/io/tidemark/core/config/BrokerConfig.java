@@ -32,7 +32,7 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
                            int maxRequestBytes, int maxFetchBytes, long maxFetchWaitMs, int maxTopicsPerRequest,
                            int maxPartitionsPerTopic, int maxOffsetsPerCommit, long retentionCheckIntervalMs,
                            long flushCheckIntervalMs, long clockOffsetMs, RaftTuning raft,
-                           Map<String, String> topicDefaults) {
+                           LeaderBalance leaderBalance, Map<String, String> topicDefaults) {
     public static final ConfigKey MAX_REQUEST_BYTES = new ConfigKey("max.request.bytes", INT, 16L << 20, "bytes",
             atLeast(1024, 1L << 30),
             "Largest request the broker accepts (the gRPC inbound message limit). Every topic's max.batch.bytes "
@@ -83,10 +83,30 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
                     + "replicas' page caches). 0: Ratis' unsafe flush, acknowledging before the fsync (faster; a "
                     + "produce survives any minority of broker crashes, not a power loss of a majority).");
 
+
+    public static final ConfigKey LEADER_BALANCE_ENABLED = new ConfigKey("leader.balance.enabled", INT, 1, "0 or 1",
+            atLeast(0, 1),
+            "1: every interval, a broker hands each partition it leads back to the partition's preferred replica "
+                    + "(the first of its assignment) once that replica is up and caught up, so leaders spread "
+                    + "evenly again after a failover; a tidemark leader transfer away from the preferred replica is "
+                    + "undone too, one interval later. 0: leadership stays where elections and transfers put it.");
+    public static final ConfigKey LEADER_BALANCE_INTERVAL_MS = new ConfigKey("leader.balance.interval.ms", LONG,
+            5000, "ms", atLeast(100, 3_600_000),
+            "How often a broker looks for partitions to hand back, and how long it must have led a partition "
+                    + "before it does, so leadership does not bounce right after an election. 5 s: a few "
+                    + "election timeouts, and a restarted broker gets its partitions back within seconds.");
+    public static final ConfigKey LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL = new ConfigKey(
+            "leader.balance.max.transfers.per.interval", INT, 2, "transfers", atLeast(1, 10_000),
+            "Most leadership transfers a broker starts in any window of leader.balance.interval.ms. Each one "
+                    + "pauses produce to its partition for a moment (three Raft configuration entries and an "
+                    + "election, about 0.1-0.3 s), so a small number keeps a restart from stalling many "
+                    + "partitions at once.");
+
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
             FLUSH_CHECK_INTERVAL_MS, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS, RAFT_ELECTION_TIMEOUT_MAX_MS,
-            RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES, RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC);
+            RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES, RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC,
+            LEADER_BALANCE_ENABLED, LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
 
     /** The Raft keys, typed (used by the replication module). */
     public record RaftTuning(long electionTimeoutMinMs, long electionTimeoutMaxMs, long logSegmentBytes,
@@ -97,6 +117,10 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
                         + electionTimeoutMaxMs + " must be above raft.election.timeout.min.ms " + electionTimeoutMinMs);
             }
         }
+    }
+
+    /** The leader balancing keys, typed (used by the replication module). */
+    public record LeaderBalance(boolean enabled, long intervalMs, int maxTransfersPerInterval) {
     }
 
     public BrokerConfig {
@@ -144,7 +168,9 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
                 value(values, CLOCK_OFFSET_MS), new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS),
                         value(values, RAFT_ELECTION_TIMEOUT_MAX_MS), value(values, RAFT_LOG_SEGMENT_BYTES),
                         value(values, RAFT_LOG_WRITE_BUFFER_BYTES), value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES),
-                        value(values, RAFT_LOG_SYNC) == 1), topicDefaults);
+                        value(values, RAFT_LOG_SYNC) == 1),
+                new LeaderBalance(value(values, LEADER_BALANCE_ENABLED) == 1, value(values, LEADER_BALANCE_INTERVAL_MS),
+                        (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)), topicDefaults);
     }
 
     private static long value(Map<String, Long> values, ConfigKey key) {

@@ -15,7 +15,9 @@ import io.tidemark.proto.v1.ErrorCode;
  *       latency quantiles) of the requests, from arrival to response, errors included;</li>
  *   <li>{@code produce.bytes}, {@code produce.records}, {@code fetch.bytes}: bytes in and out, records in;</li>
  *   <li>{@code errors.CODE}: responses that failed with each error code;</li>
- *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges.</li>
+ *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges;</li>
+ *   <li>on a cluster node, {@code leader-balance.transfers} and {@code leader-balance.partitions-led-away}
+ *       (the replication module's preferred-leader balancer).</li>
  * </ul>
  *
  * <p>Thread-safe (Dropwizard metrics are).

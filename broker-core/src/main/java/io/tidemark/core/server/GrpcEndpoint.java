@@ -1,5 +1,6 @@
 package io.tidemark.core.server;
 
+import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tidemark.core.config.BrokerConfig;
@@ -15,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address.
  * The same for a single node and for a cluster node; what differs is the {@link Topics} and {@link ClusterView}
- * behind it.
+ * behind it, and the services only a cluster node adds (brokers probing each other).
  */
 public final class GrpcEndpoint implements Closeable {
     private static final long SHUTDOWN_GRACE_MS = 5_000;
@@ -23,13 +24,17 @@ public final class GrpcEndpoint implements Closeable {
     private final Server server;
 
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterView cluster,
-                        Leadership leadership, BrokerMetrics metrics) {
-        this.server = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(), config.listen().port()))
+                        Leadership leadership, BrokerMetrics metrics, BindableService... extraServices) {
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
+                        config.listen().port()))
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .addService(new BrokerServiceAdapter(topics, config, cluster, metrics))
                 .addService(new AdminServiceAdapter(topics, config, cluster, leadership, metrics))
-                .addService(new GroupServiceAdapter(topics, groups, config, metrics))
-                .build();
+                .addService(new GroupServiceAdapter(topics, groups, config, metrics));
+        for (BindableService service : extraServices) {
+            builder.addService(service);
+        }
+        this.server = builder.build();
     }
 
     /** The server, not yet started: a {@link ServerAddress} reads its port. */

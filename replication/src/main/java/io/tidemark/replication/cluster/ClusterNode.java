@@ -6,12 +6,10 @@ import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.core.partition.Partition;
-import io.tidemark.core.server.ClusterView;
 import io.tidemark.core.server.GrpcEndpoint;
 import io.tidemark.core.server.MaintenanceScheduler;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
-import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftSettings;
@@ -30,7 +28,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.InstantSource;
-import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -38,7 +35,9 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A broker of a cluster: one Ratis {@link RaftServer} hosting the metadata group (all members are voters) and a
  * group per partition replica it holds, behind the same gRPC services as a single node. Group offsets live in the
- * replicated internal topic {@code __group_offsets}, created by whichever broker gets there first.
+ * replicated internal topic {@code __group_offsets}, created by whichever broker gets there first. The brokers
+ * probe each other ({@link ClusterLiveness}) and hand leadership back to preferred replicas
+ * ({@link PreferredLeaderBalancer}).
  */
 public final class ClusterNode implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
@@ -51,10 +50,13 @@ public final class ClusterNode implements Closeable {
     private final GrpcEndpoint grpc;
     private final MetricsEndpoint metricsEndpoint;
     private final ScheduledExecutorService maintenance;
+    private final ClusterLiveness liveness;
+    private final PreferredLeaderBalancer balancer;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
-                        PartitionReplicas replicas, GrpcEndpoint grpc,
-                        MetricsEndpoint metricsEndpoint, ScheduledExecutorService maintenance) {
+                        PartitionReplicas replicas, GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint,
+                        ScheduledExecutorService maintenance, ClusterLiveness liveness,
+                        PreferredLeaderBalancer balancer) {
         this.config = config;
         this.server = server;
         this.admin = admin;
@@ -63,6 +65,8 @@ public final class ClusterNode implements Closeable {
         this.grpc = grpc;
         this.metricsEndpoint = metricsEndpoint;
         this.maintenance = maintenance;
+        this.liveness = liveness;
+        this.balancer = balancer;
     }
 
     public static ClusterNode start(BrokerConfig config, ClusterMembers members, InstantSource clock)
@@ -83,7 +87,9 @@ public final class ClusterNode implements Closeable {
                 .build();
         MetadataGroup metadata = new MetadataGroup(RaftClient.newBuilder().setProperties(RaftSettings.client())
                 .setRaftGroup(metadataGroup).build(), metadataMachine);
-        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities);
+        ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), members, clock);
+        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities,
+                liveness);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata);
         topicsRef.set(topics);
         server.start();
@@ -100,14 +106,18 @@ public final class ClusterNode implements Closeable {
             }
             return partition;
         }, clock);
-        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, clusterView(members),
-                new RaftLeadership(members, metadata), metrics).start();
+        RaftLeadership leadership = new RaftLeadership(members, metadata);
+        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, liveness, leadership, metrics,
+                new ClusterServiceAdapter(config.nodeId(), topics)).start();
+        liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, config, clock);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
+        PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, topics, leadership, clock, registry);
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
-        return new ClusterNode(config, server, admin, metadata, replicas, grpc, endpoint, maintenance);
+        return new ClusterNode(config, server, admin, metadata, replicas, grpc, endpoint, maintenance, liveness,
+                balancer);
     }
 
     /** Creates the internal offsets topic, or finds it, retrying every second until the metadata group answers. */
@@ -136,12 +146,6 @@ public final class ClusterNode implements Closeable {
         }
     }
 
-    private static ClusterView clusterView(ClusterMembers members) {
-        List<BrokerStatus> brokers = members.all().stream().map(m -> BrokerStatus.newBuilder().setNodeId(m.nodeId())
-                .setAddress(m.clientAddress()).setUp(true).build()).toList();
-        return () -> brokers;
-    }
-
     public int port() {
         return grpc.port();
     }
@@ -153,6 +157,8 @@ public final class ClusterNode implements Closeable {
     @Override
     public void close() throws IOException {
         LOG.info("Stopping broker node {}", config.nodeId());
+        balancer.close();
+        liveness.close();
         grpc.close();
         maintenance.shutdownNow();
         metricsEndpoint.close();

@@ -4,6 +4,7 @@ import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
+import io.tidemark.replication.partition.KnownLeaders;
 import io.tidemark.replication.partition.RemotePartition;
 import io.tidemark.replication.partition.ReplicatedPartition;
 import io.tidemark.replication.raft.RaftGroups;
@@ -46,6 +47,7 @@ public final class PartitionReplicas implements Closeable {
     private final RaftServer server;
     private final RaftClient admin;
     private final PartitionIdentityStore identities;
+    private final KnownLeaders remoteLeaders;
     private final ExecutorService groupChanges = Executors.newSingleThreadExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-group-changes");
         thread.setDaemon(true);
@@ -53,13 +55,15 @@ public final class PartitionReplicas implements Closeable {
     });
     private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
 
+    /** @param remoteLeaders who leads the partitions of which this broker holds no replica */
     public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RaftClient admin,
-                             PartitionIdentityStore identities) {
+                             PartitionIdentityStore identities, KnownLeaders remoteLeaders) {
         this.nodeId = nodeId;
         this.members = members;
         this.server = server;
         this.admin = admin;
         this.identities = identities;
+        this.remoteLeaders = remoteLeaders;
     }
 
     TopicConfig effectiveConfig(Map<String, String> overrides) {
@@ -69,7 +73,7 @@ public final class PartitionReplicas implements Closeable {
     /** The partition as this broker serves it; starts its Raft group here when this broker holds a replica. */
     Partition open(TopicPartition id, List<Integer> replicaNodeIds, Map<String, String> overrides) {
         if (!replicaNodeIds.contains(nodeId)) {
-            return new RemotePartition(id, members, replicaNodeIds);
+            return new RemotePartition(id, members, replicaNodeIds, remoteLeaders);
         }
         RaftGroupId groupId = RaftGroups.partition(id);
         RaftGroup group = RaftGroup.valueOf(groupId, members.peers(replicaNodeIds));

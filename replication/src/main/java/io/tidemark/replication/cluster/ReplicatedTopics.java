@@ -11,6 +11,7 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.TopicAssignment;
+import io.tidemark.replication.partition.ReplicatedPartition;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
 
 import java.time.Duration;
@@ -29,8 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * replicas.
  *
  * <p>Placement: partition {@code p} of a topic goes to {@code rf} brokers in a row of the sorted node ids,
- * starting at {@code (p + hash(topic)) mod n}, so replicas spread evenly; the first is the preferred leader
- * (balancing leaders onto it is not built yet; the first election decides).
+ * starting at {@code (p + hash(topic)) mod n}, so replicas spread evenly; the first is the preferred leader, to
+ * which {@link PreferredLeaderBalancer} hands leadership back after an election put it elsewhere.
  *
  * <p>Thread-safe.
  */
@@ -143,6 +144,12 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     @Override
     public List<Topic> topics() {
         return topics.values().stream().sorted(Comparator.comparing(Topic::name)).toList();
+    }
+
+    /** The partitions of which this broker holds a replica. */
+    List<ReplicatedPartition> replicasHere() {
+        return topics.values().stream().flatMap(t -> t.partitions().stream())
+                .filter(ReplicatedPartition.class::isInstance).map(ReplicatedPartition.class::cast).toList();
     }
 
     @Override

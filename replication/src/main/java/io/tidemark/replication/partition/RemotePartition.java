@@ -15,25 +15,29 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A partition of which this broker holds no replica. It answers every data call with NOT_LEADER naming the
- * preferred leader (the first replica), where the client goes next; that broker redirects again if leadership
- * moved. Its status shows the preferred leader and no offsets.
+ * A partition of which this broker holds no replica. Its leader is what the brokers holding a replica last told
+ * ({@link KnownLeaders}, about a second old at most), or {@link TidemarkException#NO_LEADER} when none of the
+ * brokers that answer claims it: then a client refreshes its metadata and tries again rather than being sent to a
+ * replica that may be down. Every data call is answered with NOT_LEADER naming that leader; its status shows
+ * that leader and no offsets.
  */
 public final class RemotePartition implements Partition {
     private final TopicPartition id;
     private final ClusterMembers members;
     private final List<Integer> replicas;
+    private final KnownLeaders leaders;
 
-    public RemotePartition(TopicPartition id, ClusterMembers members, List<Integer> replicas) {
+    public RemotePartition(TopicPartition id, ClusterMembers members, List<Integer> replicas, KnownLeaders leaders) {
         this.id = id;
         this.members = members;
         this.replicas = List.copyOf(replicas);
+        this.leaders = leaders;
     }
 
     private TidemarkException elsewhere() {
-        int preferred = replicas.get(0);
+        int leader = leaders.leaderOf(id);
         return TidemarkException.notLeader("this broker holds no replica of " + id + "; its replicas are on nodes "
-                + replicas, preferred, members.find(preferred).map(ClusterMembers.Member::clientAddress).orElse(""));
+                + replicas, leader, members.find(leader).map(ClusterMembers.Member::clientAddress).orElse(""));
     }
 
     @Override
@@ -83,7 +87,7 @@ public final class RemotePartition implements Partition {
 
     @Override
     public PartitionStatus status() {
-        return new PartitionStatus(replicas.get(0), replicas, 0, 0, 0, 0, -1);
+        return new PartitionStatus(leaders.leaderOf(id), replicas, 0, 0, 0, 0, -1);
     }
 
     @Override

@@ -15,6 +15,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.statemachine.PartitionStateMachine;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -28,7 +30,11 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -250,6 +256,53 @@ public final class ReplicatedPartition implements Partition {
                 replicas, log.logStartOffset(), log.logEndOffset(),
                 segments.stream().mapToLong(SegmentInfo::sizeBytes).sum(), segments.size(),
                 log.lastReceiveTimeMs().orElse(-1));
+    }
+
+    /** The first replica of the assignment: the one that should lead when it can. */
+    public int preferredLeader() {
+        return replicas.get(0);
+    }
+
+    /** The Raft term in which this replica leads the group; empty when it does not lead or is not running. */
+    public OptionalLong leaderTerm() {
+        try {
+            RaftServer.Division division = server.getDivision(groupId);
+            return division.getInfo().isLeader() ? OptionalLong.of(division.getInfo().getCurrentTerm())
+                    : OptionalLong.empty();
+        } catch (IOException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    /**
+     * The group as this replica sees it when it leads; empty when it does not lead or is not running.
+     *
+     * <p>Ratis gives the followers' last answer times (role info) and their match indices in two arrays, both
+     * built from its list of log appenders in that list's order; when the two differ in length (the group's
+     * members changed in between) the followers are left out, which a caller reads as "not known yet".
+     */
+    public Optional<LeaderView> leaderView() {
+        RaftServer.Division division;
+        try {
+            division = server.getDivision(groupId);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        RoleInfoProto role = division.getInfo().getRoleInfoProto();
+        long[] matchIndices = division.getInfo().getFollowerMatchIndices();
+        if (!role.hasLeaderInfo() || matchIndices == null) {
+            return Optional.empty();
+        }
+        List<ServerRpcProto> answers = role.getLeaderInfo().getFollowerInfoList();
+        Map<Integer, LeaderView.Follower> followers = new HashMap<>();
+        if (answers.size() == matchIndices.length) {
+            for (int i = 0; i < matchIndices.length; i++) {
+                followers.put(ClusterMembers.nodeId(RaftPeerId.valueOf(answers.get(i).getId().getId())),
+                        new LeaderView.Follower(matchIndices[i], answers.get(i).getLastRpcElapsedTimeMs()));
+            }
+        }
+        return Optional.of(new LeaderView(role.getLeaderInfo().getTerm(), division.getRaftLog().getLastCommittedIndex(),
+                followers));
     }
 
     @Override

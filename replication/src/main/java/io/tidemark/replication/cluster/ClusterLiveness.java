@@ -1,0 +1,143 @@
+package io.tidemark.replication.cluster;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.core.server.ClusterView;
+import io.tidemark.proto.v1.BrokerStatus;
+import io.tidemark.proto.v1.ClusterServiceGrpc;
+import io.tidemark.proto.v1.LeaderTerm;
+import io.tidemark.proto.v1.ProbeRequest;
+import io.tidemark.proto.v1.ProbeResponse;
+import io.tidemark.replication.partition.KnownLeaders;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.time.InstantSource;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Whether each broker of the cluster is up, and who leads the partitions of which this broker holds no replica:
+ * every second this broker probes every other broker's client endpoint ({@code ClusterService.Probe}, 2 s
+ * deadline). A broker that answered in the last 3 s is up; its answer also lists the partitions it leads with their
+ * Raft terms ({@link ProbeResults}). This broker itself is always up: it is the one answering.
+ *
+ * <p>Why probes rather than Raft state: the metadata group's leader hears from every broker at each heartbeat,
+ * but a follower of that group knows only whether its leader is there, so it would have to ask the leader (one
+ * more call, and no answer at all while the group elects); and a broker whose Raft port answers may not serve
+ * clients yet (a restarting broker starts Raft before its client port). A probe of the client endpoint answers
+ * what {@code tidemark status} asks, whether the broker can be reached where clients reach it, the same way from
+ * every broker and within about 3 s (a broker killed or paused misses three probes). It costs each broker one
+ * small call per other broker per second whatever the request rate: ClusterStatus and Metadata read the last
+ * results and make no call of their own.
+ *
+ * <p>Threading: probes start on one thread, {@code tidemark-liveness}; answers arrive on gRPC's threads and go
+ * into the thread-safe {@link ProbeResults}.
+ */
+public final class ClusterLiveness implements ClusterView, KnownLeaders, Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterLiveness.class);
+    /** One probe per broker per second: a death shows within seconds, and the calls are few next to heartbeats. */
+    private static final long PROBE_INTERVAL_MS = 1000;
+    /** Longer than the interval, so a slow answer on a busy machine still counts. */
+    private static final long PROBE_DEADLINE_MS = 2000;
+    /** Down after three probes without an answer: one GC pause or busy second does not flip a broker down. */
+    private static final long SILENCE_MS_MAX = 3 * PROBE_INTERVAL_MS;
+
+    private final int nodeId;
+    private final ClusterMembers members;
+    private final InstantSource clock;
+    private final ProbeResults results = new ProbeResults(SILENCE_MS_MAX);
+    private final Map<Integer, ManagedChannel> channels = new HashMap<>();
+    private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "tidemark-liveness");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    public ClusterLiveness(int nodeId, ClusterMembers members, InstantSource clock) {
+        this.nodeId = nodeId;
+        this.members = members;
+        this.clock = clock;
+        for (ClusterMembers.Member member : members.all()) {
+            if (member.nodeId() != nodeId) {
+                channels.put(member.nodeId(), NettyChannelBuilder.forTarget(member.clientAddress()).usePlaintext()
+                        .build());
+            }
+        }
+    }
+
+    /** Starts probing, once a second from now. */
+    public void start() {
+        executor.scheduleWithFixedDelay(this::probeAll, 0, PROBE_INTERVAL_MS, TimeUnit.MILLISECONDS);
+    }
+
+    private void probeAll() {
+        channels.forEach(this::probe);
+    }
+
+    /**
+     * Probes one broker. A channel whose last connection failed reconnects at once rather than after gRPC's
+     * growing backoff (up to 2 minutes), so a restarted broker shows up at the next probe.
+     */
+    private void probe(int member, ManagedChannel channel) {
+        if (channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
+            channel.resetConnectBackoff();
+        }
+        ClusterServiceGrpc.newStub(channel).withDeadlineAfter(PROBE_DEADLINE_MS, TimeUnit.MILLISECONDS)
+                .probe(ProbeRequest.newBuilder().setFromNodeId(nodeId).build(), new StreamObserver<>() {
+                    @Override
+                    public void onNext(ProbeResponse response) {
+                        answered(member, response);
+                    }
+
+                    @Override
+                    public void onError(Throwable failure) {
+                        LOG.debug("Probe of node {} failed: {}", member, failure.toString());
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+    }
+
+    private void answered(int member, ProbeResponse response) {
+        if (response.getNodeId() != member) {
+            LOG.warn("Node {}'s address {} is answered by node {}; taking node {} as down", member,
+                    members.member(member).clientAddress(), response.getNodeId(), member);
+            return;
+        }
+        Map<TopicPartition, Long> leaderTerms = new HashMap<>();
+        for (LeaderTerm lead : response.getLeadsList()) {
+            leaderTerms.put(new TopicPartition(lead.getTopic(), lead.getPartition()), lead.getTerm());
+        }
+        results.answered(member, clock.millis(), leaderTerms);
+    }
+
+    @Override
+    public List<BrokerStatus> brokers() {
+        long nowMs = clock.millis();
+        return members.all().stream().map(m -> BrokerStatus.newBuilder().setNodeId(m.nodeId())
+                .setAddress(m.clientAddress()).setUp(m.nodeId() == nodeId || results.up(m.nodeId(), nowMs))
+                .build()).toList();
+    }
+
+    @Override
+    public int leaderOf(TopicPartition partition) {
+        return results.leaderOf(partition, clock.millis());
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+        channels.values().forEach(ManagedChannel::shutdownNow);
+    }
+}

@@ -1,0 +1,33 @@
+package io.tidemark.replication.cluster;
+
+import io.grpc.stub.StreamObserver;
+import io.tidemark.proto.v1.ClusterServiceGrpc;
+import io.tidemark.proto.v1.LeaderTerm;
+import io.tidemark.proto.v1.ProbeRequest;
+import io.tidemark.proto.v1.ProbeResponse;
+import io.tidemark.replication.partition.ReplicatedPartition;
+
+/**
+ * Answers the other brokers' probes ({@link ClusterLiveness}) with this broker's node id and the partitions it
+ * leads, with their Raft terms. Reads each local division's role; no I/O.
+ */
+final class ClusterServiceAdapter extends ClusterServiceGrpc.ClusterServiceImplBase {
+    private final int nodeId;
+    private final ReplicatedTopics topics;
+
+    ClusterServiceAdapter(int nodeId, ReplicatedTopics topics) {
+        this.nodeId = nodeId;
+        this.topics = topics;
+    }
+
+    @Override
+    public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
+        ProbeResponse.Builder response = ProbeResponse.newBuilder().setNodeId(nodeId);
+        for (ReplicatedPartition partition : topics.replicasHere()) {
+            partition.leaderTerm().ifPresent(term -> response.addLeads(LeaderTerm.newBuilder()
+                    .setTopic(partition.id().topic()).setPartition(partition.id().partition()).setTerm(term)));
+        }
+        observer.onNext(response.build());
+        observer.onCompleted();
+    }
+}

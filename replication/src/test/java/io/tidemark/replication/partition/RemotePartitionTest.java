@@ -1,0 +1,43 @@
+package io.tidemark.replication.partition;
+
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.replication.cluster.ClusterMembers;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class RemotePartitionTest {
+    private static final ClusterMembers MEMBERS = ClusterMembers.parse(
+            "1=127.0.0.1:9400:9500,2=127.0.0.1:9410:9510,3=127.0.0.1:9420:9520,4=127.0.0.1:9430:9530");
+
+    @Test
+    void reportsTheLeaderTheReplicasToldAndNoLeaderWhenNoneDid() {
+        AtomicInteger leader = new AtomicInteger(3);
+        RemotePartition partition = new RemotePartition(new TopicPartition("t", 0), MEMBERS, List.of(2, 3, 4),
+                p -> leader.get());
+
+        assertEquals(3, partition.status().leaderNodeId(), "not the preferred replica 2");
+        assertEquals(List.of(2, 3, 4), partition.status().replicaNodeIds());
+        TidemarkException redirect = assertThrows(TidemarkException.class, () -> partition.read(0, 100));
+        assertEquals(ErrorCode.NOT_LEADER, redirect.code());
+        assertEquals(3, redirect.leaderNodeId());
+        assertEquals("127.0.0.1:9420", redirect.leaderAddress());
+
+        leader.set(TidemarkException.NO_LEADER);
+        assertEquals(TidemarkException.NO_LEADER, partition.status().leaderNodeId());
+        CompletionException append = assertThrows(CompletionException.class,
+                () -> partition.append(ByteBuffer.allocate(0)).join());
+        TidemarkException noLeader = assertInstanceOf(TidemarkException.class, append.getCause());
+        assertEquals(TidemarkException.NO_LEADER, noLeader.leaderNodeId());
+        assertEquals("", noLeader.leaderAddress());
+    }
+}
