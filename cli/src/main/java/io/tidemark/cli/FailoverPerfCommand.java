@@ -6,6 +6,7 @@ import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.PartitionDescription;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -24,12 +25,14 @@ import java.util.concurrent.TimeUnit;
  * {@code tidemark perf failover}: unavailability after a leader crash on a local cluster. Repeatedly kills
  * (SIGKILL) the leader of a one-partition topic, then sends one record at a time until one is acknowledged:
  * the time from the kill to that acknowledgement is the partition's unavailability. The killed broker is
- * restarted before the next round. Prints every round and the percentiles.
+ * restarted, and every replica caught up, before the next round. Prints every round and the percentiles.
  */
 @Command(name = "failover", mixinStandardHelpOptions = true,
         description = "Kill the leader of a partition of a local cluster N times; measure kill -> first acknowledged produce.")
 final class FailoverPerfCommand implements Callable<Integer> {
     private static final String TOPIC = "failover-perf";
+    /** Longest wait for leadership to return to the preferred replica: a few balance intervals (5 s default). */
+    private static final long BALANCE_WAIT_MS = 15_000;
 
     @Spec
     CommandSpec spec;
@@ -64,6 +67,7 @@ final class FailoverPerfCommand implements Callable<Integer> {
                     out.flush();
                     process.onExit().get();
                     restart();
+                    awaitHealthy(cluster, admin, producer, out);
                 }
             }
         }
@@ -71,6 +75,53 @@ final class FailoverPerfCommand implements Callable<Integer> {
                 unavailableMs.getValueAtPercentile(50), unavailableMs.getValueAtPercentile(99),
                 unavailableMs.getMaxValue());
         return 0;
+    }
+
+    /**
+     * Waits, before the next kill, until every replica holds the partition's log end (so the restarted broker is
+     * back in the group and one more kill loses no quorum) and the leader is the preferred replica (the brokers
+     * move leadership back after a restart; a move during the next round would add to its figure). A cluster
+     * that does not balance leaders goes on after {@link #BALANCE_WAIT_MS}.
+     */
+    private static void awaitHealthy(LocalCluster cluster, TidemarkAdmin admin, TidemarkProducer producer,
+                                     PrintWriter out) throws InterruptedException {
+        produceOne(producer);
+        long start = System.nanoTime();
+        while (!replicasInSync(cluster, admin)) {
+            TimeUnit.MILLISECONDS.sleep(100);
+            if (TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) > 60) {
+                throw new IllegalStateException("the replicas of " + TOPIC + " did not catch up within 60 s");
+            }
+        }
+        long balanceStart = System.nanoTime();
+        while (!ledByPreferred(admin)) {
+            TimeUnit.MILLISECONDS.sleep(100);
+            if (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - balanceStart) > BALANCE_WAIT_MS) {
+                out.println("(leadership did not return to the preferred replica; going on)");
+                return;
+            }
+        }
+    }
+
+    private static boolean replicasInSync(LocalCluster cluster, TidemarkAdmin admin) {
+        PartitionDescription partition = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0);
+        for (int replica : partition.getReplicaNodeIdsList()) {
+            try (TidemarkAdmin direct = new TidemarkAdmin(AdminConfig.builder(cluster.clientAddress(replica))
+                    .requestTimeoutMs(1000).build())) {
+                if (direct.describeTopics(List.of(TOPIC)).get(0).getPartitions(0).getLogEndOffset()
+                        != partition.getLogEndOffset()) {
+                    return false;
+                }
+            } catch (TidemarkException e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean ledByPreferred(TidemarkAdmin admin) {
+        PartitionDescription partition = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0);
+        return partition.getLeaderNodeId() == partition.getReplicaNodeIds(0);
     }
 
     /** The partition's leader, once one is elected (at most 60 s). */

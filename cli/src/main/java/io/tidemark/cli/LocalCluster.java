@@ -51,10 +51,14 @@ record LocalCluster(Path dir, int nodes, int basePort, String configFile) {
         return String.join(",", members);
     }
 
+    String clientAddress(int node) {
+        return "127.0.0.1:" + clientPort(node);
+    }
+
     String bootstrap() {
         List<String> addresses = new ArrayList<>();
         for (int n = 1; n <= nodes; n++) {
-            addresses.add("127.0.0.1:" + clientPort(n));
+            addresses.add(clientAddress(n));
         }
         return String.join(",", addresses);
     }
