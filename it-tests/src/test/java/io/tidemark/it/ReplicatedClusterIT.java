@@ -12,6 +12,8 @@ import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
@@ -35,6 +37,7 @@ import java.util.stream.Collectors;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Three cluster nodes in this JVM on 127.0.0.1, every partition a Raft group of three replicas. */
@@ -89,6 +92,12 @@ class ReplicatedClusterIT {
     void produceAndConsumeThroughAnyBrokerAndSurviveALeaderCrash() throws Exception {
         startCluster(SNAPSHOTS_OFTEN);
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            TidemarkException tooLarge = assertThrows(TidemarkException.class,
+                    () -> admin.createTopic("huge", 1, 3, Map.of("max.batch.bytes", "1048576")));
+            assertEquals(ErrorCode.INVALID_CONFIG, tooLarge.code());
+            assertEquals("max.batch.bytes 1048576 is above the largest batch a Raft entry holds on this broker: "
+                    + "1044464 bytes (raft.log.write.buffer.bytes less 4112); lower it or raise "
+                    + "raft.log.write.buffer.bytes on every broker", tooLarge.getMessage());
             TopicDescription created = admin.createTopic("orders", 3, 3, Map.of());
             assertEquals(3, created.getReplicationFactor());
             await().atMost(Duration.ofSeconds(60)).until(() -> admin.describeTopics(List.of("orders")).get(0)

@@ -69,9 +69,12 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
             ConfigKey.UNLIMITED, "ms", atLeastOrUnlimited(0),
             "Reject a batch holding a SendTime earlier than its ReceiveTime minus this. Unlimited by default: "
                     + "mirrors and replays legitimately carry old SendTimes.");
-    public static final ConfigKey MAX_BATCH_BYTES = new ConfigKey("max.batch.bytes", INT, 1L << 20, "bytes",
+    public static final ConfigKey MAX_BATCH_BYTES = new ConfigKey("max.batch.bytes", INT, 512L << 10, "bytes",
             atLeast(RecordBatchFormat.HEADER_SIZE_BYTES, Integer.MAX_VALUE),
-            "Largest batch an append accepts, header included; a larger one is refused with RECORD_TOO_LARGE.");
+            "Largest batch an append accepts, header included; a larger one is refused with RECORD_TOO_LARGE. In a "
+                    + "cluster a batch travels as one Raft entry, which must fit in the Raft log's write buffer "
+                    + "(raft.log.write.buffer.bytes less 4112 bytes): 512 KiB leaves room under the 1 MiB default "
+                    + "and is twice the producer's batch.size.");
 
     public static final List<ConfigKey> KEYS = List.of(SEGMENT_BYTES, SEGMENT_MS, SEGMENT_INDEX_BYTES,
             INDEX_INTERVAL_BYTES, RETENTION_MS, RETENTION_BYTES, FLUSH_MESSAGES, FLUSH_MS, SEND_TIME_AFTER_MAX_MS,

@@ -26,7 +26,7 @@ class TopicConfigTest {
         assertEquals(-1, config.flushMs());
         assertEquals(3_600_000, config.sendTimeAfterMaxMs());
         assertEquals(-1, config.sendTimeBeforeMaxMs());
-        assertEquals(1 << 20, config.maxBatchBytes());
+        assertEquals(512 << 10, config.maxBatchBytes());
     }
 
     @Test

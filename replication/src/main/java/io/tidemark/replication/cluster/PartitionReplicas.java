@@ -4,11 +4,14 @@ import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.partition.KnownLeaders;
 import io.tidemark.replication.partition.RemotePartition;
 import io.tidemark.replication.partition.ReplicatedPartition;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.statemachine.PartitionEntryFormat;
 import io.tidemark.replication.statemachine.PartitionIdentityStore;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftGroup;
@@ -64,10 +67,26 @@ public final class PartitionReplicas implements Closeable {
         this.admin = admin;
         this.identities = identities;
         this.remoteLeaders = remoteLeaders;
+        effectiveConfig(Map.of());
     }
 
+    /**
+     * The config of a topic with {@code overrides} on this broker's defaults.
+     *
+     * @throws TidemarkException INVALID_CONFIG when a key is invalid, or max.batch.bytes is above what one Raft
+     *                           entry holds (a produced batch travels as one entry at least)
+     */
     TopicConfig effectiveConfig(Map<String, String> overrides) {
-        return identities.effective(overrides);
+        TopicConfig config = identities.effective(overrides);
+        int largest = RaftSettings.maxRequestBytes(server.getProperties()) - PartitionEntryFormat.REQUEST_HEADER_BYTES
+                - PartitionEntryFormat.BATCH_FRAME_BYTES;
+        if (config.maxBatchBytes() > largest) {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "max.batch.bytes " + config.maxBatchBytes()
+                    + " is above the largest batch a Raft entry holds on this broker: " + largest + " bytes "
+                    + "(raft.log.write.buffer.bytes less " + (RaftSettings.ENTRY_OVERHEAD_BYTES + 16) + "); lower it or "
+                    + "raise raft.log.write.buffer.bytes on every broker");
+        }
+        return config;
     }
 
     /** The partition as this broker serves it; starts its Raft group here when this broker holds a replica. */

@@ -13,6 +13,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.statemachine.PartitionStateMachine;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
@@ -25,7 +26,6 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.io.IOException;
@@ -74,9 +74,8 @@ public final class ReplicatedPartition implements Partition {
         this.replicas = List.copyOf(replicas);
         this.clients = clients;
         this.forwardToLeader = forwardToLeader;
-        this.groupCommit = new GroupCommit(
-                RaftServerConfigKeys.Log.Appender.bufferByteLimit(server.getProperties()).getSizeInt(),
-                MAX_ENTRIES_IN_FLIGHT, this::submit);
+        this.groupCommit = new GroupCommit(RaftSettings.maxRequestBytes(server.getProperties()), MAX_ENTRIES_IN_FLIGHT,
+                this::submit);
     }
 
     private RaftServer.Division division() {

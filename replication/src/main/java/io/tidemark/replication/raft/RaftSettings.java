@@ -20,8 +20,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>election timeout 300-600 ms instead of 150-300 ms: many groups on 2 busy cores churned leaders with the
  *       defaults; 300-600 ms failed over in 0.6-1.1 s after a crash without churn under load (1-2 s took 2.9-3.4
  *       s);</li>
- *   <li>log write buffer 1 MiB and appender byte limit 512 KiB instead of 8 MiB / 4 MiB: the write buffer is
- *       direct memory per partition replica, and 8 MiB ran out of direct memory at ~255 replicas with -Xmx2g;</li>
+ *   <li>log write buffer 1 MiB instead of 8 MiB, and the appender byte limit (also the largest entry) just under
+ *       it: the write buffer is direct memory per partition replica, and 8 MiB ran out of direct memory at ~255
+ *       replicas with -Xmx2g; group commit fills entries up to {@link #maxRequestBytes};</li>
  *   <li>automatic snapshots every 10,000 entries, so the Raft log of a busy partition is purged behind what every
  *       follower has (a snapshot is a fsync of the partition log, see PartitionStateMachine);</li>
  *   <li>no snapshot installation by Ratis: a snapshot names a position in the partition log, not its bytes, so
@@ -31,6 +32,9 @@ import java.util.concurrent.TimeUnit;
  * </ul>
  */
 public final class RaftSettings {
+    /** Room in a Raft log entry for everything but the request: its header, term, index, client and call ids. */
+    public static final int ENTRY_OVERHEAD_BYTES = 4096;
+
     private RaftSettings() {
     }
 
@@ -44,9 +48,10 @@ public final class RaftSettings {
                 TimeDuration.valueOf(tuning.electionTimeoutMaxMs(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(tuning.logSegmentBytes()));
         RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf(tuning.logWriteBufferBytes()));
-        // The appender sends at most this much per request; Ratis requires it to fit in the write buffer.
+        // The appender sends at most this much per request, and no log entry may be larger; Ratis requires it to
+        // fit in the write buffer with 8 bytes of framing.
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties,
-                SizeInBytes.valueOf(tuning.logWriteBufferBytes() / 2));
+                SizeInBytes.valueOf(tuning.logWriteBufferBytes() - 8));
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !tuning.logSync());
         // A broker killed mid-write leaves a torn last entry in its Raft log; it was never acknowledged (an entry
         // is acknowledged after its fsync), so Ratis may drop it instead of refusing to start the group.
@@ -56,6 +61,15 @@ public final class RaftSettings {
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, tuning.snapshotIntervalEntries());
         return properties;
+    }
+
+    /**
+     * The largest request ({@code PartitionEntryFormat}) a partition group takes as one entry: the appender's byte
+     * limit less {@link #ENTRY_OVERHEAD_BYTES} for the entry's header and the fields Ratis wraps it in. A larger
+     * entry would not fit in the Raft log's write buffer, which Ratis treats as an I/O failure of the group.
+     */
+    public static int maxRequestBytes(RaftProperties server) {
+        return RaftServerConfigKeys.Log.Appender.bufferByteLimit(server).getSizeInt() - ENTRY_OVERHEAD_BYTES;
     }
 
     public static RaftProperties client() {
