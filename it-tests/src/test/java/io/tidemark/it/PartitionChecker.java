@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -49,6 +50,15 @@ final class PartitionChecker {
 
     /** Reads the partition to its end and checks it; returns its records. */
     static List<ConsumerRecord> check(String bootstrap, TopicPartition partition, Set<String> acknowledged) {
+        return check(bootstrap, partition, acknowledged, Map.of());
+    }
+
+    /**
+     * Reads the partition to its end and checks it, and that every record whose value {@code sendTimes} names
+     * carries that SendTime; returns its records.
+     */
+    static List<ConsumerRecord> check(String bootstrap, TopicPartition partition, Set<String> acknowledged,
+                                      Map<String, Long> sendTimes) {
         long end;
         try (TidemarkAdmin admin = new io.tidemark.client.api.TidemarkAdmin(
                 io.tidemark.client.api.AdminConfig.builder(bootstrap).requestTimeoutMs(3000).build())) {
@@ -76,7 +86,11 @@ final class PartitionChecker {
                 assertTrue(r.receiveTimeMs() >= records.get(i - 1).receiveTimeMs(), "ReceiveTime never decreases at "
                         + i);
             }
-            stored.add(new String(r.value(), StandardCharsets.UTF_8));
+            String value = new String(r.value(), StandardCharsets.UTF_8);
+            if (sendTimes.containsKey(value)) {
+                assertEquals(sendTimes.get(value), r.sendTimeMs(), "SendTime of " + value + " is what the producer set");
+            }
+            stored.add(value);
         }
         assertEquals(records.size(), stored.size(), "no record stored twice (the producer is idempotent)");
         Set<String> missing = new HashSet<>(acknowledged);
