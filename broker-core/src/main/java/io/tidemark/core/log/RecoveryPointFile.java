@@ -69,14 +69,7 @@ final class RecoveryPointFile {
             channel.force(true);
         }
         Files.move(tmp, dir.resolve(NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        syncDirectory(dir);
-    }
-
-    /** fsyncs a directory so that file creations, renames and deletions in it survive a crash. */
-    static void syncDirectory(Path dir) throws IOException {
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-            channel.force(true);
-        }
+        Directories.sync(dir);
     }
 
     private static int crc(byte[] bytes) {
