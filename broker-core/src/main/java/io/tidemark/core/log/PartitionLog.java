@@ -110,7 +110,7 @@ public final class PartitionLog implements Closeable {
         if (logStartOffset < 0) {
             throw new IllegalArgumentException("a log cannot start at offset " + logStartOffset);
         }
-        Directories.deleteTree(dir);
+        DurableFiles.deleteTree(dir);
         Files.createDirectories(dir);
         LogSegment first = LogSegment.create(dir, logStartOffset, config.indexIntervalBytes(),
                 config.segmentIndexBytes());
@@ -486,7 +486,7 @@ public final class PartitionLog implements Closeable {
                 deletedBytes += current[i].sizeBytes();
                 current[i].delete();
             }
-            Directories.sync(dir);
+            DurableFiles.syncDirectory(dir);
             LOG.info("Retention deleted {} segments ({} bytes) of {}; log start offset is now {}", expired,
                     deletedBytes, dir, segments[0].baseOffset());
             return new RetentionResult(expired, deletedBytes, segments[0].baseOffset());
@@ -602,7 +602,7 @@ public final class PartitionLog implements Closeable {
                 segment.close();
             }
             Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
-            Directories.sync(dir);
+            DurableFiles.syncDirectory(dir);
         } finally {
             lock.unlock();
         }

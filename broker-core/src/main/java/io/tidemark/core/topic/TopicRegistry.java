@@ -1,7 +1,7 @@
 package io.tidemark.core.topic;
 
 import io.tidemark.core.config.TopicConfig;
-import io.tidemark.core.log.Directories;
+import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
@@ -67,7 +67,7 @@ public final class TopicRegistry implements Topics, Closeable {
         TopicConfig.parse(topicDefaults);
         TopicRegistry registry = new TopicRegistry(dataDir, topicDefaults, factory, limits);
         Files.createDirectories(dataDir.resolve(TOPICS_DIR));
-        Directories.deleteTree(dataDir.resolve(DELETED_DIR));
+        DurableFiles.deleteTree(dataDir.resolve(DELETED_DIR));
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(dataDir.resolve(TOPICS_DIR))) {
             for (Path dir : dirs) {
                 if (Files.exists(dir.resolve(TopicMetadataFile.NAME))) {
@@ -181,7 +181,7 @@ public final class TopicRegistry implements Topics, Closeable {
         Files.createDirectories(deleted);
         Path moved = deleted.resolve(name + "-" + System.nanoTime());
         Files.move(topicDir(name), moved);
-        Directories.deleteTree(moved);
+        DurableFiles.deleteTree(moved);
         LOG.info("Deleted topic {}", name);
     }
 

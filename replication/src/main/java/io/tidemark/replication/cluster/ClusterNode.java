@@ -6,6 +6,7 @@ import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.core.server.ClusterServices;
 import io.tidemark.core.server.ClusterView;
 import io.tidemark.core.server.GrpcEndpoint;
 import io.tidemark.core.server.MaintenanceScheduler;
@@ -14,7 +15,10 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.snapshot.CatchUp;
+import io.tidemark.replication.snapshot.GrpcSnapshotSource;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
 import io.tidemark.replication.statemachine.PartitionIdentityStore;
 import io.tidemark.replication.statemachine.PartitionStateMachine;
@@ -42,24 +46,30 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class ClusterNode implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+    /** A replica catching up copies the leader's log in fetches of at most this much (and max.fetch.bytes). */
+    private static final int MAX_COPY_CHUNK_BYTES = 4 << 20;
 
     private final BrokerConfig config;
     private final RaftServer server;
     private final RaftClient admin;
     private final MetadataGroup metadata;
     private final PartitionReplicas replicas;
+    private final CatchUp catchUp;
+    private final GrpcSnapshotSource snapshotSource;
     private final GrpcEndpoint grpc;
     private final MetricsEndpoint metricsEndpoint;
     private final ScheduledExecutorService maintenance;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
-                        PartitionReplicas replicas, GrpcEndpoint grpc,
-                        MetricsEndpoint metricsEndpoint, ScheduledExecutorService maintenance) {
+                        PartitionReplicas replicas, CatchUp catchUp, GrpcSnapshotSource snapshotSource,
+                        GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint, ScheduledExecutorService maintenance) {
         this.config = config;
         this.server = server;
         this.admin = admin;
         this.metadata = metadata;
         this.replicas = replicas;
+        this.catchUp = catchUp;
+        this.snapshotSource = snapshotSource;
         this.grpc = grpc;
         this.metricsEndpoint = metricsEndpoint;
         this.maintenance = maintenance;
@@ -72,10 +82,14 @@ public final class ClusterNode implements Closeable {
         PartitionIdentityStore identities = new PartitionIdentityStore(config.topicDefaults());
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
-        RaftServer server = RaftServer.newBuilder().setServerId(ClusterMembers.peerId(config.nodeId()))
+        int copyChunkBytes = Math.min(config.maxFetchBytes(), MAX_COPY_CHUNK_BYTES);
+        GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
+                copyChunkBytes + config.maxRequestBytes());
+        CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
+        RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(config.dataDir().resolve("raft"), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
-                        : new PartitionStateMachine(identities, clock))
+                        : new PartitionStateMachine(identities, catchUp, clock))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
@@ -100,14 +114,17 @@ public final class ClusterNode implements Closeable {
             }
             return partition;
         }, clock);
-        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, clusterView(members),
-                new RaftLeadership(members, metadata), metrics).start();
+        RaftLeadership leadership = new RaftLeadership(members, metadata);
+        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(clusterView(members),
+                leadership, new PartitionReassignment(members, metadata, leadership, clock),
+                List.of(new ReplicaServiceAdapter(server))), metrics).start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, config, clock);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
-        return new ClusterNode(config, server, admin, metadata, replicas, grpc, endpoint, maintenance);
+        return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,
+                maintenance);
     }
 
     /** Creates the internal offsets topic, or finds it, retrying every second until the metadata group answers. */
@@ -130,7 +147,7 @@ public final class ClusterNode implements Closeable {
             }
         }
         try {
-            admin.getGroupManagementApi(ClusterMembers.peerId(nodeId)).add(group);
+            admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).add(group);
         } catch (AlreadyExistsException e) {
             LOG.debug("metadata group already here");
         }
@@ -159,7 +176,9 @@ public final class ClusterNode implements Closeable {
         replicas.close();
         metadata.close();
         admin.close();
+        catchUp.close();
         server.close();
+        snapshotSource.close();
         LOG.info("Broker node {} stopped", config.nodeId());
     }
 
@@ -178,6 +197,12 @@ public final class ClusterNode implements Closeable {
         @Override
         public void topicDeleted(io.tidemark.proto.v1.TopicAssignment topic) {
             topics.get().topicDeleted(topic);
+        }
+
+        @Override
+        public void partitionReassigned(io.tidemark.proto.v1.TopicAssignment topic,
+                                        io.tidemark.proto.v1.PartitionAssignment before) {
+            topics.get().partitionReassigned(topic, before);
         }
     }
 }

@@ -23,8 +23,10 @@ import java.util.concurrent.TimeUnit;
  *       direct memory per partition replica, and 8 MiB ran out of direct memory at ~255 replicas with -Xmx2g;</li>
  *   <li>automatic snapshots every 10,000 entries, so the Raft log of a busy partition is purged behind what every
  *       follower has (a snapshot is a fsync of the partition log, see PartitionStateMachine);</li>
- *   <li>no snapshot installation by Ratis: a snapshot names a position in the partition log, not its bytes, so
- *       it cannot be shipped as files; a replica that fell behind a purge needs a segment copy (not built yet);</li>
+ *   <li>no snapshot installation by Ratis (notification mode): a snapshot names a position in the partition log,
+ *       not its bytes, so it cannot be shipped as files; Ratis tells a replica that fell behind a purge (or that
+ *       joins a group) to install one, and the replica copies the leader's log itself through the brokers' API
+ *       (PartitionStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
  *   <li>a torn last entry of the Raft log (a crash mid-write) is dropped with a warning rather than stopping the
  *       group.</li>
  * </ul>
