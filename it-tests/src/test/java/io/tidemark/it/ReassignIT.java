@@ -69,8 +69,9 @@ class ReassignIT {
             int joining = List.of(1, 2, 3).stream().filter(n -> !before.contains(n)).findFirst().orElseThrow();
             List<Integer> target = List.of(before.get(1), joining);
 
+            String twice = target.get(0) + "," + target.get(0);
             Tidemark.Result refused = Tidemark.run(dir, "partitions", "reassign", "--bootstrap", cluster.bootstrap(),
-                    "--topic", PARTITION.topic(), "--partition", "0", "--replicas", target.get(0) + "," + target.get(0));
+                    "--topic", PARTITION.topic(), "--partition", "0", "--replicas", twice);
             assertEquals(1, refused.exitCode());
             assertTrue(refused.err().contains("node " + target.get(0) + " is listed twice in replicas [" + target.get(0)
                     + ", " + target.get(0) + "]; a broker holds at most one replica of a partition"), refused.err());

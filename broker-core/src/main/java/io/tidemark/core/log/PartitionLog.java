@@ -166,8 +166,8 @@ public final class PartitionLog implements Closeable {
             long producerId = RecordBatchFormat.producerId(batch, position);
             if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                 Optional<AppendResult> stored = producers.check(producerId,
-                        RecordBatchFormat.producerEpoch(batch, position), RecordBatchFormat.baseSequence(batch, position),
-                        RecordBatchFormat.recordCount(batch, position));
+                        RecordBatchFormat.producerEpoch(batch, position),
+                        RecordBatchFormat.baseSequence(batch, position), RecordBatchFormat.recordCount(batch, position));
                 if (stored.isPresent()) {
                     return stored.get();
                 }

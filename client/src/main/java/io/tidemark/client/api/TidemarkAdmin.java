@@ -26,9 +26,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Administers a Tidemark cluster: topics, their configs, cluster status and metadata, moving partition leadership
- * and replicas, offset lookups by time, and consumer group offsets. Calls go to the bootstrap brokers in turn until one answers (an unreachable or
- * stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline {@code request.timeout.ms};
- * {@link #listOffsets} goes to the partition's leader. Every call blocks until answered and every failure is a
+ * and replicas, offset lookups by time, and consumer group offsets. Calls go to the bootstrap brokers in turn until
+ * one answers (an unreachable or stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline
+ * {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets} goes to
+ * the partition's leader. Every call blocks until answered and every failure is a
  * {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf messages
  * where they have one.
  *

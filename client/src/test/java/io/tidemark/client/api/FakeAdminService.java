@@ -103,7 +103,8 @@ final class FakeAdminService extends AdminServiceGrpc.AdminServiceImplBase {
     }
 
     @Override
-    public void reassignPartition(ReassignPartitionRequest request, StreamObserver<ReassignPartitionResponse> observer) {
+    public void reassignPartition(ReassignPartitionRequest request,
+                                  StreamObserver<ReassignPartitionResponse> observer) {
         cluster.serve("ReassignPartition", node, observer, () -> {
             known(request.getTopic());
             cluster.reassignments.add(request);

@@ -39,6 +39,7 @@ import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 /**
  * The state machine of a partition's Raft group: the partition's {@link PartitionLog}, fed by the group's
@@ -110,7 +111,8 @@ public final class PartitionStateMachine extends BaseStateMachine {
      */
     private void openLog(TopicConfig config) throws IOException {
         Path logDir = smDir.resolve(LOG_DIR);
-        Optional<SnapshotDescriptor> installed = new StagedInstall(smDir).finish(logDir, this::recordSnapshot);
+        Optional<SnapshotDescriptor> installed = new StagedInstall(smDir).finish(logDir, snapshot ->
+                recordSnapshot(TermIndex.valueOf(snapshot.term(), snapshot.index()), snapshot.logEndOffset()));
         if (installed.isPresent()) {
             storage.cleanupOldSnapshots(ONLY_LATEST);
         }
@@ -131,13 +133,12 @@ public final class PartitionStateMachine extends BaseStateMachine {
     }
 
     /** Records a snapshot where Ratis finds it; the log up to {@code logEndOffset} must be fsynced. */
-    private void recordSnapshot(SnapshotDescriptor snapshot) throws IOException {
-        File file = storage.getSnapshotFile(snapshot.term(), snapshot.index());
-        SnapshotFile.write(file.toPath(), snapshot.logEndOffset());
+    private void recordSnapshot(TermIndex termIndex, long logEndOffset) throws IOException {
+        File file = storage.getSnapshotFile(termIndex.getTerm(), termIndex.getIndex());
+        SnapshotFile.write(file.toPath(), logEndOffset);
         FileInfo info = new FileInfo(file.toPath(), MD5FileUtil.computeAndSaveMd5ForFile(file));
-        TermIndex termIndex = TermIndex.valueOf(snapshot.term(), snapshot.index());
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(info, termIndex));
-        latestSnapshot = new SnapshotPoint(termIndex, snapshot.logEndOffset());
+        latestSnapshot = new SnapshotPoint(termIndex, logEndOffset);
     }
 
     /**
@@ -235,7 +236,7 @@ public final class PartitionStateMachine extends BaseStateMachine {
         }
         PartitionLog partitionLog = log();
         partitionLog.flush(clock.millis());
-        recordSnapshot(new SnapshotDescriptor(applied.getTerm(), applied.getIndex(), 0, partitionLog.logEndOffset()));
+        recordSnapshot(applied, partitionLog.logEndOffset());
         return applied.getIndex();
     }
 
@@ -261,8 +262,12 @@ public final class PartitionStateMachine extends BaseStateMachine {
                     + " to install a snapshot without naming the leader"));
         }
         int leader = RaftPeerIds.nodeId(RaftPeerId.valueOf(roleInfo.getFollowerInfo().getLeaderInfo().getId().getId()));
+        PartitionLog current = log;
+        if (current == null) {
+            return CompletableFuture.failedFuture(new IOException(getId() + " is reloading its partition log"));
+        }
         CatchUp.Replica replica = new CatchUp.Replica(getId() + "@" + identity.partition(), identity.partition(),
-                log().config(), new StagedInstall(smDir), () -> closed);
+                current.config(), new StagedInstall(smDir), () -> closed);
         return catchUp.install(replica, leader, firstTermIndexInLog.getIndex())
                 .thenApply(snapshot -> TermIndex.valueOf(snapshot.term(), snapshot.index()));
     }
@@ -271,7 +276,7 @@ public final class PartitionStateMachine extends BaseStateMachine {
     private long nextRaftIndex() {
         try {
             return getServer().get().getDivision(getGroupId()).getRaftLog().getNextIndex();
-        } catch (IOException | InterruptedException | java.util.concurrent.ExecutionException e) {
+        } catch (IOException | InterruptedException | ExecutionException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
