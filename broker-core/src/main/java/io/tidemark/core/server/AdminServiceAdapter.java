@@ -146,8 +146,7 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
             long timeoutMs = request.getTimeoutMs() == 0 ? DEFAULT_REASSIGN_TIMEOUT_MS : request.getTimeoutMs();
             List<Integer> replicas = cluster.reassignment().reassign(new TopicPartition(request.getTopic(),
                     request.getPartition()), request.getReplicaNodeIdsList(), timeoutMs);
-            return ReassignPartitionResponse.newBuilder().addAllReplicaNodeIds(replicas).setLeaderNodeId(
-                    topics.partition(request.getTopic(), request.getPartition()).status().leaderNodeId()).build();
+            return ReassignPartitionResponse.newBuilder().addAllReplicaNodeIds(replicas).build();
         });
     }
 

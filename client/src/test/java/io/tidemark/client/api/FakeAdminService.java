@@ -109,7 +109,7 @@ final class FakeAdminService extends AdminServiceGrpc.AdminServiceImplBase {
             known(request.getTopic());
             cluster.reassignments.add(request);
             return ReassignPartitionResponse.newBuilder().addAllReplicaNodeIds(request.getReplicaNodeIdsList())
-                    .setLeaderNodeId(request.getReplicaNodeIds(0)).build();
+                    .build();
         });
     }
 

@@ -20,7 +20,7 @@ import java.util.function.IntFunction;
 /**
  * {@link SnapshotSource} over the brokers' own gRPC API: {@code ReplicaService.GetSnapshot} (replica.proto) for the
  * snapshot and {@code BrokerService.Fetch} for the batches, which any replica serves from its log. One channel per
- * broker, kept until {@link #close}.
+ * broker, kept until {@link #close}; each call has a deadline of {@value #CALL_TIMEOUT_MS} ms.
  *
  * <p>Thread-safe.
  */
