@@ -11,6 +11,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.replication.raft.RaftGroups;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
@@ -29,9 +30,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code tidemark partitions reassign} on three broker processes: a partition of replication factor 2 moves to a
- * broker outside its replicas while an idempotent producer streams 20,000 records into it; nothing acknowledged is
- * lost or stored twice, the new replicas hold everything, and the broker left out deleted its replica.
+ * {@code tidemark partitions reassign} on three broker processes: a partition of replication factor 2 moves off its
+ * leader's broker to the broker outside its replicas while an idempotent producer streams 20,000 records into it;
+ * nothing acknowledged is lost or stored twice, the new replicas hold everything, and the broker left out deleted
+ * its replica.
  */
 class ReassignIT {
     private static final TopicPartition PARTITION = new TopicPartition("moves", 0);
@@ -39,7 +41,8 @@ class ReassignIT {
     /** Snapshots every 100 Raft entries, so the joining replica may find the leader's Raft log purged. */
     private static final String BROKER_CONFIG = "raft.snapshot.interval.entries=100\n";
 
-    @TempDir
+    /** Kept when the test fails: the brokers' logs are there ({@code node-N.log}). */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
 
     private static PartitionDescription describe(TidemarkAdmin admin) {
@@ -60,14 +63,15 @@ class ReassignIT {
                 BROKER_CONFIG))) {
             List<Integer> before;
             try (TidemarkAdmin admin = cluster.admin()) {
-                admin.createTopic(PARTITION.topic(), 1, 2, Map.of());
-                await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
-                        .until(() -> describe(admin).getLeaderNodeId() > 0);
-                before = describe(admin).getReplicaNodeIdsList();
+                before = admin.createTopic(PARTITION.topic(), 1, 2, Map.of()).getPartitions(0).getReplicaNodeIdsList();
             }
-            int leaving = before.get(0);
+            // A replica's broker knows the leader (another answers with the preferred one).
+            await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
+                    .until(() -> describeOn(cluster, before.get(0)).getLeaderNodeId() > 0);
+            int leaving = describeOn(cluster, before.get(0)).getLeaderNodeId();
+            int staying = before.stream().filter(n -> n != leaving).findFirst().orElseThrow();
             int joining = List.of(1, 2, 3).stream().filter(n -> !before.contains(n)).findFirst().orElseThrow();
-            List<Integer> target = List.of(before.get(1), joining);
+            List<Integer> target = List.of(staying, joining);
 
             String twice = target.get(0) + "," + target.get(0);
             Tidemark.Result refused = Tidemark.run(dir, "partitions", "reassign", "--bootstrap", cluster.bootstrap(),
@@ -114,7 +118,7 @@ class ReassignIT {
             }
             Path leftReplica = cluster.dataDir(leaving).resolve("raft").resolve(RaftGroups.partition(
                     new io.tidemark.core.partition.TopicPartition(PARTITION.topic(), 0)).getUuid().toString());
-            await("node " + leaving + " deleted its replica").atMost(Duration.ofSeconds(30))
+            await("node " + leaving + " deleted its replica " + leftReplica).atMost(Duration.ofSeconds(30))
                     .until(() -> !Files.exists(leftReplica));
             assertEquals(List.of(), describeOn(cluster, leaving).getReplicaNodeIdsList().stream()
                     .filter(n -> n == leaving).toList(), "the broker left out knows it holds no replica");

@@ -33,6 +33,7 @@ import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -86,8 +87,9 @@ public final class ClusterNode implements Closeable {
         GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
                 copyChunkBytes + config.maxRequestBytes());
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
+        Path raftStorageDir = config.dataDir().resolve("raft");
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
-                .setProperties(RaftSettings.server(config.dataDir().resolve("raft"), self.raftPort(), config.raft()))
+                .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new PartitionStateMachine(identities, catchUp, clock))
                 .setOption(RaftStorage.StartupOption.RECOVER)
@@ -97,7 +99,8 @@ public final class ClusterNode implements Closeable {
                 .build();
         MetadataGroup metadata = new MetadataGroup(RaftClient.newBuilder().setProperties(RaftSettings.client())
                 .setRaftGroup(metadataGroup).build(), metadataMachine);
-        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities);
+        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities,
+                raftStorageDir);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata);
         topicsRef.set(topics);
         server.start();

@@ -12,13 +12,12 @@ import io.tidemark.replication.raft.RaftSettings;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.proto.RaftProtos.RaftPeerProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.GroupInfoReply;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.SetConfigurationRequest;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.util.TimeDuration;
@@ -50,8 +49,9 @@ import java.util.concurrent.TimeUnit;
  *       that counts it, so an empty replica never counts toward a majority. One at a time, since Ratis refuses a
  *       change that adds as many peers as it keeps (RATIS-1912).</li>
  *   <li>When the leader is leaving, move leadership to the first broker of the target ({@link RaftLeadership}), so
- *       that the removal does not cost an election. Best effort: if it fails, the removal makes the leader step
- *       down instead.</li>
+ *       that the removal does not cost an election. Best effort: if it fails, the removed leader steps down once
+ *       the new configuration commits (Ratis then closes its division itself, and {@link PartitionReplicas}
+ *       deletes the directory Ratis leaves behind).</li>
  *   <li><b>Remove</b>: set the configuration to exactly the target; the brokers left out are no longer peers.</li>
  *   <li><b>Complete</b>: the metadata group makes the target the partition's replicas
  *       ({@code complete_reassignment}). The brokers left out stop the group and delete its directory, the brokers
@@ -187,13 +187,13 @@ final class PartitionReassignment implements Reassignment {
             } catch (IOException e) {
                 continue;
             }
-            if (info.getRoleInfoProto().getRole() != RaftPeerRole.LEADER || target.contains(node)
-                    || info.getConf().isEmpty() || info.getConf().get().getOldPeersCount() > 0) {
+            if (info.getRoleInfoProto().getRole() != RaftPeerRole.LEADER || target.contains(node)) {
                 continue;
             }
+            // The group's peers as the leader has them (Ratis 3.2.0 does not send GroupInfoReply.getConf()).
             List<Integer> voters = new ArrayList<>();
-            for (RaftPeerProto peer : info.getConf().get().getPeersList()) {
-                voters.add(RaftPeerIds.nodeId(RaftPeerId.valueOf(peer.getId())));
+            for (RaftPeer peer : info.getGroup().getPeers()) {
+                voters.add(RaftPeerIds.nodeId(peer.getId()));
             }
             try {
                 leadership.move(partition, voters, target.get(0), Math.max(1, deadlineMs - clock.millis()));

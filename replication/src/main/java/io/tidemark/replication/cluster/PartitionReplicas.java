@@ -1,6 +1,7 @@
 package io.tidemark.replication.cluster;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
@@ -15,6 +16,7 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
+import org.apache.ratis.protocol.exceptions.GroupMismatchException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.util.TimeDuration;
@@ -23,11 +25,13 @@ import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -49,26 +53,30 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PartitionReplicas implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionReplicas.class);
+    private static final int CLOSED_GROUP_DELETE_ATTEMPTS = 30;
 
     private final int nodeId;
     private final ClusterMembers members;
     private final RaftServer server;
     private final RaftClient admin;
     private final PartitionIdentityStore identities;
-    private final ExecutorService groupChanges = Executors.newSingleThreadExecutor(r -> {
+    private final Path raftStorageDir;
+    private final ScheduledExecutorService groupChanges = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-group-changes");
         thread.setDaemon(true);
         return thread;
     });
     private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
 
+    /** @param raftStorageDir where the Raft server keeps a directory per group, named by the group's UUID */
     public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RaftClient admin,
-                             PartitionIdentityStore identities) {
+                             PartitionIdentityStore identities, Path raftStorageDir) {
         this.nodeId = nodeId;
         this.members = members;
         this.server = server;
         this.admin = admin;
         this.identities = identities;
+        this.raftStorageDir = raftStorageDir;
     }
 
     TopicConfig effectiveConfig(Map<String, String> overrides) {
@@ -160,7 +168,10 @@ public final class PartitionReplicas implements Closeable {
         }
     }
 
-    /** Stops the partition's Raft group here and deletes its directory, when it runs here. */
+    /**
+     * Stops the partition's Raft group here and deletes its directory. A leader that a configuration change left
+     * out closes its division itself (Ratis) but keeps the directory: then only the directory is deleted.
+     */
     void remove(TopicPartition id) {
         RaftGroupId groupId = RaftGroups.partition(id);
         RaftClient client = clients.remove(groupId);
@@ -169,15 +180,40 @@ public final class PartitionReplicas implements Closeable {
                 if (client != null) {
                     client.close();
                 }
-                if (!runsHere(groupId)) {
+                if (runsHere(groupId)) {
+                    admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, true, false);
+                    LOG.info("Removed Raft group {} of {} and deleted its directory", groupId, id);
                     return;
                 }
-                admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, true, false);
-                LOG.info("Removed Raft group {} of {} and deleted its directory", groupId, id);
+            } catch (GroupMismatchException e) {
+                LOG.debug("Raft group {} of {} was closed meanwhile", groupId, id);
             } catch (IOException e) {
                 LOG.error("Removing Raft group {} of {} failed", groupId, id, e);
+                return;
             }
+            deleteClosedGroupDir(groupId, id, 1);
         });
+    }
+
+    /**
+     * Deletes the directory of a group Ratis closed; retried every second while Ratis may still be writing its
+     * last files there.
+     */
+    private void deleteClosedGroupDir(RaftGroupId groupId, TopicPartition id, int attempt) {
+        Path dir = raftStorageDir.resolve(groupId.getUuid().toString());
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try {
+            DurableFiles.deleteTree(dir);
+            LOG.info("Deleted the directory {} of {}, whose Raft group Ratis closed", dir, id);
+        } catch (IOException e) {
+            if (attempt < CLOSED_GROUP_DELETE_ATTEMPTS) {
+                groupChanges.schedule(() -> deleteClosedGroupDir(groupId, id, attempt + 1), 1, TimeUnit.SECONDS);
+            } else {
+                LOG.error("Deleting the directory {} of {} failed {} times; delete it by hand", dir, id, attempt, e);
+            }
+        }
     }
 
     private boolean runsHere(RaftGroupId groupId) {
