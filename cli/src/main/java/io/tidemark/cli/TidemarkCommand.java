@@ -15,7 +15,7 @@ import java.io.PrintWriter;
         description = "Tidemark: a replicated, multi-cluster log broker where every record carries SendTime and "
                 + "ReceiveTime.",
         subcommands = {BrokerCommand.class, LocalCommand.class, StatusCommand.class, LeaderCommand.class,
-                TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
+                PartitionsCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
                 OffsetsCommand.class, GroupsCommand.class, PerfCommand.class, StorageDemoCommand.class,
                 DumpLogCommand.class,
                 CommandLine.HelpCommand.class})

@@ -40,6 +40,11 @@ final class ClusterProcesses implements Closeable {
         return dir.resolve("node-" + node + ".properties");
     }
 
+    /** The broker's data directory. */
+    Path dataDir(int node) {
+        return dir.resolve("node-" + node);
+    }
+
     int clientPort(int node) {
         return basePort + 10 * (node - 1);
     }
@@ -58,7 +63,7 @@ final class ClusterProcesses implements Closeable {
 
     void start(int node) throws IOException {
         List<String> command = Tidemark.command("broker", "--node-id", Integer.toString(node), "--data-dir",
-                dir.resolve("node-" + node).toString(), "--listen", "127.0.0.1:" + clientPort(node), "--cluster",
+                dataDir(node).toString(), "--listen", "127.0.0.1:" + clientPort(node), "--cluster",
                 members(), "--config", config(node).toString());
         processes.put(node, new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("node-" + node + ".log").toFile()))

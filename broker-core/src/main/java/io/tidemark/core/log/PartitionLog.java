@@ -33,6 +33,9 @@ import java.util.zip.CRC32C;
  *       a ReceiveTime below the last one is refused, so ReceiveTime never decreases in the partition. A batch an
  *       idempotent producer sent again is answered with the first one's result and not stored twice
  *       ({@link ProducerStateTable}).</li>
+ *   <li>{@link #appendStamped} appends a batch another replica's log already stamped, unchanged, at its own
+ *       offset; {@link #recreate} starts an empty log at any offset. Together they copy a log from another
+ *       replica byte for byte (a replica catching up by segment copy).</li>
  *   <li>{@link #read} returns whole batches from an offset; {@link #lookupByReceiveTime} and
  *       {@link #lookupBySendTime} find the first record at or after a time, exactly.</li>
  *   <li>Segments roll on {@code segment.bytes}, on {@code segment.ms} measured on ReceiveTime, and when an
@@ -93,6 +96,29 @@ public final class PartitionLog implements Closeable {
         return log;
     }
 
+    /**
+     * Deletes whatever {@code dir} holds and opens an empty log there whose first offset (log start and log end)
+     * is {@code logStartOffset}: the destination of a log copied from another replica, which starts where that
+     * replica's log starts. The segment and the recovery point are on disk when this returns, so the log
+     * reopens at the same offset.
+     *
+     * @param nowMs the current time, from the caller's clock
+     * @throws IllegalArgumentException when {@code logStartOffset} is negative
+     */
+    public static PartitionLog recreate(Path dir, TopicConfig config, long logStartOffset, long nowMs)
+            throws IOException {
+        if (logStartOffset < 0) {
+            throw new IllegalArgumentException("a log cannot start at offset " + logStartOffset);
+        }
+        DurableFiles.deleteTree(dir);
+        Files.createDirectories(dir);
+        LogSegment first = LogSegment.create(dir, logStartOffset, config.indexIntervalBytes(),
+                config.segmentIndexBytes());
+        RecoveryPointFile.write(dir, logStartOffset);
+        LOG.info("Recreated {} empty at offset {}", dir, logStartOffset);
+        return new PartitionLog(dir, config, new LogSegment[] {first}, nowMs);
+    }
+
     /** Rebuilds the idempotent producers' table from the batch headers of the log. */
     private void rebuildProducerState() throws IOException {
         producers.clear();
@@ -133,40 +159,21 @@ public final class PartitionLog implements Closeable {
             checkOpen();
             int position = batch.position();
             int size = batch.remaining();
-            checkAppendable(size, receiveTimeMs);
-            int validated = validator.validate(batch, position, size, SendTimeWindow.around(receiveTimeMs,
-                    config.sendTimeAfterMaxMs(), config.sendTimeBeforeMaxMs()));
-            if (validated != size) {
-                throw new TidemarkException(ErrorCode.CORRUPT_BATCH, (size - validated) + " bytes follow the "
-                        + validated + "-byte batch; an append takes exactly one batch");
-            }
+            checkBatchSize(size);
+            checkReceiveTime(receiveTimeMs);
+            checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.around(receiveTimeMs,
+                    config.sendTimeAfterMaxMs(), config.sendTimeBeforeMaxMs())));
             long producerId = RecordBatchFormat.producerId(batch, position);
-            short epoch = RecordBatchFormat.producerEpoch(batch, position);
-            int baseSequence = RecordBatchFormat.baseSequence(batch, position);
-            int count = RecordBatchFormat.recordCount(batch, position);
             if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
-                Optional<AppendResult> stored = producers.check(producerId, epoch, baseSequence, count);
+                Optional<AppendResult> stored = producers.check(producerId,
+                        RecordBatchFormat.producerEpoch(batch, position),
+                        RecordBatchFormat.baseSequence(batch, position), RecordBatchFormat.recordCount(batch, position));
                 if (stored.isPresent()) {
                     return stored.get();
                 }
             }
-            long baseOffset = logEndOffset;
-            long lastOffset = baseOffset + count - 1;
-            RecordBatchFormat.stamp(crc, batch, position, baseOffset, receiveTimeMs);
-            LogSegment active = maybeRoll(size, receiveTimeMs, lastOffset);
-            active.append(batch, baseOffset, lastOffset, receiveTimeMs, RecordBatchFormat.maxSendTime(batch, position));
-            lastReceiveTimeMs = receiveTimeMs;
-            logEndOffset = lastOffset + 1;
-            unflushedRecords += count;
-            if (unflushedRecords >= TopicConfig.limit(config.flushMessages())
-                    || receiveTimeMs - lastFlushMs >= TopicConfig.limit(config.flushMs())) {
-                flushLocked(receiveTimeMs);
-            }
-            AppendResult result = new AppendResult(baseOffset, lastOffset, receiveTimeMs);
-            if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
-                producers.stored(producerId, epoch, baseSequence, result);
-            }
-            return result;
+            RecordBatchFormat.stamp(crc, batch, position, logEndOffset, receiveTimeMs);
+            return write(batch, position, size);
         } catch (IOException e) {
             throw new UncheckedIOException("appending to " + dir, e);
         } finally {
@@ -174,11 +181,78 @@ public final class PartitionLog implements Closeable {
         }
     }
 
-    private void checkAppendable(int size, long receiveTimeMs) {
+    /**
+     * Appends one batch (the buffer between position and limit) that another replica's log stamped, exactly as it
+     * is: its base offset, ReceiveTime and CRC are kept. The batch is validated whole first (CRC, lengths, record
+     * layout; SendTimes are not held to this topic's window, they were checked when the batch was first
+     * appended). Idempotent producers' batches are recorded but never deduplicated: a copy holds what the
+     * source holds.
+     *
+     * @throws TidemarkException CORRUPT_BATCH when the bytes are not exactly one valid batch; OFFSET_OUT_OF_RANGE
+     *                           when its base offset is not this log's end offset (a copy has no gaps or
+     *                           overlaps); INVALID_TIMESTAMP when its ReceiveTime is below the log's last one.
+     *                           Nothing of a refused batch is written.
+     */
+    public AppendResult appendStamped(ByteBuffer batch) {
+        lock.lock();
+        try {
+            checkOpen();
+            int position = batch.position();
+            int size = batch.remaining();
+            checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.UNBOUNDED));
+            long baseOffset = RecordBatchFormat.baseOffset(batch, position);
+            if (baseOffset != logEndOffset) {
+                throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, "a copied batch must continue the log: "
+                        + "this one starts at offset " + baseOffset + " but the log " + dir + " ends at "
+                        + logEndOffset);
+            }
+            checkReceiveTime(RecordBatchFormat.receiveTime(batch, position));
+            return write(batch, position, size);
+        } catch (IOException e) {
+            throw new UncheckedIOException("appending a copied batch to " + dir, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Writes a validated, stamped batch at the log end: rolls when due, flushes when due, records its producer. */
+    private AppendResult write(ByteBuffer batch, int position, int size) throws IOException {
+        long baseOffset = RecordBatchFormat.baseOffset(batch, position);
+        long lastOffset = RecordBatchFormat.lastOffset(batch, position);
+        long receiveTimeMs = RecordBatchFormat.receiveTime(batch, position);
+        LogSegment active = maybeRoll(size, receiveTimeMs, lastOffset);
+        active.append(batch, baseOffset, lastOffset, receiveTimeMs, RecordBatchFormat.maxSendTime(batch, position));
+        lastReceiveTimeMs = receiveTimeMs;
+        logEndOffset = lastOffset + 1;
+        unflushedRecords += lastOffset - baseOffset + 1;
+        if (unflushedRecords >= TopicConfig.limit(config.flushMessages())
+                || receiveTimeMs - lastFlushMs >= TopicConfig.limit(config.flushMs())) {
+            flushLocked(receiveTimeMs);
+        }
+        AppendResult result = new AppendResult(baseOffset, lastOffset, receiveTimeMs);
+        long producerId = RecordBatchFormat.producerId(batch, position);
+        if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+            producers.stored(producerId, RecordBatchFormat.producerEpoch(batch, position),
+                    RecordBatchFormat.baseSequence(batch, position), result);
+        }
+        return result;
+    }
+
+    private static void checkOneBatch(int size, int validated) {
+        if (validated != size) {
+            throw new TidemarkException(ErrorCode.CORRUPT_BATCH, (size - validated) + " bytes follow the "
+                    + validated + "-byte batch; an append takes exactly one batch");
+        }
+    }
+
+    private void checkBatchSize(int size) {
         if (size > config.maxBatchBytes()) {
             throw new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "batch of " + size + " bytes is above "
                     + "max.batch.bytes " + config.maxBatchBytes() + " of this topic");
         }
+    }
+
+    private void checkReceiveTime(long receiveTimeMs) {
         if (receiveTimeMs < 0) {
             throw new TidemarkException(ErrorCode.INVALID_TIMESTAMP, "ReceiveTime " + receiveTimeMs
                     + " is negative; it is ms since the epoch");
@@ -412,7 +486,7 @@ public final class PartitionLog implements Closeable {
                 deletedBytes += current[i].sizeBytes();
                 current[i].delete();
             }
-            RecoveryPointFile.syncDirectory(dir);
+            DurableFiles.syncDirectory(dir);
             LOG.info("Retention deleted {} segments ({} bytes) of {}; log start offset is now {}", expired,
                     deletedBytes, dir, segments[0].baseOffset());
             return new RetentionResult(expired, deletedBytes, segments[0].baseOffset());
@@ -528,7 +602,7 @@ public final class PartitionLog implements Closeable {
                 segment.close();
             }
             Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
-            RecoveryPointFile.syncDirectory(dir);
+            DurableFiles.syncDirectory(dir);
         } finally {
             lock.unlock();
         }

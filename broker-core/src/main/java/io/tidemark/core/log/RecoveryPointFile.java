@@ -2,12 +2,9 @@ package io.tidemark.core.log;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.OptionalLong;
 import java.util.zip.CRC32C;
 
@@ -59,24 +56,8 @@ final class RecoveryPointFile {
 
     static void write(Path dir, long recoveryPoint) throws IOException {
         ByteBuffer buffer = ByteBuffer.allocate(SIZE).putInt(VERSION).putLong(recoveryPoint);
-        buffer.putInt(crc(buffer.array())).flip();
-        Path tmp = dir.resolve(NAME + ".tmp");
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            while (buffer.hasRemaining()) {
-                channel.write(buffer);
-            }
-            channel.force(true);
-        }
-        Files.move(tmp, dir.resolve(NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        syncDirectory(dir);
-    }
-
-    /** fsyncs a directory so that file creations, renames and deletions in it survive a crash. */
-    static void syncDirectory(Path dir) throws IOException {
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-            channel.force(true);
-        }
+        buffer.putInt(crc(buffer.array()));
+        DurableFiles.writeAtomically(dir.resolve(NAME), buffer.array());
     }
 
     private static int crc(byte[] bytes) {

@@ -21,6 +21,8 @@ import io.tidemark.proto.v1.DescribeTopicsResponse;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.ListTopicsResponse;
 import io.tidemark.proto.v1.PartitionDescription;
+import io.tidemark.proto.v1.ReassignPartitionRequest;
+import io.tidemark.proto.v1.ReassignPartitionResponse;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicSummary;
 import io.tidemark.proto.v1.TransferLeadershipRequest;
@@ -29,21 +31,23 @@ import io.tidemark.core.partition.TopicPartition;
 
 import java.util.List;
 
-/** Topic administration over gRPC: create, delete, list, describe, alter config, and the cluster's status. */
+/**
+ * Topic administration over gRPC: create, delete, list, describe, alter config, the cluster's status, and moving a
+ * partition's leadership or replicas.
+ */
 final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
+    private static final long DEFAULT_REASSIGN_TIMEOUT_MS = 60_000;
+
     private final Topics topics;
     private final BrokerConfig config;
-    private final ClusterView cluster;
-    private final Leadership leadership;
+    private final ClusterServices cluster;
     private final BrokerMetrics metrics;
     private final Responses responses;
 
-    AdminServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster, Leadership leadership,
-                        BrokerMetrics metrics) {
+    AdminServiceAdapter(Topics topics, BrokerConfig config, ClusterServices cluster, BrokerMetrics metrics) {
         this.topics = topics;
         this.config = config;
         this.cluster = cluster;
-        this.leadership = leadership;
         this.metrics = metrics;
         this.responses = new Responses(metrics);
     }
@@ -113,7 +117,7 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
             int partitions = all.stream().mapToInt(t -> t.partitions().size()).sum();
             int led = (int) all.stream().flatMap(t -> t.partitions().stream())
                     .filter(p -> p.status().leaderNodeId() == config.nodeId()).count();
-            return ClusterStatusResponse.newBuilder().addAllBrokers(cluster.brokers()).setTopics(all.size())
+            return ClusterStatusResponse.newBuilder().addAllBrokers(cluster.view().brokers()).setTopics(all.size())
                     .setPartitions(partitions).setLeaderPartitions(led).build();
         });
     }
@@ -124,9 +128,25 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
         responses.respond(observer, () -> {
             topics.partition(request.getTopic(), request.getPartition());
             long timeoutMs = request.getTimeoutMs() == 0 ? 10_000 : request.getTimeoutMs();
-            int leader = leadership.transfer(new TopicPartition(request.getTopic(), request.getPartition()),
+            int leader = cluster.leadership().transfer(new TopicPartition(request.getTopic(), request.getPartition()),
                     request.getToNodeId(), timeoutMs);
             return TransferLeadershipResponse.newBuilder().setLeaderNodeId(leader).build();
+        });
+    }
+
+    @Override
+    public void reassignPartition(ReassignPartitionRequest request,
+                                  StreamObserver<ReassignPartitionResponse> observer) {
+        responses.respond(observer, () -> {
+            topics.partition(request.getTopic(), request.getPartition());
+            if (request.getTimeoutMs() < 0) {
+                throw Responses.invalid("timeout_ms " + request.getTimeoutMs() + " is negative; 0 means the default "
+                        + DEFAULT_REASSIGN_TIMEOUT_MS + " ms");
+            }
+            long timeoutMs = request.getTimeoutMs() == 0 ? DEFAULT_REASSIGN_TIMEOUT_MS : request.getTimeoutMs();
+            List<Integer> replicas = cluster.reassignment().reassign(new TopicPartition(request.getTopic(),
+                    request.getPartition()), request.getReplicaNodeIdsList(), timeoutMs);
+            return ReassignPartitionResponse.newBuilder().addAllReplicaNodeIds(replicas).build();
         });
     }
 

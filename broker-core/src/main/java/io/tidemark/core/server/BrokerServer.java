@@ -60,7 +60,7 @@ public final class BrokerServer implements Closeable {
                 topic.partitions().forEach(metrics::addPartition);
             }
             ServerAddress self = new ServerAddress(config.nodeId(), config.listen().host());
-            GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, self, Leadership.SINGLE_NODE, metrics);
+            GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, ClusterServices.singleNode(self), metrics);
             self.bind(grpc.server());
             grpc.start();
             MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());

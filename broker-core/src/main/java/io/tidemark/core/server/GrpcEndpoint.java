@@ -14,26 +14,24 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address.
- * The same for a single node and for a cluster node; what differs is the {@link Topics} and {@link ClusterView}
- * behind it, and the services only a cluster node adds (brokers probing each other).
+ * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address,
+ * and the cluster's internal services. The same for a single node and for a cluster node; what differs is the
+ * {@link Topics} and the {@link ClusterServices} behind it.
  */
 public final class GrpcEndpoint implements Closeable {
     private static final long SHUTDOWN_GRACE_MS = 5_000;
 
     private final Server server;
 
-    public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterView cluster,
-                        Leadership leadership, BrokerMetrics metrics, BindableService... extraServices) {
+    public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterServices cluster,
+                        BrokerMetrics metrics) {
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
                         config.listen().port()))
                 .maxInboundMessageSize(config.maxRequestBytes())
-                .addService(new BrokerServiceAdapter(topics, config, cluster, metrics))
-                .addService(new AdminServiceAdapter(topics, config, cluster, leadership, metrics))
+                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics))
+                .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
                 .addService(new GroupServiceAdapter(topics, groups, config, metrics));
-        for (BindableService service : extraServices) {
-            builder.addService(service);
-        }
+        cluster.internalServices().forEach(builder::addService);
         this.server = builder.build();
     }
 

@@ -1,6 +1,7 @@
 package io.tidemark.core.topic;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
@@ -20,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Stream;
 
 /**
  * The topics of this broker and their partitions, kept under {@code <data.dir>/topics/<name>/}: a
@@ -67,7 +67,7 @@ public final class TopicRegistry implements Topics, Closeable {
         TopicConfig.parse(topicDefaults);
         TopicRegistry registry = new TopicRegistry(dataDir, topicDefaults, factory, limits);
         Files.createDirectories(dataDir.resolve(TOPICS_DIR));
-        deleteTree(dataDir.resolve(DELETED_DIR));
+        DurableFiles.deleteTree(dataDir.resolve(DELETED_DIR));
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(dataDir.resolve(TOPICS_DIR))) {
             for (Path dir : dirs) {
                 if (Files.exists(dir.resolve(TopicMetadataFile.NAME))) {
@@ -181,7 +181,7 @@ public final class TopicRegistry implements Topics, Closeable {
         Files.createDirectories(deleted);
         Path moved = deleted.resolve(name + "-" + System.nanoTime());
         Files.move(topicDir(name), moved);
-        deleteTree(moved);
+        DurableFiles.deleteTree(moved);
         LOG.info("Deleted topic {}", name);
     }
 
@@ -201,17 +201,6 @@ public final class TopicRegistry implements Topics, Closeable {
 
     private Path topicDir(String name) {
         return dataDir.resolve(TOPICS_DIR).resolve(name);
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(file);
-            }
-        }
     }
 
     /** Closes every partition cleanly. */

@@ -59,7 +59,12 @@ final class AnyBrokerCaller {
     }
 
     AdminServiceGrpc.AdminServiceFutureStub admin(ManagedChannel channel) {
-        return AdminServiceGrpc.newFutureStub(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
+        return admin(channel, requestTimeoutMs);
+    }
+
+    /** An admin stub for a call that takes longer than {@code request.timeout.ms} on the broker. */
+    AdminServiceGrpc.AdminServiceFutureStub admin(ManagedChannel channel, long deadlineMs) {
+        return AdminServiceGrpc.newFutureStub(channel).withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS);
     }
 
     GroupServiceGrpc.GroupServiceFutureStub group(ManagedChannel channel) {

@@ -13,6 +13,7 @@ import io.tidemark.proto.v1.ListGroupsRequest;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.MetadataRequest;
 import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TransferLeadershipRequest;
 import io.tidemark.proto.v1.TopicSummary;
@@ -24,10 +25,11 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Administers a Tidemark cluster: topics, their configs, cluster status and metadata, offset lookups by time, and
- * consumer group offsets. Calls go to the bootstrap brokers in turn until one answers (an unreachable or
- * stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline {@code request.timeout.ms};
- * {@link #listOffsets} goes to the partition's leader. Every call blocks until answered and every failure is a
+ * Administers a Tidemark cluster: topics, their configs, cluster status and metadata, moving partition leadership
+ * and replicas, offset lookups by time, and consumer group offsets. Calls go to the bootstrap brokers in turn until
+ * one answers (an unreachable or stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline
+ * {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets} goes to
+ * the partition's leader. Every call blocks until answered and every failure is a
  * {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf messages
  * where they have one.
  *
@@ -41,9 +43,11 @@ public final class TidemarkAdmin implements Closeable {
     private final AnyBrokerCaller anyBroker;
     private final LeaderCaller leaders;
     private final GroupOffsets groupOffsets;
+    private final long requestTimeoutMs;
 
     public TidemarkAdmin(AdminConfig config) {
         ConnectionSettings connection = config.connection();
+        this.requestTimeoutMs = connection.requestTimeoutMs();
         this.channels = new BrokerChannels(connection.channelFactory());
         this.anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels, connection.requestTimeoutMs());
         this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs());
@@ -108,6 +112,21 @@ public final class TidemarkAdmin implements Closeable {
                 .setPartition(tp.partition()).setToNodeId(toNodeId).setTimeoutMs(timeoutMs).build();
         return await(anyBroker.call("TransferLeadership",
                 channel -> anyBroker.admin(channel).transferLeadership(request))).getLeaderNodeId();
+    }
+
+    /**
+     * Moves a partition to the replicas {@code replicaNodeIds} (the preferred leader first), keeping its data, and
+     * waits up to {@code timeoutMs} for the move to complete; the call's deadline is that plus
+     * {@code request.timeout.ms}. A move that did not complete in time is finished by calling again with the same
+     * replicas.
+     *
+     * @return the partition's replicas afterwards
+     */
+    public List<Integer> reassignPartition(TopicPartition tp, List<Integer> replicaNodeIds, long timeoutMs) {
+        ReassignPartitionRequest request = ReassignPartitionRequest.newBuilder().setTopic(tp.topic())
+                .setPartition(tp.partition()).addAllReplicaNodeIds(replicaNodeIds).setTimeoutMs(timeoutMs).build();
+        return await(anyBroker.call("ReassignPartition", channel -> anyBroker.admin(channel,
+                timeoutMs + requestTimeoutMs).reassignPartition(request))).getReplicaNodeIdsList();
     }
 
     /** @param topics empty for every topic */

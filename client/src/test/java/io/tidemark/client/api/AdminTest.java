@@ -4,6 +4,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
+import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicSummary;
 import org.junit.jupiter.api.AfterEach;
@@ -68,6 +69,23 @@ class AdminTest {
                 .map(t -> t.getName()).toList());
         admin.deleteTopic("__internal");
         assertEquals(1, admin.listTopics(true).size());
+    }
+
+    @Test
+    void reassignPartitionSendsTheReplicasAndTimeoutAndReturnsTheReplicasAfterwards() {
+        admin.createTopic("orders", 1, 2, Map.of());
+
+        assertEquals(List.of(2, 3, 1), admin.reassignPartition(new TopicPartition("orders", 0), List.of(2, 3, 1),
+                45_000));
+        assertEquals(ReassignPartitionRequest.newBuilder().setTopic("orders").setPartition(0)
+                .addAllReplicaNodeIds(List.of(2, 3, 1)).setTimeoutMs(45_000).build(), cluster.reassignments.get(0));
+        cluster.failNext("ReassignPartition", 1, new TidemarkException(ErrorCode.INVALID_REQUEST,
+                "node 7 in replicas [7] is not a broker of this cluster; its brokers are [1, 2]"));
+        TidemarkException refused = assertThrows(TidemarkException.class,
+                () -> admin.reassignPartition(new TopicPartition("orders", 0), List.of(7), 45_000));
+        assertEquals(ErrorCode.INVALID_REQUEST, refused.code());
+        assertEquals("node 7 in replicas [7] is not a broker of this cluster; its brokers are [1, 2]",
+                refused.getMessage());
     }
 
     @Test

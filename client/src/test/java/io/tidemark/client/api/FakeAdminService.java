@@ -18,6 +18,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.ListTopicsResponse;
 import io.tidemark.proto.v1.PartitionDescription;
+import io.tidemark.proto.v1.ReassignPartitionRequest;
+import io.tidemark.proto.v1.ReassignPartitionResponse;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicSummary;
 
@@ -98,6 +100,17 @@ final class FakeAdminService extends AdminServiceGrpc.AdminServiceImplBase {
                 .addBrokers(BrokerStatus.newBuilder().setNodeId(node).setAddress(cluster.address(node)).setUp(true))
                 .setTopics(cluster.topics.size())
                 .setPartitions(cluster.topics.values().stream().mapToInt(Integer::intValue).sum()).build());
+    }
+
+    @Override
+    public void reassignPartition(ReassignPartitionRequest request,
+                                  StreamObserver<ReassignPartitionResponse> observer) {
+        cluster.serve("ReassignPartition", node, observer, () -> {
+            known(request.getTopic());
+            cluster.reassignments.add(request);
+            return ReassignPartitionResponse.newBuilder().addAllReplicaNodeIds(request.getReplicaNodeIdsList())
+                    .build();
+        });
     }
 
     private void known(String name) {

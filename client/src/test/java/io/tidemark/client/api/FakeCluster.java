@@ -45,6 +45,8 @@ final class FakeCluster implements AutoCloseable {
     final Map<TopicPartition, Integer> leaders = new ConcurrentHashMap<>();
     final Map<String, Map<TopicPartition, OffsetAndMetadata>> groups = new ConcurrentHashMap<>();
     final Map<String, Map<String, String>> topicConfigs = new ConcurrentHashMap<>();
+    /** Every ReassignPartition request, in arrival order. */
+    final List<io.tidemark.proto.v1.ReassignPartitionRequest> reassignments = new CopyOnWriteArrayList<>();
     /** Every call as "method@node", in arrival order. */
     final List<String> calls = new CopyOnWriteArrayList<>();
     /** Produce calls as they arrived, appended or not: "topic-partition:records". */

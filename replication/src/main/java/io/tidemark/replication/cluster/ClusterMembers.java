@@ -2,8 +2,8 @@ package io.tidemark.replication.cluster;
 
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.replication.raft.RaftPeerIds;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
 
 import java.util.Collection;
 import java.util.List;
@@ -25,7 +25,7 @@ public record ClusterMembers(Map<Integer, Member> members) {
 
         /** The Raft peer: Ratis servers and Ratis clients both use the Raft port (never the broker's client port). */
         public RaftPeer peer() {
-            return RaftPeer.newBuilder().setId(peerId(nodeId)).setAddress(host + ":" + raftPort).build();
+            return RaftPeer.newBuilder().setId(RaftPeerIds.of(nodeId)).setAddress(host + ":" + raftPort).build();
         }
     }
 
@@ -50,14 +50,6 @@ public record ClusterMembers(Map<Integer, Member> members) {
             }
         }
         return new ClusterMembers(members);
-    }
-
-    public static RaftPeerId peerId(int nodeId) {
-        return RaftPeerId.valueOf("n" + nodeId);
-    }
-
-    public static int nodeId(RaftPeerId peerId) {
-        return Integer.parseInt(peerId.toString().substring(1));
     }
 
     public Member member(int nodeId) {

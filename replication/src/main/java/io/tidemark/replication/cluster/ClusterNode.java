@@ -6,13 +6,17 @@ import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.core.server.ClusterServices;
 import io.tidemark.core.server.GrpcEndpoint;
 import io.tidemark.core.server.MaintenanceScheduler;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.snapshot.CatchUp;
+import io.tidemark.replication.snapshot.GrpcSnapshotSource;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
 import io.tidemark.replication.statemachine.PartitionIdentityStore;
 import io.tidemark.replication.statemachine.PartitionStateMachine;
@@ -27,7 +31,9 @@ import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -41,12 +47,16 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class ClusterNode implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+    /** A replica catching up copies the leader's log in fetches of at most this much (and max.fetch.bytes). */
+    private static final int MAX_COPY_CHUNK_BYTES = 4 << 20;
 
     private final BrokerConfig config;
     private final RaftServer server;
     private final RaftClient admin;
     private final MetadataGroup metadata;
     private final PartitionReplicas replicas;
+    private final CatchUp catchUp;
+    private final GrpcSnapshotSource snapshotSource;
     private final GrpcEndpoint grpc;
     private final MetricsEndpoint metricsEndpoint;
     private final ScheduledExecutorService maintenance;
@@ -54,14 +64,16 @@ public final class ClusterNode implements Closeable {
     private final PreferredLeaderBalancer balancer;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
-                        PartitionReplicas replicas, GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint,
-                        ScheduledExecutorService maintenance, ClusterLiveness liveness,
-                        PreferredLeaderBalancer balancer) {
+                        PartitionReplicas replicas, CatchUp catchUp, GrpcSnapshotSource snapshotSource,
+                        GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint, ScheduledExecutorService maintenance,
+                        ClusterLiveness liveness, PreferredLeaderBalancer balancer) {
         this.config = config;
         this.server = server;
         this.admin = admin;
         this.metadata = metadata;
         this.replicas = replicas;
+        this.catchUp = catchUp;
+        this.snapshotSource = snapshotSource;
         this.grpc = grpc;
         this.metricsEndpoint = metricsEndpoint;
         this.maintenance = maintenance;
@@ -76,10 +88,15 @@ public final class ClusterNode implements Closeable {
         PartitionIdentityStore identities = new PartitionIdentityStore(config.topicDefaults());
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
-        RaftServer server = RaftServer.newBuilder().setServerId(ClusterMembers.peerId(config.nodeId()))
-                .setProperties(RaftSettings.server(config.dataDir().resolve("raft"), self.raftPort(), config.raft()))
+        int copyChunkBytes = Math.min(config.maxFetchBytes(), MAX_COPY_CHUNK_BYTES);
+        GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
+                copyChunkBytes + config.maxRequestBytes());
+        CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
+        Path raftStorageDir = config.dataDir().resolve("raft");
+        RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
+                .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
-                        : new PartitionStateMachine(identities, clock))
+                        : new PartitionStateMachine(identities, catchUp, clock))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
@@ -89,7 +106,7 @@ public final class ClusterNode implements Closeable {
                 .setRaftGroup(metadataGroup).build(), metadataMachine);
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), members, clock);
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities,
-                liveness);
+                liveness, raftStorageDir);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata);
         topicsRef.set(topics);
         server.start();
@@ -107,8 +124,10 @@ public final class ClusterNode implements Closeable {
             return partition;
         }, clock);
         RaftLeadership leadership = new RaftLeadership(members, metadata);
-        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, liveness, leadership, metrics,
-                new ClusterServiceAdapter(config.nodeId(), topics)).start();
+        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
+                new PartitionReassignment(members, metadata, leadership, clock),
+                List.of(new ClusterServiceAdapter(config.nodeId(), topics), new ReplicaServiceAdapter(server))),
+                metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, config, clock);
@@ -116,8 +135,8 @@ public final class ClusterNode implements Closeable {
         PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, topics, leadership, clock, registry);
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
-        return new ClusterNode(config, server, admin, metadata, replicas, grpc, endpoint, maintenance, liveness,
-                balancer);
+        return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,
+                maintenance, liveness, balancer);
     }
 
     /** Creates the internal offsets topic, or finds it, retrying every second until the metadata group answers. */
@@ -140,7 +159,7 @@ public final class ClusterNode implements Closeable {
             }
         }
         try {
-            admin.getGroupManagementApi(ClusterMembers.peerId(nodeId)).add(group);
+            admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).add(group);
         } catch (AlreadyExistsException e) {
             LOG.debug("metadata group already here");
         }
@@ -165,7 +184,9 @@ public final class ClusterNode implements Closeable {
         replicas.close();
         metadata.close();
         admin.close();
+        catchUp.close();
         server.close();
+        snapshotSource.close();
         LOG.info("Broker node {} stopped", config.nodeId());
     }
 
@@ -184,6 +205,12 @@ public final class ClusterNode implements Closeable {
         @Override
         public void topicDeleted(io.tidemark.proto.v1.TopicAssignment topic) {
             topics.get().topicDeleted(topic);
+        }
+
+        @Override
+        public void partitionReassigned(io.tidemark.proto.v1.TopicAssignment topic,
+                                        io.tidemark.proto.v1.PartitionAssignment before) {
+            topics.get().partitionReassigned(topic, before);
         }
     }
 }

@@ -1,15 +1,18 @@
 package io.tidemark.replication.cluster;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.partition.KnownLeaders;
+import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.replication.partition.RemotePartition;
 import io.tidemark.replication.partition.ReplicatedPartition;
 import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.statemachine.PartitionEntryFormat;
 import io.tidemark.replication.statemachine.PartitionIdentityStore;
@@ -17,6 +20,7 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
+import org.apache.ratis.protocol.exceptions.GroupMismatchException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.util.TimeDuration;
@@ -25,17 +29,26 @@ import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The partition replicas of this broker: starts a partition's Raft group on the local server when the metadata
  * group assigns it here (in the background, since that runs on the metadata group's apply thread), stops it and
- * deletes its directory when the topic is deleted, and keeps one Raft client per led partition for appends.
+ * deletes its directory when the topic is deleted or the partition moves away, and keeps one Raft client per led
+ * partition for appends.
+ *
+ * <p>A broker hosts a partition's group when it holds a replica, or when a reassignment under way moves the
+ * partition to it (the target). A replica of the target that is not a replica yet joins the group with no peers
+ * at all: a Ratis server outside its group's configuration never starts an election, so the empty replica cannot
+ * win one or disturb the group; it learns the configuration from the leader once the leader adds it, and catches
+ * up then ({@link PartitionReassignment}). It serves nothing until the reassignment completes.
  *
  * <p>Adding a group that Ratis already reopened from disk at start is answered with {@code AlreadyExists}, which
  * is success here: replaying the metadata log re-announces every topic.
@@ -44,6 +57,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PartitionReplicas implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionReplicas.class);
+    private static final int CLOSED_GROUP_DELETE_ATTEMPTS = 30;
 
     private final int nodeId;
     private final ClusterMembers members;
@@ -51,22 +65,27 @@ public final class PartitionReplicas implements Closeable {
     private final RaftClient admin;
     private final PartitionIdentityStore identities;
     private final KnownLeaders remoteLeaders;
-    private final ExecutorService groupChanges = Executors.newSingleThreadExecutor(r -> {
+    private final Path raftStorageDir;
+    private final ScheduledExecutorService groupChanges = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-group-changes");
         thread.setDaemon(true);
         return thread;
     });
     private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
 
-    /** @param remoteLeaders who leads the partitions of which this broker holds no replica */
+    /**
+     * @param remoteLeaders  who leads the partitions of which this broker holds no replica
+     * @param raftStorageDir where the Raft server keeps a directory per group, named by the group's UUID
+     */
     public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RaftClient admin,
-                             PartitionIdentityStore identities, KnownLeaders remoteLeaders) {
+                             PartitionIdentityStore identities, KnownLeaders remoteLeaders, Path raftStorageDir) {
         this.nodeId = nodeId;
         this.members = members;
         this.server = server;
         this.admin = admin;
         this.identities = identities;
         this.remoteLeaders = remoteLeaders;
+        this.raftStorageDir = raftStorageDir;
         effectiveConfig(Map.of());
     }
 
@@ -89,15 +108,29 @@ public final class PartitionReplicas implements Closeable {
         return config;
     }
 
-    /** The partition as this broker serves it; starts its Raft group here when this broker holds a replica. */
-    Partition open(TopicPartition id, List<Integer> replicaNodeIds, Map<String, String> overrides) {
+    /** Whether this broker runs the partition's group under {@code assignment}: a replica or a target of it. */
+    private boolean hosts(PartitionAssignment assignment) {
+        return assignment.getReplicaNodeIdsList().contains(nodeId)
+                || assignment.getTargetReplicaNodeIdsList().contains(nodeId);
+    }
+
+    /**
+     * The partition as this broker serves it; starts its Raft group here when this broker hosts it: with the
+     * replicas as peers when it is one, with no peers when it only joins a reassignment's target.
+     */
+    Partition open(TopicPartition id, PartitionAssignment assignment, Map<String, String> overrides) {
+        List<Integer> replicaNodeIds = assignment.getReplicaNodeIdsList();
+        RaftGroupId groupId = RaftGroups.partition(id);
+        if (hosts(assignment)) {
+            identities.expect(groupId, new PartitionIdentityStore.Identity(id, overrides));
+            RaftGroup group = replicaNodeIds.contains(nodeId)
+                    ? RaftGroup.valueOf(groupId, members.peers(replicaNodeIds)) : RaftGroup.valueOf(groupId);
+            groupChanges.execute(() -> addGroup(group));
+        }
         if (!replicaNodeIds.contains(nodeId)) {
             return new RemotePartition(id, members, replicaNodeIds, remoteLeaders);
         }
-        RaftGroupId groupId = RaftGroups.partition(id);
         RaftGroup group = RaftGroup.valueOf(groupId, members.peers(replicaNodeIds));
-        identities.expect(groupId, new PartitionIdentityStore.Identity(id, overrides));
-        groupChanges.execute(() -> addGroup(group));
         return new ReplicatedPartition(id, groupId, server, members, replicaNodeIds, new ReplicatedPartition.RaftClients() {
             @Override
             public RaftClient get() {
@@ -113,9 +146,26 @@ public final class PartitionReplicas implements Closeable {
         }, id.topic().startsWith(Topic.INTERNAL_PREFIX));
     }
 
+    /**
+     * The partition as this broker serves it after a reassignment began or completed: stops and deletes its
+     * group here when this broker no longer hosts it, starts it when it newly does, and drops the Raft client
+     * that knew the old peers.
+     */
+    Partition reassigned(TopicPartition id, PartitionAssignment before, PartitionAssignment after,
+                         Map<String, String> overrides) {
+        RaftClient client = clients.remove(RaftGroups.partition(id));
+        if (client != null) {
+            groupChanges.execute(() -> closeQuietly(client));
+        }
+        if (hosts(before) && !hosts(after)) {
+            remove(id);
+        }
+        return open(id, after, overrides);
+    }
+
     private void addGroup(RaftGroup group) {
         try {
-            admin.getGroupManagementApi(ClusterMembers.peerId(nodeId)).add(group);
+            admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).add(group);
             LOG.info("Started Raft group {} here", group);
         } catch (AlreadyExistsException e) {
             LOG.debug("Raft group {} already runs here", group.getGroupId());
@@ -129,7 +179,7 @@ public final class PartitionReplicas implements Closeable {
 
     private RaftClient partitionClient(RaftGroup group) {
         return RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(group)
-                .setLeaderId(ClusterMembers.peerId(nodeId))
+                .setLeaderId(RaftPeerIds.of(nodeId))
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
                         TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
                 .build();
@@ -143,24 +193,61 @@ public final class PartitionReplicas implements Closeable {
         }
     }
 
-    /** Stops the partition's Raft group here and deletes its directory, when this broker holds a replica. */
-    void remove(Partition partition) {
-        if (!(partition instanceof ReplicatedPartition)) {
-            return;
-        }
-        RaftGroupId groupId = RaftGroups.partition(partition.id());
+    /**
+     * Stops the partition's Raft group here and deletes its directory. A leader that a configuration change left
+     * out closes its division itself (Ratis) but keeps the directory: then only the directory is deleted.
+     */
+    void remove(TopicPartition id) {
+        RaftGroupId groupId = RaftGroups.partition(id);
         RaftClient client = clients.remove(groupId);
         groupChanges.execute(() -> {
             try {
                 if (client != null) {
                     client.close();
                 }
-                admin.getGroupManagementApi(ClusterMembers.peerId(nodeId)).remove(groupId, true, false);
-                LOG.info("Removed Raft group {} of {}", groupId, partition.id());
+                if (runsHere(groupId)) {
+                    admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, true, false);
+                    LOG.info("Removed Raft group {} of {} and deleted its directory", groupId, id);
+                    return;
+                }
+            } catch (GroupMismatchException e) {
+                LOG.debug("Raft group {} of {} was closed meanwhile", groupId, id);
             } catch (IOException e) {
-                LOG.error("Removing Raft group {} of {} failed", groupId, partition.id(), e);
+                LOG.error("Removing Raft group {} of {} failed", groupId, id, e);
+                return;
             }
+            deleteClosedGroupDir(groupId, id, 1);
         });
+    }
+
+    /**
+     * Deletes the directory of a group Ratis closed; retried every second while Ratis may still be writing its
+     * last files there.
+     */
+    private void deleteClosedGroupDir(RaftGroupId groupId, TopicPartition id, int attempt) {
+        Path dir = raftStorageDir.resolve(groupId.getUuid().toString());
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try {
+            DurableFiles.deleteTree(dir);
+            LOG.info("Deleted the directory {} of {}, whose Raft group Ratis closed", dir, id);
+        } catch (IOException e) {
+            if (attempt < CLOSED_GROUP_DELETE_ATTEMPTS) {
+                groupChanges.schedule(() -> deleteClosedGroupDir(groupId, id, attempt + 1), 1, TimeUnit.SECONDS);
+            } else {
+                LOG.error("Deleting the directory {} of {} failed {} times; delete it by hand", dir, id, attempt, e);
+            }
+        }
+    }
+
+    private boolean runsHere(RaftGroupId groupId) {
+        for (RaftGroupId running : server.getGroupIds()) {
+            if (running.equals(groupId)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.tidemark.core.server.Leadership;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -36,13 +37,21 @@ final class RaftLeadership implements Leadership {
             throw new TidemarkException(ErrorCode.INVALID_REQUEST, "node " + toNodeId + " holds no replica of "
                     + partition + "; its replicas are on nodes " + replicas);
         }
-        List<RaftPeer> preferring = members.peersPreferring(replicas, toNodeId);
+        return move(partition, replicas, toNodeId, timeoutMs);
+    }
+
+    /**
+     * Moves leadership within the group whose configuration is {@code voters} (the Raft peers, which during a
+     * reassignment are not the metadata's replicas).
+     */
+    int move(TopicPartition partition, List<Integer> voters, int toNodeId, long timeoutMs) {
+        List<RaftPeer> preferring = members.peersPreferring(voters, toNodeId);
         RaftGroup group = RaftGroup.valueOf(RaftGroups.partition(partition), preferring);
         try (RaftClient client = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(group)
                 .build()) {
             check(client.admin().setConfiguration(preferring), partition, toNodeId);
-            check(client.admin().transferLeadership(ClusterMembers.peerId(toNodeId), timeoutMs), partition, toNodeId);
-            check(client.admin().setConfiguration(members.peers(replicas)), partition, toNodeId);
+            check(client.admin().transferLeadership(RaftPeerIds.of(toNodeId), timeoutMs), partition, toNodeId);
+            check(client.admin().setConfiguration(members.peers(voters)), partition, toNodeId);
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + partition + " did not move to node "
                     + toNodeId + ": " + e.getMessage());

@@ -157,8 +157,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
         List<Partition> partitions = new ArrayList<>();
         for (PartitionAssignment p : assignment.getPartitionsList()) {
-            partitions.add(replicas.open(new TopicPartition(assignment.getName(), p.getPartition()),
-                    p.getReplicaNodeIdsList(), assignment.getOverridesMap()));
+            partitions.add(replicas.open(new TopicPartition(assignment.getName(), p.getPartition()), p,
+                    assignment.getOverridesMap()));
         }
         topics.put(assignment.getName(), new Topic(assignment.getName(), assignment.getReplicationFactor(),
                 assignment.getOverridesMap(), config, partitions));
@@ -175,9 +175,20 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
 
     @Override
     public void topicDeleted(TopicAssignment assignment) {
-        Topic topic = topics.remove(assignment.getName());
-        if (topic != null) {
-            topic.partitions().forEach(replicas::remove);
+        topics.remove(assignment.getName());
+        for (PartitionAssignment p : assignment.getPartitionsList()) {
+            replicas.remove(new TopicPartition(assignment.getName(), p.getPartition()));
         }
+    }
+
+    @Override
+    public void partitionReassigned(TopicAssignment assignment, PartitionAssignment before) {
+        Topic topic = topics.get(assignment.getName());
+        TopicPartition id = new TopicPartition(assignment.getName(), before.getPartition());
+        List<Partition> partitions = new ArrayList<>(topic.partitions());
+        partitions.set(id.partition(), replicas.reassigned(id, before, assignment.getPartitions(id.partition()),
+                assignment.getOverridesMap()));
+        topics.put(topic.name(), new Topic(topic.name(), topic.replicationFactor(), topic.overrides(), topic.config(),
+                partitions));
     }
 }

@@ -13,6 +13,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.statemachine.PartitionStateMachine;
 import org.apache.ratis.client.RaftClient;
@@ -199,7 +200,7 @@ public final class ReplicatedPartition implements Partition {
             return TidemarkException.notLeader("this broker does not lead " + id + " and no leader is elected yet",
                     TidemarkException.NO_LEADER, "");
         }
-        int node = ClusterMembers.nodeId(leader);
+        int node = RaftPeerIds.nodeId(leader);
         String address = members.find(node).map(ClusterMembers.Member::clientAddress).orElse("");
         return TidemarkException.notLeader("node " + node + " leads " + id + ", not this broker", node, address);
     }
@@ -251,7 +252,7 @@ public final class ReplicatedPartition implements Partition {
         }
         RaftPeerId leader = division.getInfo().getLeaderId();
         List<SegmentInfo> segments = log.segments();
-        return new PartitionStatus(leader == null ? TidemarkException.NO_LEADER : ClusterMembers.nodeId(leader),
+        return new PartitionStatus(leader == null ? TidemarkException.NO_LEADER : RaftPeerIds.nodeId(leader),
                 replicas, log.logStartOffset(), log.logEndOffset(),
                 segments.stream().mapToLong(SegmentInfo::sizeBytes).sum(), segments.size(),
                 log.lastReceiveTimeMs().orElse(-1));
@@ -296,7 +297,7 @@ public final class ReplicatedPartition implements Partition {
         Map<Integer, LeaderView.Follower> followers = new HashMap<>();
         if (answers.size() == matchIndices.length) {
             for (int i = 0; i < matchIndices.length; i++) {
-                followers.put(ClusterMembers.nodeId(RaftPeerId.valueOf(answers.get(i).getId().getId())),
+                followers.put(RaftPeerIds.nodeId(RaftPeerId.valueOf(answers.get(i).getId().getId())),
                         new LeaderView.Follower(matchIndices[i], answers.get(i).getLastRpcElapsedTimeMs()));
             }
         }

@@ -25,8 +25,10 @@ import java.util.concurrent.TimeUnit;
  *       replicas with -Xmx2g; group commit fills entries up to {@link #maxRequestBytes};</li>
  *   <li>automatic snapshots every 10,000 entries, so the Raft log of a busy partition is purged behind what every
  *       follower has (a snapshot is a fsync of the partition log, see PartitionStateMachine);</li>
- *   <li>no snapshot installation by Ratis: a snapshot names a position in the partition log, not its bytes, so
- *       it cannot be shipped as files; a replica that fell behind a purge needs a segment copy (not built yet);</li>
+ *   <li>no snapshot installation by Ratis (notification mode): a snapshot names a position in the partition log,
+ *       not its bytes, so it cannot be shipped as files; Ratis tells a replica that fell behind a purge (or that
+ *       joins a group) to install one, and the replica copies the leader's log itself through the brokers' API
+ *       (PartitionStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
  *   <li>one thread (ended when idle) in each group's server and client request pools instead of unbounded
  *       pools, which multiplied threads under load;</li>
  *   <li>a torn last entry of the Raft log (a crash mid-write) is dropped with a warning rather than stopping the

@@ -5,6 +5,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
+import io.tidemark.proto.v1.PartitionAssignment;
+import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.TopicAssignment;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
@@ -20,9 +22,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The metadata group's state machine (the controller): the cluster's topics with their config overrides and
- * the replicas of every partition. Entries are {@link MetadataCommand}s; applying one checks it against the
- * state (a topic created twice, an unknown topic) and answers a {@link MetadataReply}, the same on every
- * member. Each applied change is passed to a {@link Listener}, which starts or stops the partition groups this
+ * the replicas of every partition, with the target of a reassignment under way. Entries are
+ * {@link MetadataCommand}s; applying one checks it against the state (a topic created twice, an unknown topic or
+ * partition, a reassignment that conflicts with the one under way) and answers a {@link MetadataReply}, the same
+ * on every member. Each applied change is passed to a {@link Listener}, which starts or stops the partition groups this
  * broker hosts. The state is small and rebuilt by replaying the log at start, so there is no snapshot yet.
  *
  * <p>Threading: applied on Ratis' updater thread; {@link #topics()} may be read from any thread.
@@ -35,6 +38,9 @@ public final class MetadataStateMachine extends BaseStateMachine {
         void topicAltered(TopicAssignment topic);
 
         void topicDeleted(TopicAssignment topic);
+
+        /** A reassignment began (a target was recorded) or completed (the target became the replicas). */
+        void partitionReassigned(TopicAssignment topic, PartitionAssignment before);
     }
 
     private final Map<String, TopicAssignment> topics = new ConcurrentHashMap<>();
@@ -87,9 +93,80 @@ public final class MetadataStateMachine extends BaseStateMachine {
                 }
                 listener.topicDeleted(removed);
             }
+            case BEGIN_REASSIGNMENT -> {
+                return beginReassignment(command.getBeginReassignment());
+            }
+            case COMPLETE_REASSIGNMENT -> {
+                return completeReassignment(command.getCompleteReassignment());
+            }
             default -> throw new IllegalStateException("metadata command without a command");
         }
         return MetadataReply.getDefaultInstance();
+    }
+
+    /** Records the target; the same target again changes nothing, another one is refused while one is pending. */
+    private MetadataReply beginReassignment(PartitionReassignment reassignment) {
+        TopicAssignment topic = topics.get(reassignment.getTopic());
+        MetadataReply unknown = unknown(topic, reassignment);
+        if (unknown != null) {
+            return unknown;
+        }
+        PartitionAssignment before = topic.getPartitions(reassignment.getPartition());
+        List<Integer> target = reassignment.getReplicaNodeIdsList();
+        List<Integer> pending = before.getTargetReplicaNodeIdsList();
+        if (!pending.isEmpty() && !pending.equals(target)) {
+            return error(ErrorCode.INVALID_REQUEST, "a reassignment of " + name(reassignment) + " to " + pending
+                    + " is under way; finish it by asking for " + pending + " again before moving the partition "
+                    + "elsewhere");
+        }
+        if (pending.equals(target)) {
+            return MetadataReply.getDefaultInstance();
+        }
+        reassigned(topic, before, before.toBuilder().addAllTargetReplicaNodeIds(target).build());
+        return MetadataReply.getDefaultInstance();
+    }
+
+    /** Makes the recorded target the replicas; done already when the replicas are the target and none is pending. */
+    private MetadataReply completeReassignment(PartitionReassignment reassignment) {
+        TopicAssignment topic = topics.get(reassignment.getTopic());
+        MetadataReply unknown = unknown(topic, reassignment);
+        if (unknown != null) {
+            return unknown;
+        }
+        PartitionAssignment before = topic.getPartitions(reassignment.getPartition());
+        List<Integer> target = reassignment.getReplicaNodeIdsList();
+        if (before.getTargetReplicaNodeIdsList().isEmpty() && before.getReplicaNodeIdsList().equals(target)) {
+            return MetadataReply.getDefaultInstance();
+        }
+        if (!before.getTargetReplicaNodeIdsList().equals(target)) {
+            return error(ErrorCode.INVALID_REQUEST, "no reassignment of " + name(reassignment) + " to " + target
+                    + " is under way (its replicas are " + before.getReplicaNodeIdsList() + ", its target "
+                    + before.getTargetReplicaNodeIdsList() + ")");
+        }
+        reassigned(topic, before, before.toBuilder().clearReplicaNodeIds().addAllReplicaNodeIds(target)
+                .clearTargetReplicaNodeIds().build());
+        return MetadataReply.getDefaultInstance();
+    }
+
+    private void reassigned(TopicAssignment topic, PartitionAssignment before, PartitionAssignment after) {
+        TopicAssignment changed = topic.toBuilder().setPartitions(before.getPartition(), after).build();
+        topics.put(topic.getName(), changed);
+        listener.partitionReassigned(changed, before);
+    }
+
+    private static MetadataReply unknown(TopicAssignment topic, PartitionReassignment reassignment) {
+        if (topic == null) {
+            return unknown(reassignment.getTopic());
+        }
+        if (reassignment.getPartition() < 0 || reassignment.getPartition() >= topic.getPartitionsCount()) {
+            return error(ErrorCode.UNKNOWN_PARTITION, "topic '" + topic.getName() + "' has partitions 0 to "
+                    + (topic.getPartitionsCount() - 1) + ", not " + reassignment.getPartition());
+        }
+        return null;
+    }
+
+    private static String name(PartitionReassignment reassignment) {
+        return reassignment.getTopic() + "-" + reassignment.getPartition();
     }
 
     private static MetadataReply unknown(String name) {

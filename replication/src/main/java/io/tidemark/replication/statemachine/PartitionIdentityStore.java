@@ -49,8 +49,8 @@ public final class PartitionIdentityStore {
         expected.put(groupId, identity);
     }
 
-    /** The effective topic config of the group whose state machine lives in {@code smDir}. */
-    TopicConfig config(RaftGroupId groupId, Path smDir) throws IOException {
+    /** What the group whose state machine lives in {@code smDir} replicates. */
+    Identity identity(RaftGroupId groupId, Path smDir) throws IOException {
         Identity identity = read(smDir);
         if (identity == null) {
             identity = expected.get(groupId);
@@ -60,7 +60,7 @@ public final class PartitionIdentityStore {
             }
             write(smDir, identity);
         }
-        return effective(identity.overrides());
+        return identity;
     }
 
     /** A topic's config: its overrides over this broker's topic defaults. */

@@ -1,0 +1,57 @@
+package io.tidemark.core.log;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
+import java.util.stream.Stream;
+
+/**
+ * The file operations the storage needs to be crash-safe: replace a small file whole, fsync a directory, delete a
+ * tree.
+ */
+public final class DurableFiles {
+    private DurableFiles() {
+    }
+
+    /**
+     * Replaces {@code file} with {@code bytes} so that a crash leaves the old content or the new, whole: writes
+     * {@code file.tmp}, fsyncs it, renames it over {@code file} and fsyncs the directory.
+     */
+    public static void writeAtomically(Path file, byte[] bytes) throws IOException {
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            while (buffer.hasRemaining()) {
+                channel.write(buffer);
+            }
+            channel.force(true);
+        }
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        syncDirectory(file.getParent());
+    }
+
+    /** fsyncs a directory so that file creations, renames and deletions in it survive a crash. */
+    public static void syncDirectory(Path dir) throws IOException {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+            channel.force(true);
+        }
+    }
+
+    /** Deletes {@code dir} and everything under it, deepest first; nothing when it does not exist. */
+    public static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(file);
+            }
+        }
+    }
+}

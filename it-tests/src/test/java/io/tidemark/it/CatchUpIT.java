@@ -1,0 +1,269 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RecordMetadata;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.config.HostPort;
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.DurableFiles;
+import io.tidemark.core.log.PartitionLog;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.v1.PartitionDescription;
+import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.cluster.ClusterNode;
+import io.tidemark.replication.raft.RaftGroups;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A replica that needs Raft entries its leader purged after taking snapshots (a replica added by a reassignment,
+ * or one whose Raft storage was lost) catches up by copying the leader's partition log (segment copy, on Ratis'
+ * snapshot notification), ends up with the same batches byte for byte, and can then lead and serve everything.
+ * Three cluster nodes in this JVM on 127.0.0.1.
+ */
+class CatchUpIT {
+    private static final TopicPartition PARTITION = new TopicPartition("orders", 0);
+    private static final int PRODUCERS = 8;
+    private static final int RECORDS_PER_PRODUCER = 170;
+    private static final String PADDING = "x".repeat(2000);
+
+    @TempDir
+    Path dir;
+    private ClusterMembers members;
+    private final Map<Integer, ClusterNode> nodes = new HashMap<>();
+
+    @BeforeEach
+    void startCluster() throws IOException {
+        StringBuilder spec = new StringBuilder();
+        for (int id = 1; id <= 3; id++) {
+            spec.append(id == 1 ? "" : ",").append(id).append("=127.0.0.1:").append(freePort()).append(':')
+                    .append(freePort());
+        }
+        members = ClusterMembers.parse(spec.toString());
+        for (int id = 1; id <= 3; id++) {
+            start(id);
+        }
+    }
+
+    /** Snapshots every 100 Raft entries and 1 MiB Raft log segments, so the leader purges early. */
+    private void start(int id) throws IOException {
+        ClusterMembers.Member member = members.member(id);
+        BrokerConfig config = BrokerConfig.of(id, dir.resolve("node-" + id), new HostPort("127.0.0.1",
+                member.clientPort()), Optional.empty(), Map.of("raft.snapshot.interval.entries", "100",
+                "raft.log.segment.bytes", "1048576"), "test");
+        nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    @AfterEach
+    void stopCluster() throws IOException {
+        for (ClusterNode node : nodes.values()) {
+            node.close();
+        }
+    }
+
+    private String bootstrap() {
+        return members.all().stream().map(ClusterMembers.Member::clientAddress).collect(Collectors.joining(","));
+    }
+
+    /** The partition as the broker {@code node} sees its own replica. */
+    private PartitionDescription describeOn(int node) {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(members.member(node).clientAddress())
+                .requestTimeoutMs(3000).build())) {
+            return admin.describeTopics(List.of(PARTITION.topic())).get(0).getPartitions(0);
+        }
+    }
+
+    private Path groupDir(int node) {
+        return dir.resolve("node-" + node).resolve("raft").resolve(RaftGroups.partition(
+                new io.tidemark.core.partition.TopicPartition(PARTITION.topic(), PARTITION.partition())).getUuid()
+                .toString());
+    }
+
+    /** Whether the node's Raft log of the partition still holds index 0. */
+    private boolean raftLogStartsAtZero(int node) throws IOException {
+        try (Stream<Path> files = Files.list(groupDir(node).resolve("current"))) {
+            return files.map(f -> f.getFileName().toString())
+                    .anyMatch(name -> name.startsWith("log_0-") || name.equals("log_inprogress_0"));
+        }
+    }
+
+    /** Creates the topic with {@code replicationFactor} replicas and acknowledges enough records to purge. */
+    private Set<String> createAndFill(int replicationFactor) {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            admin.createTopic(PARTITION.topic(), 1, replicationFactor, Map.of());
+            await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
+                    .until(() -> admin.describeTopics(List.of(PARTITION.topic())).get(0).getPartitions(0)
+                            .getLeaderNodeId() > 0);
+        }
+        List<String> values = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        produce(values, sends);
+        Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
+        assertEquals(values.size(), acknowledged.size());
+        return acknowledged;
+    }
+
+    private PartitionDescription describe() {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            return admin.describeTopics(List.of(PARTITION.topic())).get(0).getPartitions(0);
+        }
+    }
+
+    @Test
+    void aReplicaAddedAfterThePurgeCopiesTheLeadersLogAndCanLeadAfterwards() throws Exception {
+        Set<String> acknowledged = createAndFill(2);
+        List<Integer> before = describe().getReplicaNodeIdsList();
+        int leader = describe().getLeaderNodeId();
+        await("the leader purged the start of its Raft log").atMost(Duration.ofSeconds(60))
+                .until(() -> !raftLogStartsAtZero(leader));
+        int added = List.of(1, 2, 3).stream().filter(n -> !before.contains(n)).findFirst().orElseThrow();
+        List<Integer> after = List.of(before.get(0), before.get(1), added);
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            assertEquals(after, admin.reassignPartition(PARTITION, after, 60_000));
+        }
+        assertCaughtUpLeadsAndMatches(added, leader, after, acknowledged);
+    }
+
+    /**
+     * Ratis' leader keeps what a follower had matched and does not go below it, so a follower that lost its Raft
+     * storage is only asked to install a snapshot once another leader takes over (or once it is removed from the
+     * group and added again): the test moves leadership to the other healthy replica.
+     */
+    @Test
+    void aReplicaThatLostItsRaftStorageCopiesTheLeadersLogAndCanLeadAfterwards() throws Exception {
+        Set<String> acknowledged = createAndFill(3);
+        int leader = describe().getLeaderNodeId();
+        await("the leader purged the start of its Raft log").atMost(Duration.ofSeconds(60))
+                .until(() -> !raftLogStartsAtZero(leader));
+        int wiped = leader % 3 + 1;
+        int other = wiped % 3 + 1;
+        nodes.remove(wiped).close();
+        DurableFiles.deleteTree(groupDir(wiped));
+        start(wiped);
+        await().atMost(Duration.ofSeconds(30)).ignoreException(TidemarkException.class)
+                .until(() -> describeOn(wiped).getLogEndOffset() == 0);
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            assertEquals(other, admin.transferLeadership(PARTITION, other, 10_000));
+        }
+        assertCaughtUpLeadsAndMatches(wiped, other, List.of(1, 2, 3), acknowledged);
+    }
+
+    /**
+     * The replica {@code caughtUp} reaches the log of {@code source} by a snapshot install (its Raft log does not
+     * start at 0), leads, serves every record with more produced after, and holds the same batches as every other
+     * replica, byte for byte.
+     */
+    private void assertCaughtUpLeadsAndMatches(int caughtUp, int source, List<Integer> replicas,
+                                               Set<String> acknowledged) throws Exception {
+        PartitionDescription onSource = describeOn(source);
+        await("replica " + caughtUp + " caught up").atMost(Duration.ofSeconds(60))
+                .ignoreException(TidemarkException.class)
+                .until(() -> describeOn(caughtUp).getLogEndOffset() == onSource.getLogEndOffset());
+        assertEquals(onSource.getLogStartOffset(), describeOn(caughtUp).getLogStartOffset());
+        assertTrue(!raftLogStartsAtZero(caughtUp), "the replica installed a snapshot: its Raft log starts after it");
+
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            assertEquals(caughtUp, admin.transferLeadership(PARTITION, caughtUp, 10_000));
+        }
+        List<String> more = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> moreSends = new ArrayList<>();
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
+            for (int i = 0; i < 20; i++) {
+                more.add("after the copy #" + i);
+                moreSends.add(producer.send(new ProducerRecord(PARTITION.topic(), 0, null,
+                        more.get(i).getBytes(StandardCharsets.UTF_8))));
+            }
+            producer.flush();
+        }
+        Set<String> all = new HashSet<>(acknowledged);
+        all.addAll(PartitionChecker.acknowledged(more, moreSends));
+        assertEquals(acknowledged.size() + more.size(), all.size());
+        assertEquals(all.size(), PartitionChecker.check(bootstrap(), PARTITION, all).size(),
+                "the replica that caught up leads and serves every record");
+
+        long end = describeOn(caughtUp).getLogEndOffset();
+        await("every replica applied the last records").atMost(Duration.ofSeconds(30))
+                .ignoreException(TidemarkException.class)
+                .until(() -> replicas.stream().allMatch(node -> describeOn(node).getLogEndOffset() == end));
+        stopCluster();
+        nodes.clear();
+        List<ByteBuffer> sourceBatches = batches(source);
+        assertEquals(end, RecordBatchFormat.lastOffset(sourceBatches.get(sourceBatches.size() - 1), 0) + 1);
+        for (int node : replicas) {
+            assertEquals(sourceBatches, batches(node), "replica " + node + " holds the same batches, offsets and "
+                    + "ReceiveTimes, byte for byte");
+        }
+    }
+
+    private void produce(List<String> values, List<CompletableFuture<RecordMetadata>> sends) {
+        List<TidemarkProducer> producers = new ArrayList<>();
+        try {
+            for (int p = 0; p < PRODUCERS; p++) {
+                producers.add(new TidemarkProducer(ProducerConfig.builder(bootstrap()).batchSizeBytes(1).lingerMs(0)
+                        .build()));
+            }
+            for (int i = 0; i < RECORDS_PER_PRODUCER; i++) {
+                for (int p = 0; p < PRODUCERS; p++) {
+                    String value = "producer " + p + " #" + i + " " + PADDING;
+                    values.add(value);
+                    sends.add(producers.get(p).send(new ProducerRecord(PARTITION.topic(), 0, null,
+                            value.getBytes(StandardCharsets.UTF_8))));
+                }
+            }
+            producers.forEach(TidemarkProducer::flush);
+        } finally {
+            producers.forEach(TidemarkProducer::close);
+        }
+    }
+
+    /** Every batch of the node's partition log, read from its files. */
+    private List<ByteBuffer> batches(int node) throws IOException {
+        List<ByteBuffer> batches = new ArrayList<>();
+        try (PartitionLog log = PartitionLog.open(groupDir(node).resolve("sm").resolve("log"),
+                TopicConfig.parse(Map.of()), Clock.systemUTC().millis())) {
+            for (long offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
+                ByteBuffer batch = log.read(offset, 1).batches();
+                batches.add(batch);
+                offset = RecordBatchFormat.lastOffset(batch, 0) + 1;
+            }
+        }
+        return batches;
+    }
+}
