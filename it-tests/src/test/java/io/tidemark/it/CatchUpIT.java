@@ -7,16 +7,12 @@ import io.tidemark.client.api.RecordMetadata;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
-import io.tidemark.core.config.BrokerConfig;
-import io.tidemark.core.config.HostPort;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.v1.PartitionDescription;
-import io.tidemark.replication.cluster.ClusterMembers;
-import io.tidemark.replication.cluster.ClusterNode;
 import io.tidemark.replication.raft.RaftGroups;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,7 +20,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -32,14 +27,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import static org.awaitility.Awaitility.await;
@@ -60,58 +52,34 @@ class CatchUpIT {
 
     @TempDir
     Path dir;
-    private ClusterMembers members;
-    private final Map<Integer, ClusterNode> nodes = new HashMap<>();
-
-    @BeforeEach
-    void startCluster() throws IOException {
-        StringBuilder spec = new StringBuilder();
-        for (int id = 1; id <= 3; id++) {
-            spec.append(id == 1 ? "" : ",").append(id).append("=127.0.0.1:").append(freePort()).append(':')
-                    .append(freePort());
-        }
-        members = ClusterMembers.parse(spec.toString());
-        for (int id = 1; id <= 3; id++) {
-            start(id);
-        }
-    }
+    private InJvmCluster cluster;
 
     /** Snapshots every 100 Raft entries and 1 MiB Raft log segments, so the leader purges early. */
-    private void start(int id) throws IOException {
-        ClusterMembers.Member member = members.member(id);
-        BrokerConfig config = BrokerConfig.of(id, dir.resolve("node-" + id), new HostPort("127.0.0.1",
-                member.clientPort()), Optional.empty(), Map.of("raft.snapshot.interval.entries", "100",
-                "raft.log.segment.bytes", "1048576"), "test");
-        nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+    @BeforeEach
+    void startCluster() throws IOException {
+        cluster = InJvmCluster.start(dir, 3, Map.of("raft.snapshot.interval.entries", "100",
+                "raft.log.segment.bytes", "1048576"));
     }
 
     @AfterEach
     void stopCluster() throws IOException {
-        for (ClusterNode node : nodes.values()) {
-            node.close();
-        }
+        cluster.close();
     }
 
     private String bootstrap() {
-        return members.all().stream().map(ClusterMembers.Member::clientAddress).collect(Collectors.joining(","));
+        return cluster.bootstrap();
     }
 
     /** The partition as the broker {@code node} sees its own replica. */
     private PartitionDescription describeOn(int node) {
-        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(members.member(node).clientAddress())
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.clientAddress(node))
                 .requestTimeoutMs(3000).build())) {
             return admin.describeTopics(List.of(PARTITION.topic())).get(0).getPartitions(0);
         }
     }
 
     private Path groupDir(int node) {
-        return dir.resolve("node-" + node).resolve("raft").resolve(RaftGroups.partition(
+        return cluster.dataDir(node).resolve("raft").resolve(RaftGroups.partition(
                 new io.tidemark.core.partition.TopicPartition(PARTITION.topic(), PARTITION.partition())).getUuid()
                 .toString());
     }
@@ -174,9 +142,9 @@ class CatchUpIT {
                 .until(() -> !raftLogStartsAtZero(leader));
         int wiped = leader % 3 + 1;
         int other = wiped % 3 + 1;
-        nodes.remove(wiped).close();
+        cluster.stop(wiped);
         DurableFiles.deleteTree(groupDir(wiped));
-        start(wiped);
+        cluster.start(wiped);
         await().atMost(Duration.ofSeconds(30)).ignoreException(TidemarkException.class)
                 .until(() -> describeOn(wiped).getLogEndOffset() == 0);
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
@@ -222,8 +190,7 @@ class CatchUpIT {
         await("every replica applied the last records").atMost(Duration.ofSeconds(30))
                 .ignoreException(TidemarkException.class)
                 .until(() -> replicas.stream().allMatch(node -> describeOn(node).getLogEndOffset() == end));
-        stopCluster();
-        nodes.clear();
+        cluster.close();
         List<ByteBuffer> sourceBatches = batches(source);
         assertEquals(end, RecordBatchFormat.lastOffset(sourceBatches.get(sourceBatches.size() - 1), 0) + 1);
         for (int node : replicas) {

@@ -10,30 +10,22 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
-import io.tidemark.core.config.BrokerConfig;
-import io.tidemark.core.config.HostPort;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.TopicDescription;
-import io.tidemark.replication.cluster.ClusterMembers;
-import io.tidemark.replication.cluster.ClusterNode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.stream.Collectors;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -47,45 +39,21 @@ class ReplicatedClusterIT {
 
     @TempDir
     Path dir;
-    private ClusterMembers members;
-    private Map<String, String> settings;
-    private final Map<Integer, ClusterNode> nodes = new HashMap<>();
+    private InJvmCluster cluster;
 
     private void startCluster(Map<String, String> brokerSettings) throws IOException {
-        settings = brokerSettings;
-        StringBuilder spec = new StringBuilder();
-        for (int id = 1; id <= 3; id++) {
-            spec.append(id == 1 ? "" : ",").append(id).append("=127.0.0.1:").append(freePort()).append(':')
-                    .append(freePort());
-        }
-        members = ClusterMembers.parse(spec.toString());
-        for (int id = 1; id <= 3; id++) {
-            start(id);
-        }
-    }
-
-    private void start(int id) throws IOException {
-        ClusterMembers.Member member = members.member(id);
-        BrokerConfig config = BrokerConfig.of(id, dir.resolve("node-" + id), new HostPort("127.0.0.1",
-                member.clientPort()), Optional.empty(), settings, "test");
-        nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+        cluster = InJvmCluster.start(dir, 3, brokerSettings);
     }
 
     @AfterEach
     void stopCluster() throws IOException {
-        for (ClusterNode node : nodes.values()) {
-            node.close();
+        if (cluster != null) {
+            cluster.close();
         }
     }
 
     private String bootstrap() {
-        return members.all().stream().map(ClusterMembers.Member::clientAddress).collect(Collectors.joining(","));
+        return cluster.bootstrap();
     }
 
     @Test
@@ -107,9 +75,9 @@ class ReplicatedClusterIT {
         try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
             acknowledged.addAll(send(producer, 0, 300));
             int leader = leaderOf(0);
-            nodes.remove(leader).close();
+            cluster.stop(leader);
             acknowledged.addAll(send(producer, 300, 300));
-            start(leader);
+            cluster.start(leader);
             acknowledged.addAll(send(producer, 600, 300));
         }
         assertEquals(900, acknowledged.size());
@@ -153,8 +121,8 @@ class ReplicatedClusterIT {
                 }
                 if (round < 3) {
                     int node = round + 1;
-                    nodes.remove(node).close();
-                    start(node);
+                    cluster.stop(node);
+                    cluster.start(node);
                 }
             }
             producer.flush();

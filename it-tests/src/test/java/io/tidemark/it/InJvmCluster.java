@@ -1,0 +1,85 @@
+package io.tidemark.it;
+
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.config.HostPort;
+import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.cluster.ClusterNode;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * Cluster nodes in this JVM on 127.0.0.1 (ephemeral ports), every one with the same broker settings, data under
+ * {@code dir/node-N}; tests stop and start them one by one.
+ */
+final class InJvmCluster implements AutoCloseable {
+    private final Path dir;
+    private final Map<String, String> settings;
+    private final ClusterMembers members;
+    private final Map<Integer, ClusterNode> nodes = new HashMap<>();
+
+    private InJvmCluster(Path dir, Map<String, String> settings, ClusterMembers members) {
+        this.dir = dir;
+        this.settings = Map.copyOf(settings);
+        this.members = members;
+    }
+
+    /** Starts nodes 1 to {@code size}. */
+    static InJvmCluster start(Path dir, int size, Map<String, String> settings) throws IOException {
+        List<String> spec = new ArrayList<>();
+        for (int id = 1; id <= size; id++) {
+            spec.add(id + "=127.0.0.1:" + freePort() + ":" + freePort());
+        }
+        InJvmCluster cluster = new InJvmCluster(dir, settings, ClusterMembers.parse(String.join(",", spec)));
+        for (int id = 1; id <= size; id++) {
+            cluster.start(id);
+        }
+        return cluster;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    /** Starts node {@code id} (again), on its data directory. */
+    void start(int id) throws IOException {
+        BrokerConfig config = BrokerConfig.of(id, dataDir(id), new HostPort("127.0.0.1",
+                members.member(id).clientPort()), Optional.empty(), settings, "test");
+        nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
+    }
+
+    /** Stops node {@code id} the way a broker shuts down. */
+    void stop(int id) throws IOException {
+        nodes.remove(id).close();
+    }
+
+    Path dataDir(int id) {
+        return dir.resolve("node-" + id);
+    }
+
+    String clientAddress(int id) {
+        return members.member(id).clientAddress();
+    }
+
+    String bootstrap() {
+        return members.all().stream().map(ClusterMembers.Member::clientAddress).collect(Collectors.joining(","));
+    }
+
+    /** Stops every running node. */
+    @Override
+    public void close() throws IOException {
+        for (int id : List.copyOf(nodes.keySet())) {
+            stop(id);
+        }
+    }
+}
