@@ -48,6 +48,7 @@ final class ProducerBatch {
     /** No more records: the bytes are built, or this is a part of a split batch. */
     private boolean sealed;
     private ByteString bytes;
+    private long producerId = RecordBatchFormat.NO_PRODUCER_ID;
     private int baseSequence = RecordBatchFormat.NO_SEQUENCE;
     private long retryAtMs;
     private long metadataVersionSeen = -1;
@@ -129,11 +130,16 @@ final class ProducerBatch {
     ByteString bytes(ProducerSequences sequences) {
         if (bytes == null) {
             sealed = true;
+            producerId = sequences.producerId();
             baseSequence = sequences.take(partition, records.size());
-            bytes = ByteString.copyFrom(builder.producer(sequences.producerId, sequences.epoch, baseSequence)
-                    .build());
+            bytes = ByteString.copyFrom(builder.producer(producerId, sequences.epoch(), baseSequence).build());
         }
         return bytes;
+    }
+
+    /** The producer id its bytes carry; {@link RecordBatchFormat#NO_PRODUCER_ID} before they are built. */
+    long producerId() {
+        return producerId;
     }
 
     /** The base sequence its bytes carry; {@link RecordBatchFormat#NO_SEQUENCE} before they are built. */

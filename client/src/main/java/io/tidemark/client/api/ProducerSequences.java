@@ -18,7 +18,7 @@ import java.util.Map;
  * already gave. When the broker refuses a batch outright, nothing of it was stored, so the partition's counter is
  * {@link #rewind rewound} to the batch's base sequence and the next batch continues where the broker's sequence
  * is. That is sound because a partition has at most one batch in flight and the batches behind it have no
- * sequence yet.
+ * sequence yet. A batch that failed without an answer {@link #renew renews} the producer id.
  *
  * <p>Sequences wrap from {@link Integer#MAX_VALUE} to 0, as Kafka's do.
  *
@@ -28,19 +28,48 @@ import java.util.Map;
  * <p>Not thread-safe: owned by the sender thread.
  */
 final class ProducerSequences {
-    final long producerId;
-    final short epoch;
+    private final SecureRandom random;
+    private final short epoch;
     private final Map<TopicPartition, Integer> next = new HashMap<>();
+    private long producerId;
 
-    private ProducerSequences(long producerId, short epoch) {
+    private ProducerSequences(SecureRandom random, long producerId, short epoch) {
+        this.random = random;
         this.producerId = producerId;
         this.epoch = epoch;
     }
 
     /** A fresh random producer id with epoch 0 when {@code idempotence}, else the non-idempotent identity. */
     static ProducerSequences create(boolean idempotence) {
-        return idempotence ? new ProducerSequences(new SecureRandom().nextLong() & Long.MAX_VALUE, (short) 0)
-                : new ProducerSequences(RecordBatchFormat.NO_PRODUCER_ID, RecordBatchFormat.NO_PRODUCER_EPOCH);
+        SecureRandom random = new SecureRandom();
+        return idempotence ? new ProducerSequences(random, randomId(random), (short) 0)
+                : new ProducerSequences(random, RecordBatchFormat.NO_PRODUCER_ID, RecordBatchFormat.NO_PRODUCER_EPOCH);
+    }
+
+    private static long randomId(SecureRandom random) {
+        return random.nextLong() & Long.MAX_VALUE;
+    }
+
+    long producerId() {
+        return producerId;
+    }
+
+    short epoch() {
+        return epoch;
+    }
+
+    /**
+     * After a sent batch failed without an answer (delivery timeout): the broker may or may not have stored it, so
+     * its partition's sequences may have a gap the broker would refuse every later batch for. A new producer id
+     * starts every partition's sequences at 0 again (Kafka bumps the epoch for the same reason); batches already
+     * built keep the id they were built with, and the broker still recognises their resends. Nothing when
+     * idempotence is off.
+     */
+    void renew() {
+        if (idempotent()) {
+            producerId = randomId(random);
+            next.clear();
+        }
     }
 
     /**
@@ -56,9 +85,12 @@ final class ProducerSequences {
         return base;
     }
 
-    /** After the broker refused (did not store) the batch that took {@code baseSequence}: continue from it. */
-    void rewind(TopicPartition tp, int baseSequence) {
-        if (idempotent()) {
+    /**
+     * After the broker refused (did not store) the batch built with {@code producerId} that took
+     * {@code baseSequence}: continue from it, unless the id was renewed since (its sequences are gone).
+     */
+    void rewind(TopicPartition tp, long producerId, int baseSequence) {
+        if (idempotent() && producerId == this.producerId) {
             next.put(tp, baseSequence);
         }
     }

@@ -33,9 +33,9 @@ import java.util.concurrent.TimeUnit;
  * (a non-retriable error, or a refusal that splits it), it stored nothing, so the partition's sequence goes back
  * to the batch's base sequence and the next batch sent, or the first part of the split, takes it. A batch that
  * fails by delivery timeout after it was sent keeps its sequence taken: an attempt whose reply never came may
- * have stored it, and giving its sequence to other records could get those dropped as its duplicates. If it was
- * not stored, the partition's later batches fail with OUT_OF_ORDER_SEQUENCE; only a new producer (a new producer
- * id) gets the partition going again.
+ * have stored it, and giving its sequence to other records could get those dropped as its duplicates; if it was
+ * not stored, the partition's later batches would fail with OUT_OF_ORDER_SEQUENCE. So the producer takes a new
+ * producer id ({@link ProducerSequences#renew}): the batches built after it number from 0 under the new id.
  *
  * <p>The broker refuses a batch as a whole when one of its records is bad (INVALID_TIMESTAMP, CORRUPT_BATCH,
  * RECORD_TOO_LARGE). Failing every record of it would fail good records for a neighbour's fault, so, as Kafka's
@@ -124,7 +124,7 @@ final class Sender implements Runnable {
         handleAnswers();
         long nowMs = clock.millis();
         for (ProducerBatch batch : accumulator.removeExpired(nowMs)) {
-            end(batch, batch.fail(deliveryTimeout(batch, nowMs)));
+            failByTimeout(batch, nowMs);
         }
         maybeRefreshMetadata(nowMs);
         for (ProducerBatch batch : accumulator.drain(nowMs, this::sendable)) {
@@ -195,14 +195,14 @@ final class Sender implements Runnable {
         long nowMs = clock.millis();
         if (splittable(batch, e)) {
             LOG.debug("splitting batch of {} records of {} after {}", batch.recordCount(), batch.partition, e);
-            sequences.rewind(batch.partition, batch.baseSequence());
+            sequences.rewind(batch.partition, batch.producerId(), batch.baseSequence());
             accumulator.replaceBySplit(batch, batch.split(e));
         } else if (!retriable(e)) {
-            sequences.rewind(batch.partition, batch.baseSequence());
+            sequences.rewind(batch.partition, batch.producerId(), batch.baseSequence());
             end(batch, batch.fail(e));
         } else if (nowMs >= batch.deadlineMs) {
             batch.retryLater(e, nowMs, metadata.version());
-            end(batch, batch.fail(deliveryTimeout(batch, nowMs)));
+            failByTimeout(batch, nowMs);
         } else {
             retry(batch, address, e, nowMs);
         }
@@ -226,6 +226,14 @@ final class Sender implements Runnable {
     /** Retriable errors, and the UNKNOWN_TOPIC/PARTITION a broker answers before it learnt of a new topic. */
     static boolean retriable(TidemarkException e) {
         return e.retriable() || e.code() == ErrorCode.UNKNOWN_TOPIC || e.code() == ErrorCode.UNKNOWN_PARTITION;
+    }
+
+    /** Fails a batch at its delivery timeout; one that was sent may have been stored, so the id is renewed. */
+    private void failByTimeout(ProducerBatch batch, long nowMs) {
+        if (batch.attempts() > 0) {
+            sequences.renew();
+        }
+        end(batch, batch.fail(deliveryTimeout(batch, nowMs)));
     }
 
     private TidemarkException deliveryTimeout(ProducerBatch batch, long nowMs) {

@@ -31,6 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -379,6 +380,25 @@ class ProducerTest {
                 + " \\(2000 ms since the batch was opened, [12] attempt\\(s\\)\\); the last error: broker starting"),
                 error.getMessage());
         assertEquals(0, cluster.log(T0).endOffset());
+    }
+
+    @Test
+    void aSentBatchThatTimesOutUnansweredRenewsTheProducerIdSoLaterBatchesAreNotRefusedForTheGap() throws Exception {
+        TidemarkProducer producer = producer(b -> b.retryBackoffMs(50).deliveryTimeoutMs(1_000));
+        assertEquals(0, offset(producer, "r0"));
+        cluster.failNext("Produce", 1, new TidemarkException(ErrorCode.NOT_AVAILABLE, "no quorum"));
+        CompletableFuture<RecordMetadata> r1 = producer.send(new ProducerRecord("t", 0, null, bytes("r1")));
+        await().atMost(Duration.ofSeconds(5)).until(() -> cluster.count("Produce") >= 2);
+        clock.advance(2_000);
+        assertEquals(ErrorCode.NOT_AVAILABLE, failure(r1).code());
+
+        assertEquals(1, offset(producer, "r2"));
+        List<FakeCluster.ProducerFields> sent = cluster.producedHeaders;
+        assertEquals(List.of(0, 1, 0), baseSequences(T0), "r1 took sequence 1 and was never stored; r2 starts over");
+        assertEquals(sent.get(0).producerId(), sent.get(1).producerId());
+        assertNotEquals(sent.get(1).producerId(), sent.get(2).producerId(), "r2 went under a new producer id");
+        assertEquals(List.of("r0", "r2"), values(T0));
+        assertEquals(List.of("no quorum"), cluster.errorsSent);
     }
 
     @Test
