@@ -11,6 +11,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -109,7 +110,18 @@ class LocalClusterIT {
         process.destroyForcibly();
         process.onExit().get();
         Tidemark.Result restarted = Tidemark.run(dir, "local", "up", "--data-dir", dir.toString());
-        assertEquals(0, restarted.exitCode(), restarted.out() + restarted.err());
+        assertEquals(0, restarted.exitCode(), restarted.out() + restarted.err() + brokerLogTails());
+    }
+
+    /** The last lines of every broker's log, for a failure message. */
+    private String brokerLogTails() throws IOException {
+        StringBuilder tails = new StringBuilder();
+        for (int node = 1; node <= 3; node++) {
+            List<String> lines = Files.readAllLines(dir.resolve("default/node-" + node + "/broker.log"));
+            tails.append("\n--- node ").append(node).append(" ---\n")
+                    .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size())));
+        }
+        return tails.toString();
     }
 
     /** The leader of a partition of "chaos" as the cluster reports it, -1 while unknown. */
