@@ -104,7 +104,8 @@ class LocalClusterIT {
 
     /** SIGKILLs the broker leading {@code partition} while the producer runs, then starts it again. */
     private void killAndRestartLeaderOf(int partition) throws Exception {
-        int leader = leader(partition);
+        int leader = await("a leader of partition " + partition).atMost(Duration.ofSeconds(60))
+                .until(() -> leader(partition), known -> known > 0);
         ProcessHandle process = ProcessHandle.of(Long.parseLong(Files.readString(dir.resolve(
                 "default/node-" + leader + "/broker.pid")).trim())).orElseThrow();
         process.destroyForcibly();
