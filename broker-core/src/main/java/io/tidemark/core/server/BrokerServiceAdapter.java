@@ -195,7 +195,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
                         + " topics (max.topics.per.request), not " + request.getTopicsCount());
             }
             List<Topic> wanted = request.getTopicsCount() == 0
-                    ? topics.topics().stream().filter(t -> !t.internal()).toList()
+                    ? topics.topics().stream().filter(t -> request.getIncludeInternal() || !t.internal()).toList()
                     : request.getTopicsList().stream().map(topics::topic).toList();
             MetadataResponse.Builder response = MetadataResponse.newBuilder();
             cluster.brokers().forEach(b -> response.addBrokers(BrokerInfo.newBuilder().setNodeId(b.getNodeId())
