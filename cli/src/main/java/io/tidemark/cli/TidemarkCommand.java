@@ -16,7 +16,8 @@ import java.io.PrintWriter;
                 + "ReceiveTime.",
         subcommands = {BrokerCommand.class, LocalCommand.class, StatusCommand.class, LeaderCommand.class,
                 TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
-                OffsetsCommand.class, GroupsCommand.class, PerfCommand.class, StorageDemoCommand.class,
+                OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, PerfCommand.class,
+                StorageDemoCommand.class,
                 DumpLogCommand.class,
                 CommandLine.HelpCommand.class})
 public final class TidemarkCommand {

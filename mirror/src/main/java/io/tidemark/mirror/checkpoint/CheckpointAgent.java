@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  * Every {@code checkpoint.interval}: refreshes each copied partition's source log end offset (the lag), then reads
  * the committed offsets of the source's consumer groups whose whole name matches {@code --groups} and, for each
  * committed offset of a copied partition that changed (or has not been written for
- * {@link MirrorStateFormat#CHECKPOINT_REFRESH_MS}), writes a {@link MirrorCheckpoint} to the target: the source
+ * {@link MirrorStateFormat#CHECKPOINT_REFRESH_MS}, or was written while the mirror was behind the group), writes a {@link MirrorCheckpoint} to the target: the source
  * offset, its exact translation to the target (from the copier's {@link OffsetMap}, or a {@link TargetOffsetLookup}
  * when it is older than what the copier remembers), and the SendTime and source ReceiveTime of the last record the
  * group consumed (read from the source). A partition of which the target holds nothing yet gets no checkpoint.
@@ -52,7 +52,11 @@ public final class CheckpointAgent {
     private record GroupPartition(String group, TopicPartition partition) {
     }
 
-    private record Written(long sourceOffset, long atMs) {
+    /** The last checkpoint written of a group's partition; one written while the mirror was behind is redone. */
+    private record Written(long sourceOffset, boolean behind, long atMs) {
+        boolean covers(long offset, long nowMs) {
+            return sourceOffset == offset && !behind && nowMs - atMs < MirrorStateFormat.CHECKPOINT_REFRESH_MS;
+        }
     }
 
     public CheckpointAgent(TidemarkAdmin source, TargetOffsetLookup lookup, MirrorStatePublisher publisher,
@@ -105,7 +109,7 @@ public final class CheckpointAgent {
         GroupPartition key = new GroupPartition(group, copier.source());
         long offset = committed.getCommittedOffset();
         Written last = written.get(key);
-        if (last != null && last.sourceOffset() == offset && nowMs - last.atMs() < MirrorStateFormat.CHECKPOINT_REFRESH_MS) {
+        if (last != null && last.covers(offset, nowMs)) {
             return;
         }
         OffsetMap.Translation translation = copier.translate(offset);
@@ -129,7 +133,7 @@ public final class CheckpointAgent {
                 .setLastConsumedSendTimeMs(record.sendTimeMs()).setLastConsumedReceiveTimeMs(record.receiveTimeMs()));
         publisher.publish(checkpoint.build());
         metrics.checkpointWritten();
-        written.put(key, new Written(offset, nowMs));
+        written.put(key, new Written(offset, behind, nowMs));
     }
 
     /** The record before {@code committed} on the source (the last one the group consumed), while the source has it. */
