@@ -142,6 +142,25 @@ public final class ProvenanceHeaders {
                 ByteBuffer.wrap(receiveTime).getLong(), path(headers)));
     }
 
+    /**
+     * A header's value as text for people: the numbers of the partition, offset and receive-time headers in decimal,
+     * every other value as UTF-8.
+     */
+    public static String displayValue(Header header) {
+        byte[] value = header.value();
+        return switch (header.name()) {
+            case ORIGIN_PARTITION -> value.length == PARTITION_BYTES ? Integer.toString(ByteBuffer.wrap(value).getInt())
+                    : utf8Text(value);
+            case ORIGIN_OFFSET, ORIGIN_RECEIVE_TIME -> value.length == OFFSET_BYTES
+                    ? Long.toString(ByteBuffer.wrap(value).getLong()) : utf8Text(value);
+            default -> utf8Text(value);
+        };
+    }
+
+    private static String utf8Text(byte[] value) {
+        return new String(value, StandardCharsets.UTF_8);
+    }
+
     /** The clusters a record crossed, oldest first; empty for a record that was never copied. */
     public static List<String> path(List<Header> headers) {
         byte[] path = last(headers, PATH);

@@ -49,6 +49,14 @@ class ProvenanceHeadersTest {
     }
 
     @Test
+    void valuesDisplayAsTextWithNumbersInDecimal() {
+        List<Header> headers = ProvenanceHeaders.forCopy(List.of(new Header("h", "x".getBytes(UTF_8))), ORIGIN, 300,
+                1_700_000_000_000L);
+        assertEquals(List.of("x", "A", "t", "2", "300", "1700000000000", "A"),
+                headers.stream().map(ProvenanceHeaders::displayValue).toList());
+    }
+
+    @Test
     void aRecordNeverCopiedHasNoProvenanceAndAnEmptyPath() {
         List<Header> headers = List.of(new Header("x", new byte[0]));
         assertEquals(Optional.empty(), ProvenanceHeaders.read(headers));
