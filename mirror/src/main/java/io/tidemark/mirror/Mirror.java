@@ -14,6 +14,7 @@ import io.tidemark.mirror.checkpoint.HeartbeatAgent;
 import io.tidemark.mirror.checkpoint.MirrorStatePublisher;
 import io.tidemark.mirror.checkpoint.TargetOffsetLookup;
 import io.tidemark.mirror.sink.PartitionCopier;
+import io.tidemark.mirror.sink.TargetPartitions;
 import io.tidemark.mirror.source.SourceLoop;
 import io.tidemark.mirror.source.TopicDiscovery;
 import org.slf4j.Logger;
@@ -124,7 +125,8 @@ public final class Mirror implements Closeable {
 
     private void addPartition(TopicPartition source, String targetTopic) {
         PartitionCopier copier = new PartitionCopier(source, new TopicPartition(targetTopic, source.partition()),
-                config.sourceName(), config.targetName(), config.maxBatchBytes(), writer, sourceLoop, timers, metrics);
+                config.sourceName(), config.targetName(), config.maxBatchBytes(), TargetPartitions.over(writer),
+                sourceLoop, timers, metrics);
         copiers.put(source, copier);
         sourceLoop.add(copier);
         copier.start();

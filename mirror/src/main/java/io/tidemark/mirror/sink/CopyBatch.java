@@ -26,10 +26,12 @@ import java.util.List;
  */
 public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records, long[] originOffsets, long bytes,
                         int skippedLoop) {
-    /** Bytes of a record besides key, value and headers in a batch, at most (lengths, deltas). */
-    private static final int RECORD_OVERHEAD_BYTES = 32;
-    /** Bytes the provenance adds to a record besides the names' lengths (six headers). */
-    private static final int PROVENANCE_BYTES = 160;
+    /**
+     * Bytes of a copy besides its key, value and headers' names and values, at most: the record's length, offset and
+     * SendTime deltas, key and value lengths and header count (5 varints of up to 5 bytes and one of up to 10), and
+     * two length varints per header (at most 5 bytes each for the 6 provenance headers and a few user ones).
+     */
+    private static final int RECORD_OVERHEAD_BYTES = 35 + 2 * 5 * 8;
 
     /**
      * Takes records from the head of {@code pending} into one batch.
@@ -49,16 +51,15 @@ public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records
                 skipped++;
                 continue;
             }
-            long size = sizeBytes(record);
-            if (!records.isEmpty() && builder.sizeInBytes() + size + RECORD_OVERHEAD_BYTES + PROVENANCE_BYTES
-                    > maxBatchBytes) {
+            List<Header> headers = ProvenanceHeaders.forCopy(record.headers(), origin, record.offset(),
+                    record.receiveTimeMs());
+            if (!records.isEmpty() && builder.sizeInBytes() + copySizeBytes(record, headers) > maxBatchBytes) {
                 break;
             }
             pending.pollFirst();
-            builder.append(record.sendTimeMs(), record.key(), record.value(), ProvenanceHeaders.forCopy(
-                    record.headers(), origin, record.offset(), record.receiveTimeMs()));
+            builder.append(record.sendTimeMs(), record.key(), record.value(), headers);
             records.add(record);
-            bytes += size;
+            bytes += sizeBytes(record);
         }
         long[] offsets = records.stream().mapToLong(ConsumerRecord::offset).toArray();
         return new CopyBatch(records.isEmpty() ? null : builder, List.copyOf(records), offsets, bytes, skipped);
@@ -66,9 +67,21 @@ public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records
 
     /** Key, value and headers of a record as read from the source. */
     public static long sizeBytes(ConsumerRecord record) {
-        long size = (record.key() == null ? 0 : record.key().length) + (record.value() == null ? 0
-                : record.value().length);
-        for (Header header : record.headers()) {
+        return keyAndValueBytes(record) + headerBytes(record.headers());
+    }
+
+    /** The most bytes the copy of a record with {@code headers} takes in a batch. */
+    private static long copySizeBytes(ConsumerRecord record, List<Header> headers) {
+        return keyAndValueBytes(record) + headerBytes(headers) + RECORD_OVERHEAD_BYTES;
+    }
+
+    private static long keyAndValueBytes(ConsumerRecord record) {
+        return (record.key() == null ? 0 : record.key().length) + (record.value() == null ? 0 : record.value().length);
+    }
+
+    private static long headerBytes(List<Header> headers) {
+        long size = 0;
+        for (Header header : headers) {
             size += header.name().getBytes(StandardCharsets.UTF_8).length + header.value().length;
         }
         return size;

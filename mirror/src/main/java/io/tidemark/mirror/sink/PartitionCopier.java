@@ -1,7 +1,6 @@
 package io.tidemark.mirror.sink;
 
 import io.tidemark.client.api.ConsumerRecord;
-import io.tidemark.client.api.PartitionWriter;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.MirrorMetrics;
 import io.tidemark.proto.error.TidemarkException;
@@ -55,7 +54,7 @@ public final class PartitionCopier {
     private final OriginPartition origin;
     private final String targetCluster;
     private final int maxBatchBytes;
-    private final PartitionWriter writer;
+    private final TargetPartitions targets;
     private final SourcePositioner positioner;
     private final ScheduledExecutorService timers;
     private final MirrorMetrics metrics;
@@ -73,14 +72,14 @@ public final class PartitionCopier {
     private long sourceLogEndOffset = OffsetMap.NONE;
 
     public PartitionCopier(TopicPartition source, TopicPartition target, String sourceCluster, String targetCluster,
-                           int maxBatchBytes, PartitionWriter writer, SourcePositioner positioner,
+                           int maxBatchBytes, TargetPartitions targets, SourcePositioner positioner,
                            ScheduledExecutorService timers, MirrorMetrics metrics) {
         this.source = source;
         this.target = target;
         this.origin = new OriginPartition(sourceCluster, source.topic(), source.partition());
         this.targetCluster = targetCluster;
         this.maxBatchBytes = maxBatchBytes;
-        this.writer = writer;
+        this.targets = targets;
         this.positioner = positioner;
         this.timers = timers;
         this.metrics = metrics;
@@ -175,7 +174,7 @@ public final class PartitionCopier {
         pendingBytes = 0;
         singleRecordsUntil = OffsetMap.NONE;
         int asked = generation;
-        writer.originOffset(target, origin).whenComplete((held, error) -> resynced(asked, held, error));
+        targets.originOffset(target, origin).whenComplete((held, error) -> resynced(asked, held, error));
     }
 
     private synchronized void resynced(int asked, OriginOffsetResponse held, Throwable error) {
@@ -222,7 +221,7 @@ public final class PartitionCopier {
             }
             writing = true;
             int writtenIn = generation;
-            writer.write(target, batch.builder()).whenComplete((response, error) -> written(writtenIn, batch,
+            targets.write(target, batch.builder()).whenComplete((response, error) -> written(writtenIn, batch,
                     response, error));
         }
     }
