@@ -41,7 +41,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -225,7 +224,7 @@ class MirrorIT {
         String c = cluster("C", "clock.offset.ms=-" + DAY_MS);
         admin(a).createTopic("t", 1, 0, Map.of());
         admin(c).createTopic("t", 1, 0, Map.of());
-        mirror("a-to-b", a, "A", b, "B");
+        MirrorProcess fromAToB = mirror("a-to-b", a, "A", b, "B");
         mirror("c-to-b", c, "C", b, "B");
         long now = System.currentTimeMillis();
         CompletableFuture<Map<String, RecordMetadata>> fromA = CompletableFuture.supplyAsync(() -> produceQuietly(a,
@@ -238,8 +237,12 @@ class MirrorIT {
         TopicPartition t0 = new TopicPartition("t", 0);
         awaitEnd(admin(b), t0, sent.size());
         long[] nextOrigin = new long[2];
+        Map<Long, Long> copiesOfA = new HashMap<>();
         for (ConsumerRecord copy : readChecked(b, t0, sent.keySet())) {
             String source = text(copy.value()).substring(0, 1);
+            if (source.equals("A")) {
+                copiesOfA.put(provenance(copy).originOffset(), copy.offset());
+            }
             RecordMetadata original = sent.get(text(copy.value()));
             assertCopy(copy, original, source);
             int which = source.equals("A") ? 0 : 1;
@@ -249,6 +252,14 @@ class MirrorIT {
                         "C's data is a day old: " + copy);
             }
         }
+
+        fromAToB.close();
+        mirror("a-to-b-again", a, "A", b, "B");
+        admin(a).commitOffsets("ga", Map.of(t0, new OffsetAndMetadata(1234)));
+        MirrorCheckpoint checkpoint = awaitState(b, r -> r.hasCheckpoint() && r.getCheckpoint().getGroup().equals("ga"))
+                .getCheckpoint();
+        assertEquals(copiesOfA.get(1234L), checkpoint.getTargetOffset(), "a commit older than the restarted mirror "
+                + "remembers is found on the target, between C's copies");
     }
 
     /** 2000 records of one partition of "t" in batches, for a producing thread. */

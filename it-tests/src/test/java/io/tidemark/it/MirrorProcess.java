@@ -18,11 +18,9 @@ import static org.awaitility.Awaitility.await;
  */
 final class MirrorProcess implements Closeable {
     private final Process process;
-    private final Path err;
 
-    private MirrorProcess(Process process, Path err) {
+    private MirrorProcess(Process process) {
         this.process = process;
-        this.err = err;
     }
 
     static MirrorProcess start(Path logDir, String name, String source, String sourceName, String target,
@@ -43,11 +41,7 @@ final class MirrorProcess implements Closeable {
             throw new IllegalStateException("mirror " + name + " exited with " + process.exitValue() + ": "
                     + Files.readString(err));
         }
-        return new MirrorProcess(process, err);
-    }
-
-    String stderr() throws IOException {
-        return Files.readString(err);
+        return new MirrorProcess(process);
     }
 
     /** SIGKILL: the mirror dies without closing anything. */

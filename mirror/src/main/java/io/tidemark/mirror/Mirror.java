@@ -142,10 +142,6 @@ public final class Mirror implements Closeable {
         }, 0, intervalMs, TimeUnit.MILLISECONDS);
     }
 
-    public MirrorMetrics metrics() {
-        return metrics;
-    }
-
     /** Stops reading, lets nothing new be written, and closes every client. */
     @Override
     public void close() {

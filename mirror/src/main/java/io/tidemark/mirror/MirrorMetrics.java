@@ -132,8 +132,4 @@ public final class MirrorMetrics {
         registry.remove(name);
         registry.gauge(name, () -> (Gauge<Long>) lag::getAsLong);
     }
-
-    public Histogram receiveLatency() {
-        return receiveLatency;
-    }
 }
