@@ -66,14 +66,18 @@ class MirrorIT {
         }
     }
 
-    /** A single-node cluster named {@code name}, with broker config lines (key=value). */
+    /** A single-node cluster named {@code name}, with broker config lines (key=value); its bootstrap. */
     private String cluster(String name, String... configLines) throws IOException {
+        return broker(name, configLines).bootstrap();
+    }
+
+    private BrokerProcess broker(String name, String... configLines) throws IOException {
         Path home = Files.createDirectories(dir.resolve(name));
         Path config = home.resolve("broker.properties");
         Files.writeString(config, String.join("\n", configLines));
         BrokerProcess broker = BrokerProcess.start(home.resolve("data"), home, "--config", config.toString());
         running.add(broker::stop);
-        return broker.bootstrap();
+        return broker;
     }
 
     private MirrorProcess mirror(String name, String source, String sourceName, String target, String targetName,
@@ -169,7 +173,8 @@ class MirrorIT {
 
     @Test
     void aCopyKeepsSendTimeAddsProvenanceAndCheckpointsTranslateExactly() throws Exception {
-        String a = cluster("A");
+        BrokerProcess brokerA = broker("A");
+        String a = brokerA.bootstrap();
         String b = cluster("B");
         TidemarkAdmin adminA = admin(a);
         TidemarkAdmin adminB = admin(b);
@@ -215,6 +220,13 @@ class MirrorIT {
         for (ConsumerRecord copy : readChecked(b, new TopicPartition("later", 0), later.keySet())) {
             assertCopy(copy, later.get(text(copy.value())), "A");
         }
+
+        brokerA.kill();
+        long killedMs = System.currentTimeMillis();
+        MirrorHeartbeat silent = awaitState(b, r -> r.hasHeartbeat() && r.getHeartbeat().getMirrorTimeMs()
+                > killedMs + 2_000).getHeartbeat();
+        assertTrue(silent.getLastHeardFromSourceMs() <= killedMs, "heartbeats go on and show when the source went "
+                + "silent: " + silent);
     }
 
     @Test

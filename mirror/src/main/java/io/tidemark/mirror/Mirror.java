@@ -28,6 +28,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -41,7 +42,8 @@ import java.util.concurrent.TimeUnit;
  *       to the target's {@code __mirror_state} through an idempotent producer.</li>
  *   <li>Progress (records copied, rate, lag) is logged every {@value #PROGRESS_INTERVAL_MS} ms.</li>
  * </ul>
- * The periodic tasks share a scheduler of two threads; a task that fails is logged and runs again at its next time.
+ * The periodic tasks share a scheduler of two threads, heartbeats have their own; a task that fails is logged and
+ * runs again at its next time.
  * Several mirrors may write into one target (from different sources); two mirrors of the same source and target
  * by mistake store each record once (see {@link PartitionCopier}).
  *
@@ -53,16 +55,25 @@ public final class Mirror implements Closeable {
     /** Records one poll hands out: enough to fill several batches of several partitions per cycle. */
     private static final int MAX_POLL_RECORDS = 10_000;
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * Deadline of the heartbeat's status call to the source: the heartbeat interval, within 200 ms to 5 s, so a
+     * source that does not answer delays the next heartbeat by at most that (heartbeats have their own thread,
+     * so discovery and checkpoints waiting on a silent source do not hold them up).
+     */
+    private static final long MIN_PROBE_TIMEOUT_MS = 200;
+    private static final long MAX_PROBE_TIMEOUT_MS = 5_000;
 
     private final MirrorConfig config;
     private final MirrorMetrics metrics;
     private final Clock clock;
     private final TidemarkAdmin sourceAdmin;
+    private final TidemarkAdmin sourceProbe;
     private final TidemarkAdmin targetAdmin;
     private final TidemarkConsumer consumer;
     private final PartitionWriter writer;
     private final TidemarkProducer stateProducer;
     private final ScheduledExecutorService timers;
+    private final ScheduledExecutorService heartbeatTimer;
     private final SourceLoop sourceLoop;
     private final Map<TopicPartition, PartitionCopier> copiers = new ConcurrentHashMap<>();
 
@@ -71,6 +82,9 @@ public final class Mirror implements Closeable {
         this.metrics = new MirrorMetrics(registry);
         this.clock = clock;
         this.sourceAdmin = new TidemarkAdmin(AdminConfig.builder(config.sourceBootstrap()).build());
+        this.sourceProbe = new TidemarkAdmin(AdminConfig.builder(config.sourceBootstrap())
+                .requestTimeoutMs(Math.min(Math.max(config.heartbeatIntervalMs(), MIN_PROBE_TIMEOUT_MS),
+                        MAX_PROBE_TIMEOUT_MS)).build());
         this.targetAdmin = new TidemarkAdmin(AdminConfig.builder(config.targetBootstrap()).build());
         this.consumer = new TidemarkConsumer(ConsumerConfig.builder(config.sourceBootstrap()).clock(clock)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS).build());
@@ -79,11 +93,8 @@ public final class Mirror implements Closeable {
                 .build());
         this.stateProducer = new TidemarkProducer(ProducerConfig.builder(config.targetBootstrap()).clock(clock)
                 .build());
-        this.timers = Executors.newScheduledThreadPool(2, r -> {
-            Thread thread = new Thread(r, "tidemark-mirror-timer");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.timers = Executors.newScheduledThreadPool(2, daemon("tidemark-mirror-timer"));
+        this.heartbeatTimer = Executors.newSingleThreadScheduledExecutor(daemon("tidemark-mirror-heartbeat"));
         this.sourceLoop = new SourceLoop(consumer, metrics, clock, timers, config.maxBacklogBytes());
     }
 
@@ -113,12 +124,12 @@ public final class Mirror implements Closeable {
         CheckpointAgent checkpoints = new CheckpointAgent(sourceAdmin, new TargetOffsetLookup(targetAdmin), publisher,
                 tp -> Optional.ofNullable(copiers.get(tp)), copiers.values(), config.groups(), config.sourceName(),
                 config.targetName(), metrics, clock);
-        HeartbeatAgent heartbeats = new HeartbeatAgent(sourceAdmin, publisher, copiers.values(), config.sourceName(),
+        HeartbeatAgent heartbeats = new HeartbeatAgent(sourceProbe, publisher, copiers.values(), config.sourceName(),
                 config.targetName(), metrics, clock);
-        every("topic discovery", config.discoveryIntervalMs(), discovery::discover);
-        every("checkpoints", config.checkpointIntervalMs(), checkpoints::run);
-        every("heartbeat", config.heartbeatIntervalMs(), heartbeats::run);
-        every("progress", PROGRESS_INTERVAL_MS, new ProgressLog(metrics, copiers.values())::log);
+        every(timers, "topic discovery", config.discoveryIntervalMs(), discovery::discover);
+        every(timers, "checkpoints", config.checkpointIntervalMs(), checkpoints::run);
+        every(heartbeatTimer, "heartbeat", config.heartbeatIntervalMs(), heartbeats::run);
+        every(timers, "progress", PROGRESS_INTERVAL_MS, new ProgressLog(metrics, copiers.values())::log);
         LOG.info("Mirror {} -> {} started: topics matching {} (target prefix '{}'), groups matching {}",
                 config.sourceName(), config.targetName(), config.topics(), config.topicPrefix(), config.groups());
     }
@@ -132,8 +143,16 @@ public final class Mirror implements Closeable {
         copier.start();
     }
 
-    private void every(String what, long intervalMs, Runnable task) {
-        timers.scheduleWithFixedDelay(() -> {
+    private static ThreadFactory daemon(String name) {
+        return r -> {
+            Thread thread = new Thread(r, name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    private static void every(ScheduledExecutorService scheduler, String what, long intervalMs, Runnable task) {
+        scheduler.scheduleWithFixedDelay(() -> {
             try {
                 task.run();
             } catch (RuntimeException e) {
@@ -145,6 +164,7 @@ public final class Mirror implements Closeable {
     /** Stops reading, lets nothing new be written, and closes every client. */
     @Override
     public void close() {
+        heartbeatTimer.shutdownNow();
         timers.shutdownNow();
         sourceLoop.close();
         copiers.values().forEach(PartitionCopier::stop);
@@ -152,6 +172,7 @@ public final class Mirror implements Closeable {
         stateProducer.close(CLOSE_TIMEOUT);
         consumer.close();
         sourceAdmin.close();
+        sourceProbe.close();
         targetAdmin.close();
         LOG.info("Mirror {} -> {} stopped after copying {} records", config.sourceName(), config.targetName(),
                 metrics.recordsCopied());
