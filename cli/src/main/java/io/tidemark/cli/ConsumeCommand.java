@@ -5,7 +5,6 @@ import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TopicPartition;
-import io.tidemark.proto.record.Header;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -108,11 +107,7 @@ final class ConsumeCommand implements Callable<Integer> {
         fields.put("offset", record.offset());
         fields.put("key", text(record.key()));
         fields.put("value", text(record.value()));
-        Map<String, String> headers = new LinkedHashMap<>();
-        for (Header header : record.headers()) {
-            headers.put(header.name(), new String(header.value(), StandardCharsets.UTF_8));
-        }
-        fields.put("headers", headers);
+        fields.put("headers", JsonLines.headers(record.headers()));
         fields.put("sendTime", record.sendTimeMs());
         fields.put("receiveTime", record.receiveTimeMs());
         JsonLines.print(out, fields);

@@ -5,7 +5,6 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.core.log.index.MappedIndex;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
-import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.RecordBatchValidator;
@@ -170,11 +169,7 @@ final class DumpLogCommand implements Callable<Integer> {
         fields.put("receiveTime", record.receiveTimeMs());
         fields.put("key", record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8));
         fields.put("value", record.value() == null ? null : new String(record.value(), StandardCharsets.UTF_8));
-        Map<String, String> headers = new LinkedHashMap<>();
-        for (Header header : record.headers()) {
-            headers.put(header.name(), new String(header.value(), StandardCharsets.UTF_8));
-        }
-        fields.put("headers", headers);
+        fields.put("headers", JsonLines.headers(record.headers()));
         return fields;
     }
 

@@ -2,8 +2,12 @@ package io.tidemark.cli;
 
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.ProvenanceHeaders;
 
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** Prints one JSON object per line, with the field order given, for scripts (--output json). */
@@ -15,6 +19,15 @@ final class JsonLines {
 
     static void print(PrintWriter out, Map<String, ?> fields) {
         out.println(GSON.toJson(fields));
+    }
+
+    /** Headers as a JSON object, values as text (provenance numbers in decimal, {@link ProvenanceHeaders}). */
+    static Map<String, String> headers(List<Header> headers) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        for (Header header : headers) {
+            fields.put(header.name(), ProvenanceHeaders.displayValue(header));
+        }
+        return fields;
     }
 
     static Gson gson() {

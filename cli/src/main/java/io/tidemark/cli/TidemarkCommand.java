@@ -16,8 +16,8 @@ import java.io.PrintWriter;
                 + "ReceiveTime.",
         subcommands = {BrokerCommand.class, LocalCommand.class, StatusCommand.class, LeaderCommand.class,
                 PartitionsCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
-                OffsetsCommand.class, GroupsCommand.class, PerfCommand.class, StorageDemoCommand.class,
-                DumpLogCommand.class,
+                OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, PerfCommand.class,
+                StorageDemoCommand.class, DumpLogCommand.class,
                 CommandLine.HelpCommand.class})
 public final class TidemarkCommand {
     public static final int USER_ERROR = 1;

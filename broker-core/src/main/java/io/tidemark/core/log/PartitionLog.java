@@ -2,6 +2,9 @@ package io.tidemark.core.log;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.MirroredBatchScanner;
+import io.tidemark.proto.record.MirroredBatchScanner.OriginRange;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.RecordBatchValidator;
@@ -20,8 +23,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 
@@ -32,7 +37,8 @@ import java.util.zip.CRC32C;
  *   <li>{@link #append} validates a batch, stamps its base offset and the given ReceiveTime, and writes it;
  *       a ReceiveTime below the last one is refused, so ReceiveTime never decreases in the partition. A batch an
  *       idempotent producer sent again is answered with the first one's result and not stored twice
- *       ({@link ProducerStateTable}).</li>
+ *       ({@link ProducerStateTable}). A mirrored batch that starts at an origin offset the partition already holds
+ *       is refused with ORIGIN_OFFSET_HELD ({@link OriginOffsetTable}).</li>
  *   <li>{@link #appendStamped} appends a batch another replica's log already stamped, unchanged, at its own
  *       offset; {@link #recreate} starts an empty log at any offset. Together they copy a log from another
  *       replica byte for byte (a replica catching up by segment copy).</li>
@@ -64,6 +70,8 @@ public final class PartitionLog implements Closeable {
     private final CRC32C crc = new CRC32C();
     private final ThreadLocal<RecordBatchReader> readers = ThreadLocal.withInitial(RecordBatchReader::new);
     private final ProducerStateTable producers = new ProducerStateTable();
+    private final MirroredBatchScanner mirroredScanner = new MirroredBatchScanner();
+    private final OriginOffsetTable origins = new OriginOffsetTable();
 
     private volatile LogSegment[] segments;
     private volatile long logEndOffset;
@@ -93,6 +101,7 @@ public final class PartitionLog implements Closeable {
         LogSegment[] segments = LogLoader.load(dir, config);
         PartitionLog log = new PartitionLog(dir, config, segments, nowMs);
         log.rebuildProducerState();
+        log.rebuildOrigins();
         return log;
     }
 
@@ -135,6 +144,52 @@ public final class PartitionLog implements Closeable {
         }
     }
 
+    /**
+     * Rebuilds the origin offsets from the latest snapshot at or below the log end ({@link OriginSnapshotFile}) and
+     * the mirrored batches after it: a bounded read, since the log snapshots the table at every roll. Snapshots
+     * beyond the log end (after a truncation or a torn tail) are deleted first.
+     */
+    private void rebuildOrigins() throws IOException {
+        long start = segments[0].baseOffset();
+        TreeSet<Long> snapshots = OriginSnapshotFile.offsets(dir);
+        for (long offset : snapshots.tailSet(logEndOffset, false)) {
+            OriginSnapshotFile.delete(dir, offset);
+        }
+        Map<OriginPartition, HeldOrigin> entries = Map.of();
+        long from = start;
+        for (long offset : snapshots.headSet(logEndOffset, true).descendingSet()) {
+            Optional<Map<OriginPartition, HeldOrigin>> read = OriginSnapshotFile.read(dir, offset);
+            if (read.isPresent()) {
+                entries = read.get();
+                from = Math.max(offset, start);
+                break;
+            }
+        }
+        if (from > start || !entries.isEmpty() || start == 0) {
+            LOG.debug("Origin offsets of {}: {} entries from the snapshot, scanning from offset {}", dir,
+                    entries.size(), from);
+        } else {
+            LOG.warn("No origin snapshot in {} at or after its log start offset {}: origin offsets are rebuilt from "
+                    + "the records left, and those of deleted segments are gone", dir, start);
+        }
+        origins.reset(entries);
+        for (LogSegment segment : segments) {
+            if (segment.nextOffset() > from) {
+                scanMirroredBatches(segment, from);
+            }
+        }
+    }
+
+    private void scanMirroredBatches(LogSegment segment, long from) throws IOException {
+        segment.forEachBatchHeader(header -> {
+            long base = RecordBatchFormat.baseOffset(header, 0);
+            if (base >= from && RecordBatchFormat.mirrored(header, 0)) {
+                ByteBuffer batch = segment.read(base, RecordBatchFormat.totalSize(header, 0));
+                origins.stored(mirroredScanner.scan(batch, 0), RecordBatchFormat.lastOffset(header, 0));
+            }
+        });
+    }
+
     private static long lastReceiveTime(LogSegment[] segments) {
         for (int i = segments.length - 1; i >= 0; i--) {
             if (segments[i].maxReceiveTimeMs() != LogSegment.NO_TIME) {
@@ -151,7 +206,9 @@ public final class PartitionLog implements Closeable {
      *
      * @param receiveTimeMs the batch's ReceiveTime: at least {@link #lastReceiveTimeMs()}; the caller stamps
      *                      {@code max(now, last)}. It is also "now" for {@code segment.ms} and {@code flush.ms}.
-     * @throws TidemarkException RECORD_TOO_LARGE, CORRUPT_BATCH or INVALID_TIMESTAMP, saying what is allowed
+     * @throws TidemarkException RECORD_TOO_LARGE, CORRUPT_BATCH, INVALID_TIMESTAMP, the idempotent producer's
+     *                           OUT_OF_ORDER_SEQUENCE or INVALID_PRODUCER_EPOCH, or ORIGIN_OFFSET_HELD for a mirrored
+     *                           batch, saying what is allowed
      */
     public AppendResult append(ByteBuffer batch, long receiveTimeMs) {
         lock.lock();
@@ -163,6 +220,7 @@ public final class PartitionLog implements Closeable {
             checkReceiveTime(receiveTimeMs);
             checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.around(receiveTimeMs,
                     config.sendTimeAfterMaxMs(), config.sendTimeBeforeMaxMs())));
+            OriginRange origin = originOf(batch, position);
             long producerId = RecordBatchFormat.producerId(batch, position);
             if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                 Optional<AppendResult> stored = producers.check(producerId,
@@ -172,8 +230,11 @@ public final class PartitionLog implements Closeable {
                     return stored.get();
                 }
             }
+            if (origin != null) {
+                origins.check(origin);
+            }
             RecordBatchFormat.stamp(crc, batch, position, logEndOffset, receiveTimeMs);
-            return write(batch, position, size);
+            return write(batch, position, size, origin);
         } catch (IOException e) {
             throw new UncheckedIOException("appending to " + dir, e);
         } finally {
@@ -207,7 +268,7 @@ public final class PartitionLog implements Closeable {
                         + logEndOffset);
             }
             checkReceiveTime(RecordBatchFormat.receiveTime(batch, position));
-            return write(batch, position, size);
+            return write(batch, position, size, originOf(batch, position));
         } catch (IOException e) {
             throw new UncheckedIOException("appending a copied batch to " + dir, e);
         } finally {
@@ -215,8 +276,16 @@ public final class PartitionLog implements Closeable {
         }
     }
 
-    /** Writes a validated, stamped batch at the log end: rolls when due, flushes when due, records its producer. */
-    private AppendResult write(ByteBuffer batch, int position, int size) throws IOException {
+    /** The origin partition and offsets of a mirrored batch; null for any other batch. */
+    private OriginRange originOf(ByteBuffer batch, int position) {
+        return RecordBatchFormat.mirrored(batch, position) ? mirroredScanner.scan(batch, position) : null;
+    }
+
+    /**
+     * Writes a validated, stamped batch at the log end: rolls when due, flushes when due, records its producer and,
+     * for a mirrored batch ({@code origin} not null), the origin offsets it holds.
+     */
+    private AppendResult write(ByteBuffer batch, int position, int size, OriginRange origin) throws IOException {
         long baseOffset = RecordBatchFormat.baseOffset(batch, position);
         long lastOffset = RecordBatchFormat.lastOffset(batch, position);
         long receiveTimeMs = RecordBatchFormat.receiveTime(batch, position);
@@ -234,6 +303,9 @@ public final class PartitionLog implements Closeable {
         if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
             producers.stored(producerId, RecordBatchFormat.producerEpoch(batch, position),
                     RecordBatchFormat.baseSequence(batch, position), result);
+        }
+        if (origin != null) {
+            origins.stored(origin, lastOffset);
         }
         return result;
     }
@@ -285,6 +357,7 @@ public final class PartitionLog implements Closeable {
 
     private LogSegment roll(LogSegment active, String reason) throws IOException {
         active.closeForAppends();
+        OriginSnapshotFile.write(dir, logEndOffset, origins.entries());
         LogSegment next = LogSegment.create(dir, logEndOffset, config.indexIntervalBytes(), config.segmentIndexBytes());
         LogSegment[] rolled = Arrays.copyOf(segments, segments.length + 1);
         rolled[rolled.length - 1] = next;
@@ -427,6 +500,7 @@ public final class PartitionLog implements Closeable {
             logEndOffset = last.nextOffset();
             lastReceiveTimeMs = lastReceiveTime(segments);
             rebuildProducerState();
+            rebuildOrigins();
             RecoveryPointFile.write(dir, Math.min(logEndOffset, RecoveryPointFile.read(dir).orElse(0)));
             LOG.info("Truncated {} to offset {}", dir, offset);
         } catch (IOException e) {
@@ -485,6 +559,7 @@ public final class PartitionLog implements Closeable {
             for (int i = 0; i < expired; i++) {
                 deletedBytes += current[i].sizeBytes();
                 current[i].delete();
+                OriginSnapshotFile.delete(dir, current[i].baseOffset());
             }
             DurableFiles.syncDirectory(dir);
             LOG.info("Retention deleted {} segments ({} bytes) of {}; log start offset is now {}", expired,
@@ -552,6 +627,16 @@ public final class PartitionLog implements Closeable {
 
     public TopicConfig config() {
         return config;
+    }
+
+    /** The last origin offset of {@code origin} this partition holds through mirrored batches, and where it is. */
+    public Optional<HeldOrigin> heldOrigin(OriginPartition origin) {
+        lock.lock();
+        try {
+            return origins.held(origin);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**

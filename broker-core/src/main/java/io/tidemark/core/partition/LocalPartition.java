@@ -2,17 +2,20 @@ package io.tidemark.core.partition;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.log.SegmentInfo;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -94,6 +97,11 @@ public final class LocalPartition implements Partition {
     @Override
     public TimeLookup lookupBySendTime(long sendTimeMs) {
         return log.lookupBySendTime(sendTimeMs);
+    }
+
+    @Override
+    public Optional<HeldOrigin> heldOrigin(OriginPartition origin) {
+        return log.heldOrigin(origin);
     }
 
     @Override

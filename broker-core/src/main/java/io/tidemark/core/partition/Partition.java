@@ -2,12 +2,15 @@ package io.tidemark.core.partition;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
+import io.tidemark.proto.record.OriginPartition;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -42,6 +45,12 @@ public interface Partition extends Closeable {
     TimeLookup lookupByReceiveTime(long receiveTimeMs);
 
     TimeLookup lookupBySendTime(long sendTimeMs);
+
+    /**
+     * The last origin offset of {@code origin} the partition holds through mirrored batches, and where it is; only
+     * the leader answers (a follower throws NOT_LEADER), since a mirror resumes from it.
+     */
+    Optional<HeldOrigin> heldOrigin(OriginPartition origin);
 
     /** Completes when the next batch is appended (for long-polling fetches); never exceptionally. */
     CompletableFuture<Void> nextAppend();

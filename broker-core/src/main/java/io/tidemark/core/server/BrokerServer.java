@@ -8,6 +8,7 @@ import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.core.partition.LocalPartition;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.TopicRegistry;
+import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.BrokerInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,6 +56,7 @@ public final class BrokerServer implements Closeable {
             MetricRegistry registry = new MetricRegistry();
             BrokerMetrics metrics = new BrokerMetrics(registry);
             Topic offsetsTopic = topics.ensureInternal(GroupOffsetStore.TOPIC, 1, GroupOffsetStore.TOPIC_CONFIG);
+            topics.ensureInternal(MirrorStateFormat.TOPIC, MirrorStateFormat.PARTITIONS, MirrorStateFormat.TOPIC_CONFIG);
             GroupOffsetStore store = GroupOffsetStore.over(offsetsTopic.partitions().get(0), clock);
             for (Topic topic : topics.topics()) {
                 topic.partitions().forEach(metrics::addPartition);

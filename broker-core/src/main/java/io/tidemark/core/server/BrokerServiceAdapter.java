@@ -4,6 +4,7 @@ import com.codahale.metrics.Timer;
 import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.metrics.BrokerMetrics;
@@ -19,13 +20,18 @@ import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.MetadataRequest;
 import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.OriginOffsetRequest;
+import io.tidemark.proto.v1.OriginOffsetResponse;
+import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.PartitionInfo;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.v1.TopicInfo;
+import io.tidemark.proto.record.OriginPartition;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -163,6 +169,25 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     }
 
     @Override
+    public void originOffset(OriginOffsetRequest request, StreamObserver<OriginOffsetResponse> observer) {
+        responses.respond(observer, () -> {
+            Partition partition = topics.partition(request.getTopic(), request.getPartition());
+            Optional<HeldOrigin> held = partition.heldOrigin(origin(request.getOrigin()));
+            OriginOffsetResponse.Builder response = OriginOffsetResponse.newBuilder().setHeld(held.isPresent());
+            held.ifPresent(h -> response.setOriginOffset(h.originOffset()).setOffset(h.offset()));
+            return response.build();
+        });
+    }
+
+    private static OriginPartition origin(OriginPartitionRef ref) {
+        try {
+            return new OriginPartition(ref.getCluster(), ref.getTopic(), ref.getPartition());
+        } catch (IllegalArgumentException e) {
+            throw Responses.invalid("OriginOffset origin: " + e.getMessage());
+        }
+    }
+
+    @Override
     public void metadata(MetadataRequest request, StreamObserver<MetadataResponse> observer) {
         responses.respond(observer, () -> {
             if (request.getTopicsCount() > config.maxTopicsPerRequest()) {
@@ -170,7 +195,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
                         + " topics (max.topics.per.request), not " + request.getTopicsCount());
             }
             List<Topic> wanted = request.getTopicsCount() == 0
-                    ? topics.topics().stream().filter(t -> !t.internal()).toList()
+                    ? topics.topics().stream().filter(t -> request.getIncludeInternal() || !t.internal()).toList()
                     : request.getTopicsList().stream().map(topics::topic).toList();
             MetadataResponse.Builder response = MetadataResponse.newBuilder();
             cluster.brokers().forEach(b -> response.addBrokers(BrokerInfo.newBuilder().setNodeId(b.getNodeId())

@@ -9,6 +9,8 @@ import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchReader;
@@ -30,6 +32,9 @@ import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.MetadataRequest;
+import io.tidemark.proto.v1.OriginOffsetRequest;
+import io.tidemark.proto.v1.OriginOffsetResponse;
+import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.PartitionOffset;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
@@ -242,12 +247,36 @@ class BrokerServerTest {
     }
 
     @Test
+    void originOffsetAnswersWhatMirroredBatchesStoredAndARestartKeepsIt() throws Exception {
+        create("m", 1);
+        OriginPartition origin = new OriginPartition("A", "m", 0);
+        OriginOffsetRequest ask = OriginOffsetRequest.newBuilder().setTopic("m").setPartition(0)
+                .setOrigin(OriginPartitionRef.newBuilder().setCluster("A").setTopic("m").setPartition(0)).build();
+        assertEquals(OriginOffsetResponse.newBuilder().setHeld(false).build(), data.originOffset(ask));
+        produce("m", 0, BASE_MS);
+        ByteString copy = ByteString.copyFrom(new RecordBatchBuilder().mirrored()
+                .append(BASE_MS, null, new byte[] {1}, ProvenanceHeaders.forCopy(List.of(), origin, 41, BASE_MS))
+                .append(BASE_MS, null, new byte[] {2}, ProvenanceHeaders.forCopy(List.of(), origin, 42, BASE_MS))
+                .build());
+        ProduceRequest mirrored = ProduceRequest.newBuilder().setTopic("m").setPartition(0).setBatch(copy).build();
+        assertEquals(1, data.produce(mirrored).getBaseOffset());
+        assertEquals(OriginOffsetResponse.newBuilder().setHeld(true).setOriginOffset(42).setOffset(2).build(),
+                data.originOffset(ask));
+        TidemarkException held = error(() -> data.produce(mirrored));
+        assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, held.code());
+        restart();
+        assertEquals(42, data.originOffset(ask).getOriginOffset());
+        assertEquals(ErrorCode.INVALID_REQUEST, error(() -> data.originOffset(ask.toBuilder()
+                .setOrigin(OriginPartitionRef.newBuilder().setCluster("a,b").setTopic("m")).build())).code());
+    }
+
+    @Test
     void metadataListAndDelete() {
         create("a", 3);
         create("b", 1);
         assertEquals(List.of("a", "b"), admin.listTopics(ListTopicsRequest.getDefaultInstance()).getTopicsList()
                 .stream().map(t -> t.getName()).toList());
-        assertEquals(List.of("__group_offsets", "a", "b"), admin.listTopics(ListTopicsRequest.newBuilder()
+        assertEquals(List.of("__group_offsets", "__mirror_state", "a", "b"), admin.listTopics(ListTopicsRequest.newBuilder()
                 .setIncludeInternal(true).build()).getTopicsList().stream().map(t -> t.getName()).toList());
         var metadata = data.metadata(MetadataRequest.newBuilder().addTopics("a").build());
         assertEquals("127.0.0.1:" + broker.port(), metadata.getBrokers(0).getAddress());

@@ -29,6 +29,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * threads asking at once cause one RPC.
  */
 final class ClusterMetadata {
+    /** Internal topics included: a client may produce to one (a mirror to __mirror_state). */
+    private static final MetadataRequest EVERY_TOPIC = MetadataRequest.newBuilder().setIncludeInternal(true).build();
     private final AnyBrokerCaller caller;
     private final Map<TopicPartition, LeaderHint> hints = new ConcurrentHashMap<>();
     private volatile Snapshot snapshot = new Snapshot(Map.of(), Map.of(), 0);
@@ -94,7 +96,7 @@ final class ClusterMetadata {
             return refreshing;
         }
         CompletableFuture<Void> started = caller.call("Metadata",
-                        channel -> caller.broker(channel).metadata(MetadataRequest.getDefaultInstance()))
+                        channel -> caller.broker(channel).metadata(EVERY_TOPIC))
                 .thenAccept(this::update);
         refreshing = started;
         started.whenComplete((ignored, error) -> finished(started));

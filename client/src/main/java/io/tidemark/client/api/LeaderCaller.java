@@ -9,6 +9,10 @@ import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
 import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
+import io.tidemark.proto.v1.OriginOffsetRequest;
+import io.tidemark.proto.v1.OriginOffsetResponse;
+import io.tidemark.proto.v1.ProduceRequest;
+import io.tidemark.proto.v1.ProduceResponse;
 
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -16,7 +20,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * Makes the calls only a partition's leader answers (ListOffsets, Fetch) on the broker the cluster metadata
+ * Makes the calls only a partition's leader answers (ListOffsets, Fetch, OriginOffset, and Produce for a
+ * {@link PartitionWriter}) on the broker the cluster metadata
  * names, refreshing the metadata and trying again when the answer shows the metadata was stale: NOT_LEADER,
  * UNKNOWN_TOPIC or UNKNOWN_PARTITION (a topic just created), NOT_AVAILABLE (the leader is down or moving).
  *
@@ -49,6 +54,17 @@ final class LeaderCaller {
         long timeoutMs = request.getMaxWaitMs() + requestTimeoutMs;
         return call(new TopicPartition(request.getTopic(), request.getPartition()),
                 channel -> stub(channel, timeoutMs).fetch(request), ATTEMPTS);
+    }
+
+    /** A Produce of one batch; a retry after NOT_AVAILABLE resends the same bytes (idempotence drops a duplicate). */
+    CompletableFuture<ProduceResponse> produce(ProduceRequest request) {
+        return call(new TopicPartition(request.getTopic(), request.getPartition()),
+                channel -> stub(channel, requestTimeoutMs).produce(request), ATTEMPTS);
+    }
+
+    CompletableFuture<OriginOffsetResponse> originOffset(OriginOffsetRequest request) {
+        return call(new TopicPartition(request.getTopic(), request.getPartition()),
+                channel -> stub(channel, requestTimeoutMs).originOffset(request), ATTEMPTS);
     }
 
     /** Whether an error means the metadata may be stale, so a refresh and a retry may succeed. */

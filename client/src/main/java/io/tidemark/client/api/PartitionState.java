@@ -20,6 +20,8 @@ final class PartitionState {
     private boolean resetOnly;
     boolean fetching;
     long retryAtMs;
+    /** Paused by the application: neither fetched nor returned by poll until resumed; the position stays. */
+    boolean paused;
 
     PartitionState(TopicPartition partition) {
         this.partition = partition;
@@ -65,8 +67,8 @@ final class PartitionState {
         return record;
     }
 
-    /** Whether a fetch can start now: a position, nothing buffered or in flight, and no backoff running. */
+    /** Whether a fetch can start now: not paused, a position, nothing buffered or in flight, and no backoff running. */
     boolean fetchable(long nowMs) {
-        return hasPosition() && buffered.isEmpty() && !fetching && nowMs >= retryAtMs;
+        return !paused && hasPosition() && buffered.isEmpty() && !fetching && nowMs >= retryAtMs;
     }
 }

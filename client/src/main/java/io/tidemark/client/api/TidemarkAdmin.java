@@ -9,6 +9,7 @@ import io.tidemark.proto.v1.DeleteTopicRequest;
 import io.tidemark.proto.v1.DescribeGroupRequest;
 import io.tidemark.proto.v1.DescribeGroupResponse;
 import io.tidemark.proto.v1.DescribeTopicsRequest;
+import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.ListGroupsRequest;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.MetadataRequest;
@@ -138,6 +139,19 @@ public final class TidemarkAdmin implements Closeable {
     /** Looks an offset up on the partition's leader: earliest, latest, or by ReceiveTime or SendTime. */
     public OffsetLookup listOffsets(TopicPartition tp, OffsetSpec spec) {
         return OffsetLookup.of(await(leaders.listOffsets(tp, spec)));
+    }
+
+    /**
+     * Reads the records at and after {@code offset} of the batches a fetch returns from the partition's leader:
+     * at most {@code maxBytes} of batches but at least the whole one holding {@code offset}; empty at the end of
+     * the partition. Every batch is validated first.
+     *
+     * @throws TidemarkException OFFSET_OUT_OF_RANGE naming the partition's offsets; CORRUPT_BATCH
+     */
+    public List<ConsumerRecord> read(TopicPartition tp, long offset, int maxBytes) {
+        FetchRequest request = FetchRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
+                .setOffset(offset).setMaxBytes(maxBytes).build();
+        return new Fetcher(leaders, maxBytes).records(tp, offset, await(leaders.fetch(request)));
     }
 
     public void commitOffsets(String group, Map<TopicPartition, OffsetAndMetadata> offsets) {

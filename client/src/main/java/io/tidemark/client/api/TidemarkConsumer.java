@@ -104,6 +104,18 @@ public final class TidemarkConsumer implements Closeable {
         }
     }
 
+    /**
+     * Stops fetching {@code partitions} and returning their records from poll, keeping their positions and what was
+     * fetched, until {@link #resume}: an application that cannot take more of a partition for now (flow control).
+     */
+    public void pause(Collection<TopicPartition> partitions) {
+        partitions.forEach(tp -> state(tp).paused = true);
+    }
+
+    public void resume(Collection<TopicPartition> partitions) {
+        partitions.forEach(tp -> state(tp).paused = false);
+    }
+
     /** Moves {@code tp}'s position to {@code offset}; the next poll reads from there. */
     public void seek(TopicPartition tp, long offset) {
         state(tp).seek(offset);
@@ -230,7 +242,7 @@ public final class TidemarkConsumer implements Closeable {
         List<ConsumerRecord> records = new ArrayList<>();
         for (int i = 0; i < order.size() && records.size() < config.maxPollRecords(); i++) {
             PartitionState state = order.get((start + i) % order.size());
-            while (records.size() < config.maxPollRecords() && !state.buffered.isEmpty()) {
+            while (records.size() < config.maxPollRecords() && !state.paused && !state.buffered.isEmpty()) {
                 records.add(state.next());
             }
         }

@@ -52,6 +52,18 @@ class AdminTest {
     }
 
     @Test
+    void readReturnsTheRecordsFromAnOffsetOnTheLeader() {
+        cluster.createTopic("r", 1);
+        TopicPartition r0 = new TopicPartition("r", 0);
+        cluster.append(r0, new RecordBatchBuilder().append(5, null, new byte[] {1})
+                .append(6, null, new byte[] {2}).append(7, null, new byte[] {3}).build());
+        assertEquals(List.of(1L, 2L), admin.read(r0, 1, 1).stream().map(ConsumerRecord::offset).toList(),
+                "the whole batch holding the offset, from the offset on");
+        assertEquals(List.of(6L, 7L), admin.read(r0, 1, 1).stream().map(ConsumerRecord::sendTimeMs).toList());
+        assertEquals(List.of(), admin.read(r0, 3, 1), "nothing at the end");
+    }
+
+    @Test
     void topicAdministrationRoundTrips() {
         admin.createTopic("orders", 2, 1, Map.of());
         admin.createTopic("__internal", 1, 1, Map.of());

@@ -93,6 +93,19 @@ class ConsumerTest {
     }
 
     @Test
+    void aPausedPartitionIsNeitherReturnedNorFetchedUntilResumed() {
+        appendBatch(T0, 1_000, 0, 100);
+        appendBatch(T1, 1_000, 0, 100);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0, T1));
+        consumer.pause(List.of(T1));
+        assertEquals(List.of(record(T0, 0, 100, 1_000)), pollFor(consumer, 1));
+        assertEquals(List.of(), consumer.poll(Duration.ofMillis(50)));
+        consumer.resume(List.of(T1));
+        assertEquals(List.of(record(T1, 0, 100, 1_000)), pollFor(consumer, 1));
+    }
+
+    @Test
     void pollSkipsRecordsBelowThePositionInTheFirstFetchedBatch() {
         appendBatch(T0, 1_000, 0, 100, 200, 300, 400);
         TidemarkConsumer consumer = consumer(b -> { });

@@ -134,6 +134,11 @@ final class FakeCluster implements AutoCloseable {
         }
     }
 
+    /** Drops the failures still queued for {@code method}. */
+    void clearFailures(String method) {
+        failures.remove(method);
+    }
+
     /** Whether this stored batch's reply is to be lost; counts {@link #repliesToLose} down. */
     boolean takeLostReply() {
         return repliesToLose.getAndUpdate(n -> Math.max(0, n - 1)) > 0;

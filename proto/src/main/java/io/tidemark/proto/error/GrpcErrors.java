@@ -15,7 +15,8 @@ import io.tidemark.proto.v1.ErrorDetail;
  * is retriable.
  *
  * <p>The gRPC status code is chosen so that generic gRPC tooling reads the error sensibly: INVALID_ARGUMENT for
- * bad input, NOT_FOUND and ALREADY_EXISTS for topics and groups, OUT_OF_RANGE for offsets,
+ * bad input, NOT_FOUND and ALREADY_EXISTS for topics and groups (ALREADY_EXISTS also for records a mirror copied
+ * already, ORIGIN_OFFSET_HELD), OUT_OF_RANGE for offsets,
  * FAILED_PRECONDITION for NOT_LEADER and producer sequence errors, UNAVAILABLE for NOT_AVAILABLE, INTERNAL
  * otherwise.
  */
@@ -63,7 +64,7 @@ public final class GrpcErrors {
             case INVALID_TIMESTAMP, CORRUPT_BATCH, RECORD_TOO_LARGE, INVALID_CONFIG, INVALID_REQUEST,
                     INVALID_REPLICATION_FACTOR -> Status.Code.INVALID_ARGUMENT;
             case UNKNOWN_TOPIC, UNKNOWN_PARTITION, UNKNOWN_GROUP -> Status.Code.NOT_FOUND;
-            case TOPIC_EXISTS -> Status.Code.ALREADY_EXISTS;
+            case TOPIC_EXISTS, ORIGIN_OFFSET_HELD -> Status.Code.ALREADY_EXISTS;
             case OFFSET_OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
             case NOT_LEADER, OUT_OF_ORDER_SEQUENCE, INVALID_PRODUCER_EPOCH -> Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;

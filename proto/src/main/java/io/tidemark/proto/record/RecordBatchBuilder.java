@@ -22,6 +22,7 @@ public final class RecordBatchBuilder {
     private long producerId = NO_PRODUCER_ID;
     private short producerEpoch = NO_PRODUCER_EPOCH;
     private int baseSequence = NO_SEQUENCE;
+    private byte attributes;
     private boolean built;
 
     public RecordBatchBuilder() {
@@ -38,6 +39,15 @@ public final class RecordBatchBuilder {
         this.producerId = id;
         this.producerEpoch = epoch;
         this.baseSequence = firstSequence;
+        return this;
+    }
+
+    /**
+     * Marks the batch as mirrored ({@link RecordBatchFormat#ATTRIBUTE_MIRRORED}): the caller appends records that
+     * carry {@link ProvenanceHeaders} of one origin partition, origin offsets strictly increasing.
+     */
+    public RecordBatchBuilder mirrored() {
+        this.attributes |= ATTRIBUTE_MIRRORED;
         return this;
     }
 
@@ -108,7 +118,7 @@ public final class RecordBatchBuilder {
         buffer.putLong(BASE_OFFSET_OFFSET, 0L)
                 .putInt(BATCH_LENGTH_OFFSET, size - LOG_OVERHEAD_BYTES)
                 .put(MAGIC_OFFSET, MAGIC_V1)
-                .put(ATTRIBUTES_OFFSET, (byte) 0)
+                .put(ATTRIBUTES_OFFSET, attributes)
                 .putShort(PRODUCER_EPOCH_OFFSET, producerEpoch)
                 .putInt(RECORD_COUNT_OFFSET, count)
                 .putLong(RECEIVE_TIME_OFFSET, NO_RECEIVE_TIME)

@@ -55,8 +55,13 @@ import java.util.zip.CRC32C;
  *       makes the CRC run over the wrong bytes and fail.</li>
  *   <li><b>Magic</b>: format version, {@value #MAGIC_V1}. Bytes 0-15 are the same in every version; a reader
  *       checks Magic before it trusts any later field.</li>
- *   <li><b>Attributes</b>: must be 0 in version 1. Bits 0-2 are reserved for a compression codec, bit 4 for
- *       transactional batches, bit 5 for control batches.</li>
+ *   <li><b>Attributes</b>: bit 6 ({@link #ATTRIBUTE_MIRRORED}, 0x40) marks a <i>mirrored</i> batch, written by a
+ *       mirror: every record carries the provenance headers of {@link ProvenanceHeaders}, all naming the same
+ *       origin partition, with origin offsets strictly increasing from record to record
+ *       ({@link MirroredBatchScanner} checks it). A partition log keeps, per origin partition, the last origin
+ *       offset it holds and refuses a mirrored batch that starts at or below it (ORIGIN_OFFSET_HELD), so a record
+ *       is copied into a partition at most once. Every other bit must be 0 in version 1: bits 0-2 are reserved
+ *       for a compression codec, bit 4 for transactional batches, bit 5 for control batches.</li>
  *   <li><b>Producer Id / Epoch / Base Sequence</b>: idempotent producer identity, or
  *       {@value #NO_PRODUCER_ID} / {@value #NO_PRODUCER_EPOCH} / {@value #NO_SEQUENCE} when the producer is
  *       not idempotent.</li>
@@ -127,6 +132,10 @@ public final class RecordBatchFormat {
     public static final int CRC_COVERED_FROM = MAGIC_OFFSET;
 
     public static final byte MAGIC_V1 = 1;
+    /** Attributes bit of a mirrored batch (see the class comment). */
+    public static final byte ATTRIBUTE_MIRRORED = 0x40;
+    /** The attribute bits version 1 defines; a batch with any other bit set is refused. */
+    public static final byte KNOWN_ATTRIBUTES = ATTRIBUTE_MIRRORED;
     public static final long NO_PRODUCER_ID = -1L;
     public static final short NO_PRODUCER_EPOCH = -1;
     public static final int NO_SEQUENCE = -1;
@@ -154,6 +163,11 @@ public final class RecordBatchFormat {
 
     public static byte attributes(ByteBuffer buffer, int position) {
         return buffer.get(position + ATTRIBUTES_OFFSET);
+    }
+
+    /** Whether the batch at {@code position} is a mirrored one ({@link #ATTRIBUTE_MIRRORED}). */
+    public static boolean mirrored(ByteBuffer buffer, int position) {
+        return (attributes(buffer, position) & ATTRIBUTE_MIRRORED) != 0;
     }
 
     public static short producerEpoch(ByteBuffer buffer, int position) {

@@ -40,9 +40,9 @@ public final class RecordBatchValidator {
             throw corrupt(String.format("CRC32C mismatch: stored 0x%08x, computed 0x%08x over %d bytes", stored,
                     computed, totalSize - CRC_COVERED_FROM));
         }
-        if (attributes(buffer, position) != 0) {
-            throw corrupt("attributes " + attributes(buffer, position)
-                    + " are not supported; version 1 batches carry attributes 0 (no compression)");
+        if ((attributes(buffer, position) & ~KNOWN_ATTRIBUTES) != 0) {
+            throw corrupt("attributes " + attributes(buffer, position) + " are not supported; version 1 batches "
+                    + "carry attributes 0, or " + ATTRIBUTE_MIRRORED + " for a mirrored batch (no compression)");
         }
         int count = recordCount(buffer, position);
         if (count < 1) {

@@ -59,8 +59,12 @@ class RecordBatchValidatorTest {
 
     @Test
     void unsupportedAttributes() {
-        assertEquals("corrupt record batch: attributes 1 are not supported; version 1 batches carry attributes 0 "
-                + "(no compression)", corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 1), true));
+        assertEquals("corrupt record batch: attributes 1 are not supported; version 1 batches carry attributes 0, "
+                + "or 64 for a mirrored batch (no compression)", corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 1),
+                true));
+        assertEquals("corrupt record batch: attributes 65 are not supported; version 1 batches carry attributes 0, "
+                + "or 64 for a mirrored batch (no compression)", corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 65),
+                true));
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.tidemark.core.server.GrpcEndpoint;
 import io.tidemark.core.server.MaintenanceScheduler;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftPeerIds;
@@ -41,7 +42,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A broker of a cluster: one Ratis {@link RaftServer} hosting the metadata group (all members are voters) and a
  * group per partition replica it holds, behind the same gRPC services as a single node. Group offsets live in the
- * replicated internal topic {@code __group_offsets}, created by whichever broker gets there first. The brokers
+ * replicated internal topic {@code __group_offsets}, created by whichever broker gets there first (so is the
+ * mirrors' {@code __mirror_state}). The brokers
  * probe each other ({@link ClusterLiveness}) and hand leadership back to preferred replicas
  * ({@link PreferredLeaderBalancer}).
  */
@@ -139,12 +141,17 @@ public final class ClusterNode implements Closeable {
                 maintenance, liveness, balancer);
     }
 
-    /** Creates the internal offsets topic, or finds it, retrying every second until the metadata group answers. */
+    /**
+     * Creates the internal topics (group offsets, the mirrors' state), or finds them, retrying every second until the
+     * metadata group answers.
+     */
     private static void createOffsetsTopic(ReplicatedTopics topics, AtomicReference<Partition> offsets,
                                            ScheduledExecutorService retries) {
         try {
             Topic topic = topics.ensureInternal(GroupOffsetStore.TOPIC, 1, GroupOffsetStore.TOPIC_CONFIG);
             offsets.set(topic.partitions().get(0));
+            topics.ensureInternal(MirrorStateFormat.TOPIC, MirrorStateFormat.PARTITIONS,
+                    MirrorStateFormat.TOPIC_CONFIG);
         } catch (TidemarkException e) {
             LOG.info("Group offsets topic not ready ({}); retrying", e.getMessage());
             retries.schedule(() -> createOffsetsTopic(topics, offsets, retries), 1, TimeUnit.SECONDS);

@@ -2,16 +2,19 @@ package io.tidemark.replication.partition;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.replication.cluster.ClusterMembers;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -77,6 +80,11 @@ public final class RemotePartition implements Partition {
 
     @Override
     public TimeLookup lookupBySendTime(long sendTimeMs) {
+        throw elsewhere();
+    }
+
+    @Override
+    public Optional<HeldOrigin> heldOrigin(OriginPartition origin) {
         throw elsewhere();
     }
 

@@ -2,6 +2,7 @@ package io.tidemark.replication.partition;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.log.SegmentInfo;
@@ -10,6 +11,7 @@ import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.ClusterMembers;
@@ -233,6 +235,20 @@ public final class ReplicatedPartition implements Partition {
     @Override
     public TimeLookup lookupBySendTime(long sendTimeMs) {
         return log().lookupBySendTime(sendTimeMs);
+    }
+
+    /**
+     * Answered by the leader only: a mirror resumes after the offset it names. The leader may not have applied every
+     * committed entry yet; a mirror that resumes too early has its first batch refused (ORIGIN_OFFSET_HELD) at apply,
+     * on every replica, and asks again.
+     */
+    @Override
+    public Optional<HeldOrigin> heldOrigin(OriginPartition origin) {
+        RaftServer.Division division = division();
+        if (!division.getInfo().isLeader()) {
+            throw notLeader(division.getInfo().getLeaderId());
+        }
+        return log().heldOrigin(origin);
     }
 
     @Override

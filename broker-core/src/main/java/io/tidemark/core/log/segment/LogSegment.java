@@ -294,7 +294,7 @@ public final class LogSegment implements Closeable {
 
     /** Receives batch headers of a scan; the buffer holds one header at position 0. */
     public interface HeaderVisitor {
-        void visit(ByteBuffer header);
+        void visit(ByteBuffer header) throws IOException;
     }
 
     /** Reads the header of every batch, in order (a scan of a few bytes per batch). */

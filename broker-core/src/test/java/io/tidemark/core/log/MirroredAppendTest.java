@@ -1,0 +1,168 @@
+package io.tidemark.core.log;
+
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.ProvenanceHeaders;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.v1.ErrorCode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import static io.tidemark.core.log.LogTestUtils.BASE_MS;
+import static io.tidemark.core.log.LogTestUtils.config;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A partition stores each mirrored record once: it keeps the last origin offset per origin partition. */
+class MirroredAppendTest {
+    private static final OriginPartition A0 = new OriginPartition("A", "t", 0);
+    private static final OriginPartition C0 = new OriginPartition("C", "t", 0);
+
+    @TempDir
+    Path dir;
+
+    /** A mirrored batch of the given origin offsets of {@code origin}, optionally from an idempotent producer. */
+    private static ByteBuffer mirroredBy(long producerId, int sequence, OriginPartition origin, long... originOffsets) {
+        RecordBatchBuilder builder = new RecordBatchBuilder().mirrored();
+        if (producerId >= 0) {
+            builder.producer(producerId, (short) 0, sequence);
+        }
+        for (long offset : originOffsets) {
+            builder.append(BASE_MS - 86_400_000, null, LogTestUtils.bytes(origin + "@" + offset),
+                    ProvenanceHeaders.forCopy(List.of(), origin, offset, BASE_MS - 1000));
+        }
+        return builder.build();
+    }
+
+    private static ByteBuffer mirrored(OriginPartition origin, long... originOffsets) {
+        return mirroredBy(-1, -1, origin, originOffsets);
+    }
+
+    private static TidemarkException refused(PartitionLog log, ByteBuffer batch) {
+        return assertThrows(TidemarkException.class, () -> log.append(batch, BASE_MS));
+    }
+
+    @Test
+    void aBatchStartingAtAHeldOriginOffsetIsRefusedWhole() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
+            assertEquals(new AppendResult(0, 2, BASE_MS), log.append(mirrored(A0, 0, 1, 2), BASE_MS));
+            assertEquals(Optional.of(new HeldOrigin(2, 2)), log.heldOrigin(A0));
+            TidemarkException overlap = refused(log, mirrored(A0, 2, 3, 4));
+            assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, overlap.code());
+            assertEquals("this partition holds A:t-0 up to origin offset 2 (at offset 2); the mirrored batch starts "
+                    + "at origin offset 2 and was not stored: a record is copied once, continue at origin offset 3",
+                    overlap.getMessage());
+            assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, refused(log, mirrored(A0, 0)).code());
+            assertEquals(3, log.logEndOffset(), "nothing of a refused batch is stored");
+            assertEquals(new AppendResult(3, 4, BASE_MS), log.append(mirrored(A0, 3, 4), BASE_MS));
+        }
+    }
+
+    @Test
+    void gapsAreTakenSinceTheOriginsRetentionMayHaveRemovedRecords() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
+            log.append(mirrored(A0, 0, 1), BASE_MS);
+            assertEquals(new AppendResult(2, 3, BASE_MS), log.append(mirrored(A0, 10, 12), BASE_MS));
+            assertEquals(Optional.of(new HeldOrigin(12, 3)), log.heldOrigin(A0));
+        }
+    }
+
+    @Test
+    void originPartitionsAreIndependentAndOtherBatchesUnaffected() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
+            log.append(mirrored(A0, 5), BASE_MS);
+            log.append(LogTestUtils.singleRecordBatch(1, BASE_MS), BASE_MS);
+            log.append(mirrored(C0, 5), BASE_MS);
+            log.append(mirrored(new OriginPartition("A", "t", 1), 0), BASE_MS);
+            assertEquals(Optional.of(new HeldOrigin(5, 0)), log.heldOrigin(A0));
+            assertEquals(Optional.of(new HeldOrigin(5, 2)), log.heldOrigin(C0));
+            assertEquals(Optional.empty(), log.heldOrigin(new OriginPartition("B", "t", 0)));
+        }
+    }
+
+    @Test
+    void anIdempotentResendIsAnsweredWithItsFirstResultNotRefused() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
+            AppendResult first = log.append(mirroredBy(7, 0, A0, 0, 1), BASE_MS);
+            assertEquals(first, log.append(mirroredBy(7, 0, A0, 0, 1), BASE_MS + 5),
+                    "a lost reply's retry learns where its batch went");
+            assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, refused(log, mirroredBy(8, 0, A0, 0, 1)).code(),
+                    "another mirror (another producer id) is refused");
+        }
+    }
+
+    @Test
+    void aMirroredBatchWithoutProvenanceIsCorrupt() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
+            ByteBuffer bare = new RecordBatchBuilder().mirrored().append(BASE_MS, null, new byte[] {1}).build();
+            assertEquals(ErrorCode.CORRUPT_BATCH, refused(log, bare).code());
+            assertEquals(0, log.logEndOffset());
+        }
+    }
+
+    @Test
+    void theTableIsRebuiltWhenTheLogOpensAndAfterATruncation() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "1000"), BASE_MS)) {
+            for (int i = 0; i < 10; i++) {
+                log.append(mirrored(A0, 2 * i, 2 * i + 1), BASE_MS);
+            }
+            assertEquals(5, log.segments().size(), "two batches of two records a segment");
+        }
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "1000"), BASE_MS)) {
+            assertEquals(Optional.of(new HeldOrigin(19, 19)), log.heldOrigin(A0));
+            log.truncateTo(8);
+            assertEquals(Optional.of(new HeldOrigin(7, 7)), log.heldOrigin(A0), "the snapshot at the cut");
+            log.truncateTo(6);
+            assertEquals(Optional.of(new HeldOrigin(5, 5)), log.heldOrigin(A0),
+                    "the snapshot at offset 4 and the batch after it");
+            assertEquals(java.util.Set.of(4L), OriginSnapshotFile.offsets(dir), "snapshots past the end are gone");
+            log.truncateTo(0);
+            assertEquals(Optional.empty(), log.heldOrigin(A0));
+        }
+    }
+
+    @Test
+    void theTableOutlivesTheSegmentsRetentionDeletes() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600", "retention.ms", "1000"),
+                BASE_MS)) {
+            log.append(mirrored(C0, 40), BASE_MS);
+            for (int i = 0; i < 10; i++) {
+                log.append(mirrored(A0, 2 * i, 2 * i + 1), BASE_MS);
+            }
+            log.append(LogTestUtils.singleRecordBatch(1, BASE_MS + 10_000), BASE_MS + 10_000);
+            assertTrue(log.deleteExpiredSegments(BASE_MS + 5_000).deletedSegments() > 1);
+            assertEquals(1, log.segments().size(), "only the active segment is left");
+        }
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600"), BASE_MS)) {
+            assertEquals(Optional.of(new HeldOrigin(40, 0)), log.heldOrigin(C0));
+            assertEquals(Optional.of(new HeldOrigin(19, 20)), log.heldOrigin(A0));
+            assertEquals(1, OriginSnapshotFile.offsets(dir).size(), "the deleted segments' snapshots went with them");
+        }
+    }
+
+    @Test
+    void aDamagedSnapshotFallsBackToAnEarlierOne() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600"), BASE_MS)) {
+            for (int i = 0; i < 10; i++) {
+                log.append(mirrored(A0, 2 * i, 2 * i + 1), BASE_MS);
+            }
+        }
+        long latest = OriginSnapshotFile.offsets(dir).last();
+        Path file = OriginSnapshotFile.file(dir, latest);
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[bytes.length - 1] ^= 1;
+        Files.write(file, bytes);
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600"), BASE_MS)) {
+            assertEquals(Optional.of(new HeldOrigin(19, 19)), log.heldOrigin(A0));
+        }
+        assertFalse(OriginSnapshotFile.read(dir, latest).isPresent());
+    }
+}

@@ -1,0 +1,95 @@
+package io.tidemark.cli;
+
+import com.codahale.metrics.MetricRegistry;
+import io.tidemark.core.config.HostPort;
+import io.tidemark.core.metrics.MetricsEndpoint;
+import io.tidemark.mirror.Mirror;
+import io.tidemark.mirror.MirrorConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.time.Clock;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code tidemark mirror}: copies topics from a source cluster to a target cluster in the foreground, until SIGTERM
+ * or Ctrl-C ({@link Mirror}). One line on stdout says it runs (and where its metrics are); logs go to stderr. Several
+ * mirrors may run into one target, from different sources.
+ */
+@Command(name = "mirror", mixinStandardHelpOptions = true, description = {
+        "Copy topics from a source cluster to a target cluster, exactly once, keeping SendTime and adding provenance;"
+                + " checkpoint consumer groups and record liveness on the target. Runs in the foreground.",
+        "Example: tidemark mirror --source 127.0.0.1:9400 --source-name A --target 127.0.0.1:9500 --target-name B"})
+final class MirrorCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--source", required = true, paramLabel = "HOST:PORT[,...]", description = "The source cluster.")
+    String source;
+
+    @Option(names = "--source-name", required = true,
+            description = "The source cluster's name, written into every copy's provenance (a-z A-Z 0-9 . _ -).")
+    String sourceName;
+
+    @Option(names = "--target", required = true, paramLabel = "HOST:PORT[,...]", description = "The target cluster.")
+    String target;
+
+    @Option(names = "--target-name", required = true,
+            description = "The target cluster's name: records that crossed it are never copied into it (loops).")
+    String targetName;
+
+    @Option(names = "--topics", defaultValue = MirrorConfig.ALL,
+            description = "Regular expression of the source topics to copy, matched on the whole name; new ones are "
+                    + "picked up while running (default: ${DEFAULT-VALUE}).")
+    String topics;
+
+    @Option(names = "--groups", defaultValue = MirrorConfig.ALL,
+            description = "Regular expression of the source consumer groups to checkpoint (default: ${DEFAULT-VALUE}).")
+    String groups;
+
+    @Option(names = "--topic-prefix", defaultValue = "",
+            description = "Prefix of the target topics' names (default: the source topic's name).")
+    String topicPrefix;
+
+    @Option(names = "--metrics-listen", paramLabel = "HOST:PORT", description = "Serve Prometheus metrics at /metrics.")
+    String metricsListen;
+
+    @Option(names = "--checkpoint-interval-ms", defaultValue = "5000",
+            description = "checkpoint.interval: how often group offsets are checkpointed (default: ${DEFAULT-VALUE}).")
+    long checkpointIntervalMs;
+
+    @Option(names = "--heartbeat-interval-ms", defaultValue = "1000",
+            description = "How often the mirror records on the target that it heard from the source "
+                    + "(default: ${DEFAULT-VALUE}).")
+    long heartbeatIntervalMs;
+
+    @Option(names = "--discovery-interval-ms", defaultValue = "5000",
+            description = "How often the source's topics are listed to pick up new ones (default: ${DEFAULT-VALUE}).")
+    long discoveryIntervalMs;
+
+    @Override
+    public Integer call() throws Exception {
+        MirrorConfig config = MirrorConfig.of(source, sourceName, target, targetName, topics, groups, topicPrefix)
+                .withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs);
+        MetricRegistry registry = new MetricRegistry();
+        Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
+        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen);
+        Mirror mirror = Mirror.start(config, registry, Clock.systemUTC());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            mirror.close();
+            endpoint.close();
+            stopped.countDown();
+        }, "tidemark-mirror-shutdown"));
+        spec.commandLine().getOut().printf("Tidemark mirror %s -> %s running%s%n", sourceName, targetName,
+                endpoint.httpPort().map(p -> ", metrics on http://" + listen.get().host() + ":" + p + "/metrics")
+                        .orElse(""));
+        spec.commandLine().getOut().flush();
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,404 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.OffsetSpec;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RecordMetadata;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkConsumer;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.mirror.MirrorStateFormat;
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.ProvenanceHeaders;
+import io.tidemark.proto.record.ProvenanceHeaders.Provenance;
+import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorStateRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Mirrors as real {@code tidemark mirror} processes between clusters of real broker processes (single-node ones, and a
+ * three-node target whose partition leader is killed): what a copy keeps and adds, two mirrors writing into one topic
+ * (one copying day-old data), a mirror killed and restarted during a copy with a second one started by mistake, a
+ * target leader dying during a copy, and two clusters mirroring each other.
+ */
+class MirrorIT {
+    private static final Duration COPY_TIMEOUT = Duration.ofSeconds(60);
+    private static final long DAY_MS = 86_400_000L;
+
+    @TempDir
+    Path dir;
+    private final List<AutoCloseable> running = new ArrayList<>();
+
+    @AfterEach
+    void stopAll() throws Exception {
+        for (int i = running.size() - 1; i >= 0; i--) {
+            running.get(i).close();
+        }
+    }
+
+    /** A single-node cluster named {@code name}, with broker config lines (key=value); its bootstrap. */
+    private String cluster(String name, String... configLines) throws IOException {
+        return broker(name, configLines).bootstrap();
+    }
+
+    private BrokerProcess broker(String name, String... configLines) throws IOException {
+        Path home = Files.createDirectories(dir.resolve(name));
+        Path config = home.resolve("broker.properties");
+        Files.writeString(config, String.join("\n", configLines));
+        BrokerProcess broker = BrokerProcess.start(home.resolve("data"), home, "--config", config.toString());
+        running.add(broker::stop);
+        return broker;
+    }
+
+    private MirrorProcess mirror(String name, String source, String sourceName, String target, String targetName,
+                                 String... extraArgs) throws IOException {
+        MirrorProcess mirror = MirrorProcess.start(dir, name, source, sourceName, target, targetName, extraArgs);
+        running.add(mirror);
+        return mirror;
+    }
+
+    private TidemarkAdmin admin(String bootstrap) {
+        TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap).requestTimeoutMs(5000).build());
+        running.add(admin);
+        return admin;
+    }
+
+    private TidemarkProducer producer(String bootstrap) {
+        TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap).build());
+        running.add(producer);
+        return producer;
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    /** Sends records "PREFIX-p-i" (key "k-i") to each partition and waits for every acknowledgement. */
+    private static Map<String, RecordMetadata> produce(TidemarkProducer producer, String topic, int partitions,
+                                                       int perPartition, String prefix, Long sendTimeMs)
+            throws Exception {
+        Map<String, CompletableFuture<RecordMetadata>> sends = new HashMap<>();
+        for (int i = 0; i < perPartition; i++) {
+            for (int p = 0; p < partitions; p++) {
+                String value = prefix + "-" + p + "-" + i;
+                sends.put(value, producer.send(new ProducerRecord(topic, p, bytes("k-" + i), bytes(value),
+                        sendTimeMs == null ? null : sendTimeMs + i, List.of(new Header("h", bytes(value))))));
+            }
+        }
+        Map<String, RecordMetadata> acknowledged = new HashMap<>();
+        for (Map.Entry<String, CompletableFuture<RecordMetadata>> send : sends.entrySet()) {
+            acknowledged.put(send.getKey(), send.getValue().get(30, TimeUnit.SECONDS));
+        }
+        return acknowledged;
+    }
+
+    private static void awaitEnd(TidemarkAdmin admin, TopicPartition tp, long records) {
+        await().atMost(COPY_TIMEOUT).ignoreException(TidemarkException.class)
+                .until(() -> admin.listOffsets(tp, OffsetSpec.latest()).offset() >= records);
+    }
+
+    /** Every record of a target partition: offsets contiguous, ReceiveTime never decreasing, no value twice. */
+    private static List<ConsumerRecord> readChecked(String bootstrap, TopicPartition tp, Set<String> expected) {
+        List<ConsumerRecord> records = PartitionChecker.check(bootstrap, tp, expected);
+        assertEquals(expected.size(), records.size(), "exactly the expected records in " + tp);
+        return records;
+    }
+
+    private static Provenance provenance(ConsumerRecord record) {
+        return ProvenanceHeaders.read(record.headers()).orElseThrow(() -> new AssertionError("no provenance: " + record));
+    }
+
+    /** Checks a copy against its original: key, value, user headers and SendTime kept, provenance added. */
+    private static void assertCopy(ConsumerRecord copy, RecordMetadata original, String sourceName) {
+        String value = text(copy.value());
+        assertEquals(original.sendTimeMs(), copy.sendTimeMs(), "SendTime of " + value);
+        assertEquals(new Header("h", bytes(value)), copy.headers().get(0), "user header of " + value);
+        assertEquals(new Provenance(new OriginPartition(sourceName, original.topic(), original.partition()),
+                original.offset(), original.receiveTimeMs(), List.of(sourceName)), provenance(copy));
+    }
+
+    /** The first __mirror_state record of the target that matches. */
+    private static MirrorStateRecord awaitState(String bootstrap, Predicate<MirrorStateRecord> wanted) {
+        TopicPartition state = new TopicPartition(MirrorStateFormat.TOPIC, 0);
+        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+            consumer.assign(List.of(state));
+            MirrorStateRecord[] found = new MirrorStateRecord[1];
+            await().atMost(COPY_TIMEOUT).until(() -> {
+                for (ConsumerRecord record : consumer.poll(Duration.ofMillis(200))) {
+                    MirrorStateRecord parsed = MirrorStateFormat.parse(record.value());
+                    if (wanted.test(parsed)) {
+                        found[0] = parsed;
+                    }
+                }
+                return found[0] != null;
+            });
+            return found[0];
+        }
+    }
+
+    @Test
+    void aCopyKeepsSendTimeAddsProvenanceAndCheckpointsTranslateExactly() throws Exception {
+        BrokerProcess brokerA = broker("A");
+        String a = brokerA.bootstrap();
+        String b = cluster("B");
+        TidemarkAdmin adminA = admin(a);
+        TidemarkAdmin adminB = admin(b);
+        adminA.createTopic("orders", 2, 0, Map.of("retention.ms", "86400000"));
+        long sendTime = System.currentTimeMillis() - 60_000;
+        Map<String, RecordMetadata> sent = produce(producer(a), "orders", 2, 400, "A", sendTime);
+        adminA.commitOffsets("g", Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(123)));
+
+        mirror("mirror", a, "A", b, "B");
+        for (int p = 0; p < 2; p++) {
+            TopicPartition tp = new TopicPartition("orders", p);
+            awaitEnd(adminB, tp, 400);
+            Set<String> expected = Set.copyOf(sent.keySet().stream().filter(v -> v.startsWith("A-" + tp.partition()
+                    + "-")).toList());
+            for (ConsumerRecord copy : readChecked(b, tp, expected)) {
+                RecordMetadata original = sent.get(text(copy.value()));
+                assertCopy(copy, original, "A");
+                assertEquals(original.offset(), copy.offset(), "partition p to p, in order");
+                assertTrue(copy.receiveTimeMs() >= original.receiveTimeMs(), "the target stamps a fresh ReceiveTime");
+            }
+        }
+        assertEquals("86400000", adminB.describeTopics(List.of("orders")).get(0).getConfigsOrThrow("retention.ms"),
+                "the target topic got the source's overrides");
+
+        MirrorCheckpoint checkpoint = awaitState(b, r -> r.hasCheckpoint() && r.getCheckpoint().getGroup().equals("g")
+                && r.getCheckpoint().getSourceOffset() == 123 && !r.getCheckpoint().getMirrorBehind()).getCheckpoint();
+        RecordMetadata lastConsumed = sent.get("A-0-122");
+        assertEquals(MirrorCheckpoint.newBuilder().setSourceCluster("A").setTargetCluster("B").setGroup("g")
+                .setSourceTopic("orders").setPartition(0).setTargetTopic("orders").setSourceOffset(123)
+                .setSourceCommitTimeMs(checkpoint.getSourceCommitTimeMs()).setTargetOffset(123)
+                .setLastConsumedKnown(true).setLastConsumedSendTimeMs(lastConsumed.sendTimeMs())
+                .setLastConsumedReceiveTimeMs(lastConsumed.receiveTimeMs())
+                .setCheckpointTimeMs(checkpoint.getCheckpointTimeMs()).build(), checkpoint);
+        MirrorHeartbeat heartbeat = awaitState(b, r -> r.hasHeartbeat() && r.getHeartbeat().getRecordsCopied() == 800)
+                .getHeartbeat();
+        assertEquals("A", heartbeat.getSourceCluster());
+        assertTrue(heartbeat.getLastHeardFromSourceMs() > 0 && heartbeat.getLastHeardFromSourceMs()
+                <= heartbeat.getMirrorTimeMs(), heartbeat.toString());
+
+        adminA.createTopic("later", 1, 0, Map.of());
+        Map<String, RecordMetadata> later = produce(producer(a), "later", 1, 10, "L", null);
+        awaitEnd(adminB, new TopicPartition("later", 0), 10);
+        for (ConsumerRecord copy : readChecked(b, new TopicPartition("later", 0), later.keySet())) {
+            assertCopy(copy, later.get(text(copy.value())), "A");
+        }
+
+        brokerA.kill();
+        long killedMs = System.currentTimeMillis();
+        MirrorHeartbeat silent = awaitState(b, r -> r.hasHeartbeat() && r.getHeartbeat().getMirrorTimeMs()
+                > killedMs + 2_000).getHeartbeat();
+        assertTrue(silent.getLastHeardFromSourceMs() <= killedMs, "heartbeats go on and show when the source went "
+                + "silent: " + silent);
+    }
+
+    @Test
+    void twoMirrorsIntoOneTopicOneCopyingDayOldDataKeepReceiveTimeMonotonic() throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        String c = cluster("C", "clock.offset.ms=-" + DAY_MS);
+        admin(a).createTopic("t", 1, 0, Map.of());
+        admin(c).createTopic("t", 1, 0, Map.of());
+        MirrorProcess fromAToB = mirror("a-to-b", a, "A", b, "B");
+        mirror("c-to-b", c, "C", b, "B");
+        long now = System.currentTimeMillis();
+        CompletableFuture<Map<String, RecordMetadata>> fromA = CompletableFuture.supplyAsync(() -> produceQuietly(a,
+                "A", null));
+        CompletableFuture<Map<String, RecordMetadata>> fromC = CompletableFuture.supplyAsync(() -> produceQuietly(c,
+                "C", now - DAY_MS));
+        Map<String, RecordMetadata> sent = new HashMap<>(fromA.get(60, TimeUnit.SECONDS));
+        sent.putAll(fromC.get(60, TimeUnit.SECONDS));
+
+        TopicPartition t0 = new TopicPartition("t", 0);
+        awaitEnd(admin(b), t0, sent.size());
+        long[] nextOrigin = new long[2];
+        Map<Long, Long> copiesOfA = new HashMap<>();
+        for (ConsumerRecord copy : readChecked(b, t0, sent.keySet())) {
+            String source = text(copy.value()).substring(0, 1);
+            if (source.equals("A")) {
+                copiesOfA.put(provenance(copy).originOffset(), copy.offset());
+            }
+            RecordMetadata original = sent.get(text(copy.value()));
+            assertCopy(copy, original, source);
+            int which = source.equals("A") ? 0 : 1;
+            assertEquals(nextOrigin[which]++, provenance(copy).originOffset(), "each origin in order, once");
+            if (source.equals("C")) {
+                assertTrue(copy.receiveTimeMs() - provenance(copy).originReceiveTimeMs() >= DAY_MS - 60_000,
+                        "C's data is a day old: " + copy);
+            }
+        }
+
+        fromAToB.close();
+        mirror("a-to-b-again", a, "A", b, "B");
+        admin(a).commitOffsets("ga", Map.of(t0, new OffsetAndMetadata(1234)));
+        MirrorCheckpoint checkpoint = awaitState(b, r -> r.hasCheckpoint() && r.getCheckpoint().getGroup().equals("ga"))
+                .getCheckpoint();
+        assertEquals(copiesOfA.get(1234L), checkpoint.getTargetOffset(), "a commit older than the restarted mirror "
+                + "remembers is found on the target, between C's copies");
+    }
+
+    /** 2000 records of one partition of "t" in batches, for a producing thread. */
+    private Map<String, RecordMetadata> produceQuietly(String bootstrap, String prefix, Long sendTimeMs) {
+        try {
+            return produce(producer(bootstrap), "t", 1, 2000, prefix, sendTimeMs);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Produces {@code rounds} rounds of 100 records per partition of "t" on another thread: the first half at once, the
+     * second half once {@code killed} completes (at most 60 s later), so a kill falls between records copied before
+     * it and records produced after it, and mirrors started after the kill race for the second half.
+     */
+    private static CompletableFuture<Map<String, RecordMetadata>> loadInTwoHalves(TidemarkProducer producer,
+                                                                                  int partitions, int rounds,
+                                                                                  CompletableFuture<Void> killed) {
+        return CompletableFuture.supplyAsync(() -> {
+            Map<String, RecordMetadata> sent = new HashMap<>();
+            try {
+                for (int round = 0; round < rounds; round++) {
+                    if (round == rounds / 2) {
+                        killed.get(60, TimeUnit.SECONDS);
+                    }
+                    sent.putAll(produce(producer, "t", partitions, 100, "A" + round, null));
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            return sent;
+        });
+    }
+
+    @Test
+    void aMirrorKilledAndRestartedAlongsideASecondOneCopiesEveryRecordOnce() throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        admin(a).createTopic("t", 2, 0, Map.of());
+        TidemarkAdmin adminB = admin(b);
+        TidemarkProducer producer = producer(a);
+        MirrorProcess first = mirror("first", a, "A", b, "B");
+        CompletableFuture<Void> killed = new CompletableFuture<>();
+        CompletableFuture<Map<String, RecordMetadata>> load = loadInTwoHalves(producer, 2, 60, killed);
+        TopicPartition t0 = new TopicPartition("t", 0);
+        await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(10)).ignoreException(TidemarkException.class)
+                .until(() -> adminB.listOffsets(t0, OffsetSpec.latest()).offset() > 1000);
+        first.kill();
+        mirror("restarted", a, "A", b, "B");
+        mirror("by-mistake", a, "A", b, "B");
+        killed.complete(null);
+        Map<String, RecordMetadata> sent = load.get(60, TimeUnit.SECONDS);
+
+        for (int p = 0; p < 2; p++) {
+            TopicPartition tp = new TopicPartition("t", p);
+            awaitEnd(adminB, tp, 6000);
+            Set<String> expected = Set.copyOf(sent.entrySet().stream().filter(e -> e.getValue().partition()
+                    == tp.partition()).map(Map.Entry::getKey).toList());
+            for (ConsumerRecord copy : readChecked(b, tp, expected)) {
+                RecordMetadata original = sent.get(text(copy.value()));
+                assertCopy(copy, original, "A");
+                assertEquals(original.offset(), copy.offset(), "every source record once, in order");
+            }
+        }
+    }
+
+    @Test
+    void theTargetPartitionsLeaderDyingDuringACopyLosesAndDuplicatesNothing() throws Exception {
+        String a = cluster("A");
+        ClusterProcesses b = new ClusterProcesses(Files.createDirectories(dir.resolve("B")), Map.of());
+        running.add(b);
+        admin(a).createTopic("t", 1, 0, Map.of());
+        TidemarkProducer producer = producer(a);
+        mirror("a-to-b", a, "A", b.bootstrap(), "B");
+        CompletableFuture<Void> killed = new CompletableFuture<>();
+        CompletableFuture<Map<String, RecordMetadata>> load = loadInTwoHalves(producer, 1, 40, killed);
+        TopicPartition t0 = new TopicPartition("t", 0);
+        TidemarkAdmin adminB = b.admin();
+        running.add(adminB);
+        await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(10)).ignoreException(TidemarkException.class)
+                .until(() -> adminB.listOffsets(t0, OffsetSpec.latest()).offset() > 500);
+        int leader = adminB.describeTopics(List.of("t")).get(0).getPartitions(0).getLeaderNodeId();
+        b.kill(leader);
+        killed.complete(null);
+        Map<String, RecordMetadata> sent = load.get(60, TimeUnit.SECONDS);
+        awaitEnd(adminB, t0, 4000);
+        for (ConsumerRecord copy : readChecked(b.bootstrap(), t0, sent.keySet())) {
+            RecordMetadata original = sent.get(text(copy.value()));
+            assertCopy(copy, original, "A");
+            assertEquals(original.offset(), copy.offset(), "every source record once, in order");
+        }
+    }
+
+    @Test
+    void twoClustersMirroringEachOtherWithTheSameTopicNamesBounceNothing() throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        TidemarkAdmin adminA = admin(a);
+        TidemarkAdmin adminB = admin(b);
+        adminA.createTopic("t", 1, 0, Map.of());
+        adminB.createTopic("t", 1, 0, Map.of());
+        mirror("a-to-b", a, "A", b, "B");
+        mirror("b-to-a", b, "B", a, "A");
+        Map<String, RecordMetadata> fromA = produce(producer(a), "t", 1, 500, "A", null);
+        Map<String, RecordMetadata> fromB = produce(producer(b), "t", 1, 500, "B", null);
+        Set<String> all = new java.util.HashSet<>(fromA.keySet());
+        all.addAll(fromB.keySet());
+        TopicPartition t0 = new TopicPartition("t", 0);
+        awaitEnd(adminA, t0, 1000);
+        awaitEnd(adminB, t0, 1000);
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() ->
+                adminA.listOffsets(t0, OffsetSpec.latest()).offset() == 1000
+                        && adminB.listOffsets(t0, OffsetSpec.latest()).offset() == 1000);
+        for (String cluster : List.of("A", "B")) {
+            String bootstrap = cluster.equals("A") ? a : b;
+            for (ConsumerRecord record : readChecked(bootstrap, t0, all)) {
+                String value = text(record.value());
+                Optional<Provenance> provenance = ProvenanceHeaders.read(record.headers());
+                boolean local = value.startsWith(cluster);
+                assertEquals(!local, provenance.isPresent(), "only copies carry provenance: " + value);
+                assertFalse(ProvenanceHeaders.crossed(record.headers(), cluster), "nothing came back: " + value);
+                if (!local) {
+                    assertCopy(record, (cluster.equals("A") ? fromB : fromA).get(value), cluster.equals("A") ? "B"
+                            : "A");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package io.tidemark.mirror;
+
+import io.tidemark.proto.record.OriginPartition;
+
+import java.util.Objects;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+
+/**
+ * What a mirror copies, from where to where, and how often it does its periodic work. Checked when built: a bad
+ * value fails with an {@link IllegalArgumentException} naming it and what is allowed.
+ *
+ * @param sourceBootstrap      host:port,... of the source cluster
+ * @param sourceName           the source cluster's name: written into provenance, checked by the loop rule
+ * @param targetBootstrap      host:port,... of the target cluster
+ * @param targetName           the target cluster's name: a record whose path holds it is never copied there
+ * @param topics               source topics to copy (the whole name must match); internal topics never are
+ * @param groups               source consumer groups to checkpoint (the whole name must match)
+ * @param topicPrefix          prepended to a source topic's name to make the target topic's ("" for the same name)
+ * @param checkpointIntervalMs how often committed offsets are read and checkpointed ({@code checkpoint.interval})
+ * @param heartbeatIntervalMs  how often the mirror records on the target that it heard from the source
+ * @param discoveryIntervalMs  how often the source's topics are listed, to pick up new ones
+ * @param maxBatchBytes        largest batch the mirror writes (a larger single record goes alone); must fit the
+ *                             target topics' max.batch.bytes
+ * @param maxBacklogBytes      fetched bytes a partition may hold before it is paused at the source
+ */
+public record MirrorConfig(String sourceBootstrap, String sourceName, String targetBootstrap, String targetName,
+                           Pattern topics, Pattern groups, String topicPrefix, long checkpointIntervalMs,
+                           long heartbeatIntervalMs, long discoveryIntervalMs, int maxBatchBytes,
+                           int maxBacklogBytes) {
+    public static final String ALL = ".*";
+    public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 5_000;
+    public static final long DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
+    public static final long DEFAULT_DISCOVERY_INTERVAL_MS = 5_000;
+    /** 256 KiB: the producer's batch.size, half a target topic's default max.batch.bytes. */
+    public static final int DEFAULT_MAX_BATCH_BYTES = 256 * 1024;
+    /** 4 MiB: four fetches' worth ahead of the target, per partition. */
+    public static final int DEFAULT_MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
+    private static final long MAX_INTERVAL_MS = 86_400_000;
+
+    public MirrorConfig {
+        requireText("--source", sourceBootstrap);
+        requireText("--target", targetBootstrap);
+        OriginPartition.checkClusterName(sourceName);
+        OriginPartition.checkClusterName(targetName);
+        if (sourceName.equals(targetName)) {
+            throw new IllegalArgumentException("the source and target names are both '" + sourceName
+                    + "'; a mirror copies between two clusters with different names");
+        }
+        Objects.requireNonNull(topics, "topics");
+        Objects.requireNonNull(groups, "groups");
+        Objects.requireNonNull(topicPrefix, "topicPrefix");
+        if (!topicPrefix.matches("[a-zA-Z0-9._-]*") || topicPrefix.startsWith("__")) {
+            throw new IllegalArgumentException("--topic-prefix '" + topicPrefix + "' is not allowed: use characters "
+                    + "from a-z A-Z 0-9 . _ -, not starting with '__'");
+        }
+        checkInterval("checkpoint interval", checkpointIntervalMs);
+        checkInterval("heartbeat interval", heartbeatIntervalMs);
+        checkInterval("discovery interval", discoveryIntervalMs);
+        if (maxBatchBytes < 1024 || maxBatchBytes > 16 * 1024 * 1024) {
+            throw new IllegalArgumentException("max batch bytes " + maxBatchBytes + " is not allowed: 1024 to 16 MiB");
+        }
+        if (maxBacklogBytes < maxBatchBytes) {
+            throw new IllegalArgumentException("max backlog bytes " + maxBacklogBytes + " is below the max batch bytes "
+                    + maxBatchBytes);
+        }
+    }
+
+    /** A config with the defaults for everything but the clusters, their names and the patterns. */
+    public static MirrorConfig of(String sourceBootstrap, String sourceName, String targetBootstrap, String targetName,
+                                  String topics, String groups, String topicPrefix) {
+        return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, pattern("--topics", topics),
+                pattern("--groups", groups), topicPrefix, DEFAULT_CHECKPOINT_INTERVAL_MS,
+                DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_DISCOVERY_INTERVAL_MS, DEFAULT_MAX_BATCH_BYTES,
+                DEFAULT_MAX_BACKLOG_BYTES);
+    }
+
+    public MirrorConfig withIntervals(long checkpointMs, long heartbeatMs, long discoveryMs) {
+        return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
+                checkpointMs, heartbeatMs, discoveryMs, maxBatchBytes, maxBacklogBytes);
+    }
+
+    /** The target topic of a source topic. */
+    public String targetTopic(String sourceTopic) {
+        return topicPrefix + sourceTopic;
+    }
+
+    /** @throws IllegalArgumentException naming the option when the regex does not compile */
+    public static Pattern pattern(String option, String regex) {
+        try {
+            return Pattern.compile(regex);
+        } catch (PatternSyntaxException e) {
+            throw new IllegalArgumentException(option + " '" + regex + "' is not a regular expression: "
+                    + e.getDescription());
+        }
+    }
+
+    private static void requireText(String option, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(option + " is required: HOST:PORT,... of the cluster's brokers");
+        }
+    }
+
+    private static void checkInterval(String what, long ms) {
+        if (ms < 10 || ms > MAX_INTERVAL_MS) {
+            throw new IllegalArgumentException(what + " " + ms + " ms is not allowed: 10 ms to 1 day");
+        }
+    }
+}

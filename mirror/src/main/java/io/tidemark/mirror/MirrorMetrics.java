@@ -1,0 +1,135 @@
+package io.tidemark.mirror;
+
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Histogram;
+import com.codahale.metrics.Meter;
+import com.codahale.metrics.MetricRegistry;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * A mirror process's metrics, in its {@link MetricRegistry} (exported as Prometheus text at /metrics):
+ * <ul>
+ *   <li>{@code mirror.records-copied}, {@code mirror.bytes-copied} (meters: counts and rates; bytes are key, value
+ *       and headers as read from the source);</li>
+ *   <li>{@code mirror.latency.receive-time-ms}: target ReceiveTime minus origin ReceiveTime of each copied record (the
+ *       hop's latency plus the target clock's lead over the source's), and {@code mirror.latency.send-time-ms}:
+ *       target ReceiveTime minus SendTime (histograms);</li>
+ *   <li>{@code mirror.lag-records.TOPIC.PARTITION}: records the source partition has past the last one the target
+ *       holds (gauge, refreshed every checkpoint interval);</li>
+ *   <li>{@code mirror.records-skipped-loop} (records whose path holds the target), {@code mirror.records-skipped-gap}
+ *       (records the source's retention removed before they were copied), {@code mirror.records-refused} (records
+ *       the target refused, e.g. a SendTime outside its window), {@code mirror.batches-refused-held} (batches the
+ *       target already held: another mirror, or a resend of unknown fate), {@code mirror.checkpoints-written}
+ *       (counters);</li>
+ *   <li>{@code mirror.last-heard-from-source-ms} (gauge, the mirror's clock).</li>
+ * </ul>
+ * It also keeps the latencies of the current heartbeat interval ({@link #takeInterval}).
+ *
+ * <p>Thread-safe.
+ */
+public final class MirrorMetrics {
+    private final MetricRegistry registry;
+    private final Meter recordsCopied;
+    private final Meter bytesCopied;
+    private final Histogram receiveLatency;
+    private final Histogram sendLatency;
+    private final Counter skippedLoop;
+    private final Counter skippedGap;
+    private final Counter refused;
+    private final Counter heldRefusals;
+    private final Counter checkpoints;
+    private final AtomicLong lastHeardFromSourceMs = new AtomicLong();
+    private IntervalLatency interval = IntervalLatency.EMPTY;
+
+    public MirrorMetrics(MetricRegistry registry) {
+        this.registry = registry;
+        this.recordsCopied = registry.meter("mirror.records-copied");
+        this.bytesCopied = registry.meter("mirror.bytes-copied");
+        this.receiveLatency = registry.histogram("mirror.latency.receive-time-ms");
+        this.sendLatency = registry.histogram("mirror.latency.send-time-ms");
+        this.skippedLoop = registry.counter("mirror.records-skipped-loop");
+        this.skippedGap = registry.counter("mirror.records-skipped-gap");
+        this.refused = registry.counter("mirror.records-refused");
+        this.heldRefusals = registry.counter("mirror.batches-refused-held");
+        this.checkpoints = registry.counter("mirror.checkpoints-written");
+        registry.gauge("mirror.last-heard-from-source-ms", () -> (Gauge<Long>) lastHeardFromSourceMs::get);
+    }
+
+    /** Latencies of the records copied in one heartbeat interval; all 0 when none was. */
+    public record IntervalLatency(long records, long receiveMinMs, long receiveMaxMs, long sendMinMs, long sendMaxMs) {
+        static final IntervalLatency EMPTY = new IntervalLatency(0, 0, 0, 0, 0);
+
+        IntervalLatency with(long receiveMs, long sendMs) {
+            return records == 0 ? new IntervalLatency(1, receiveMs, receiveMs, sendMs, sendMs)
+                    : new IntervalLatency(records + 1, Math.min(receiveMinMs, receiveMs),
+                    Math.max(receiveMaxMs, receiveMs), Math.min(sendMinMs, sendMs), Math.max(sendMaxMs, sendMs));
+        }
+    }
+
+    /** A batch of {@code records} records of {@code bytes} bytes was stored on the target. */
+    public void copied(int records, long bytes) {
+        recordsCopied.mark(records);
+        bytesCopied.mark(bytes);
+    }
+
+    /** One copied record's latencies: target ReceiveTime minus origin ReceiveTime, and minus SendTime. */
+    public synchronized void latency(long receiveMs, long sendMs) {
+        receiveLatency.update(receiveMs);
+        sendLatency.update(sendMs);
+        interval = interval.with(receiveMs, sendMs);
+    }
+
+    /** The latencies since the last call, and starts a new interval. */
+    public synchronized IntervalLatency takeInterval() {
+        IntervalLatency taken = interval;
+        interval = IntervalLatency.EMPTY;
+        return taken;
+    }
+
+    public void skippedLoop(long records) {
+        skippedLoop.inc(records);
+    }
+
+    public void skippedGap(long records) {
+        skippedGap.inc(records);
+    }
+
+    public void refused(long records) {
+        refused.inc(records);
+    }
+
+    public void heldRefusal() {
+        heldRefusals.inc();
+    }
+
+    public void checkpointWritten() {
+        checkpoints.inc();
+    }
+
+    public void heardFromSource(long nowMs) {
+        lastHeardFromSourceMs.accumulateAndGet(nowMs, Math::max);
+    }
+
+    /** The mirror's clock when a call to the source last succeeded; 0 when none has. */
+    public long lastHeardFromSourceMs() {
+        return lastHeardFromSourceMs.get();
+    }
+
+    public long recordsCopied() {
+        return recordsCopied.getCount();
+    }
+
+    public long bytesCopied() {
+        return bytesCopied.getCount();
+    }
+
+    /** Registers the lag gauge of a source partition. */
+    public void lagGauge(String topic, int partition, LongSupplier lag) {
+        String name = "mirror.lag-records." + topic + "." + partition;
+        registry.remove(name);
+        registry.gauge(name, () -> (Gauge<Long>) lag::getAsLong);
+    }
+}

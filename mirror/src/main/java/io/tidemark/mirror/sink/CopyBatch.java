@@ -1,0 +1,89 @@
+package io.tidemark.mirror.sink;
+
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.ProvenanceHeaders;
+import io.tidemark.proto.record.RecordBatchBuilder;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+
+/**
+ * One mirrored batch of copies, made from the head of a partition's queue of source records: each record keeps its
+ * key, value, headers and SendTime and gets the {@link ProvenanceHeaders} of the copy; a record whose path holds the
+ * target cluster is dropped instead (the loop rule). The batch ends before it would pass {@code maxBatchBytes} (a
+ * first record larger than that goes alone) or at {@code maxRecords}.
+ *
+ * @param builder       the batch, not built yet (the writer adds its producer id and sequence); null when every record
+ *                      taken was dropped by the loop rule
+ * @param records       the source records copied, in order
+ * @param originOffsets their source offsets, increasing
+ * @param bytes         their keys', values' and headers' bytes as read from the source
+ * @param skippedLoop   records taken from the queue and dropped by the loop rule
+ */
+public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records, long[] originOffsets, long bytes,
+                        int skippedLoop) {
+    /**
+     * Bytes of a copy besides its key, value and headers' names and values, at most: the record's length, offset and
+     * SendTime deltas, key and value lengths and header count (5 varints of up to 5 bytes and one of up to 10), and
+     * two length varints per header (at most 5 bytes each for the 6 provenance headers and a few user ones).
+     */
+    private static final int RECORD_OVERHEAD_BYTES = 35 + 2 * 5 * 8;
+
+    /**
+     * Takes records from the head of {@code pending} into one batch.
+     *
+     * @param targetCluster the target's name, for the loop rule
+     */
+    public static CopyBatch take(Deque<ConsumerRecord> pending, OriginPartition origin, String targetCluster,
+                                 int maxBatchBytes, int maxRecords) {
+        RecordBatchBuilder builder = new RecordBatchBuilder(Math.min(maxBatchBytes, 64 * 1024)).mirrored();
+        List<ConsumerRecord> records = new ArrayList<>();
+        long bytes = 0;
+        int skipped = 0;
+        while (!pending.isEmpty() && records.size() < maxRecords) {
+            ConsumerRecord record = pending.peekFirst();
+            if (ProvenanceHeaders.crossed(record.headers(), targetCluster)) {
+                pending.pollFirst();
+                skipped++;
+                continue;
+            }
+            List<Header> headers = ProvenanceHeaders.forCopy(record.headers(), origin, record.offset(),
+                    record.receiveTimeMs());
+            if (!records.isEmpty() && builder.sizeInBytes() + copySizeBytes(record, headers) > maxBatchBytes) {
+                break;
+            }
+            pending.pollFirst();
+            builder.append(record.sendTimeMs(), record.key(), record.value(), headers);
+            records.add(record);
+            bytes += sizeBytes(record);
+        }
+        long[] offsets = records.stream().mapToLong(ConsumerRecord::offset).toArray();
+        return new CopyBatch(records.isEmpty() ? null : builder, List.copyOf(records), offsets, bytes, skipped);
+    }
+
+    /** Key, value and headers of a record as read from the source. */
+    public static long sizeBytes(ConsumerRecord record) {
+        return keyAndValueBytes(record) + headerBytes(record.headers());
+    }
+
+    /** The most bytes the copy of a record with {@code headers} takes in a batch. */
+    private static long copySizeBytes(ConsumerRecord record, List<Header> headers) {
+        return keyAndValueBytes(record) + headerBytes(headers) + RECORD_OVERHEAD_BYTES;
+    }
+
+    private static long keyAndValueBytes(ConsumerRecord record) {
+        return (record.key() == null ? 0 : record.key().length) + (record.value() == null ? 0 : record.value().length);
+    }
+
+    private static long headerBytes(List<Header> headers) {
+        long size = 0;
+        for (Header header : headers) {
+            size += header.name().getBytes(StandardCharsets.UTF_8).length + header.value().length;
+        }
+        return size;
+    }
+}

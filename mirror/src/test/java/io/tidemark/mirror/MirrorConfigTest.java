@@ -1,0 +1,36 @@
+package io.tidemark.mirror;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class MirrorConfigTest {
+    private static String refusal(Runnable build) {
+        return assertThrows(IllegalArgumentException.class, build::run).getMessage();
+    }
+
+    @Test
+    void defaultsAndTargetTopicNames() {
+        MirrorConfig config = MirrorConfig.of("a:1", "A", "b:1", "B", ".*", "g.*", "A.");
+        assertEquals(5_000, config.checkpointIntervalMs());
+        assertEquals("A.orders", config.targetTopic("orders"));
+        assertEquals(true, config.groups().matcher("g1").matches());
+    }
+
+    @Test
+    void badValuesAreNamed() {
+        assertEquals("the source and target names are both 'A'; a mirror copies between two clusters with different "
+                + "names", refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "A", ".*", ".*", "")));
+        assertEquals("cluster name 'B,C' is not allowed: use 1 to 64 characters from a-z A-Z 0-9 . _ -",
+                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B,C", ".*", ".*", "")));
+        assertEquals("--topics '(' is not a regular expression: Unclosed group",
+                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", "(", ".*", "")));
+        assertEquals("--topic-prefix '__' is not allowed: use characters from a-z A-Z 0-9 . _ -, not starting with "
+                + "'__'", refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", ".*", ".*", "__")));
+        assertEquals("checkpoint interval 0 ms is not allowed: 10 ms to 1 day",
+                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", ".*", ".*", "").withIntervals(0, 1000, 1000)));
+        assertEquals("--source is required: HOST:PORT,... of the cluster's brokers",
+                refusal(() -> MirrorConfig.of(" ", "A", "b:1", "B", ".*", ".*", "")));
+    }
+}

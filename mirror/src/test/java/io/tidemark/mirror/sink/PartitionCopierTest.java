@@ -1,0 +1,176 @@
+package io.tidemark.mirror.sink;
+
+import com.codahale.metrics.MetricRegistry;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.mirror.MirrorMetrics;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.ProvenanceHeaders;
+import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.OriginOffsetResponse;
+import io.tidemark.proto.v1.ProduceResponse;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.stream.LongStream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A copier against a scripted target: where it resumes, what each batch holds, and what it does after each answer.
+ * Answers are completed by the test, on the test's thread.
+ */
+class PartitionCopierTest {
+    private static final TopicPartition SOURCE = new TopicPartition("t", 0);
+    private static final TopicPartition TARGET = new TopicPartition("t", 0);
+    private static final OriginPartition ORIGIN = new OriginPartition("A", "t", 0);
+
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+    private final MetricRegistry registry = new MetricRegistry();
+    private final FakeTarget target = new FakeTarget();
+    private final List<String> seeks = new ArrayList<>();
+    private PartitionCopier copier;
+
+    /** The target: records each call and leaves its answer to the test. */
+    private static final class FakeTarget implements TargetPartitions {
+        final List<CompletableFuture<OriginOffsetResponse>> asks = new ArrayList<>();
+        final List<List<Record>> batches = new ArrayList<>();
+        final List<CompletableFuture<ProduceResponse>> writes = new ArrayList<>();
+
+        @Override
+        public CompletableFuture<ProduceResponse> write(TopicPartition tp, RecordBatchBuilder batch) {
+            batches.add(new RecordBatchReader().records(batch.build()));
+            CompletableFuture<ProduceResponse> answer = new CompletableFuture<>();
+            writes.add(answer);
+            return answer;
+        }
+
+        @Override
+        public CompletableFuture<OriginOffsetResponse> originOffset(TopicPartition tp, OriginPartition origin) {
+            CompletableFuture<OriginOffsetResponse> answer = new CompletableFuture<>();
+            asks.add(answer);
+            return answer;
+        }
+
+        /** Origin offsets of the records of each batch written, in order. */
+        List<List<Long>> originOffsets() {
+            return batches.stream().map(records -> records.stream()
+                    .map(r -> ProvenanceHeaders.read(r.headers()).orElseThrow().originOffset()).toList()).toList();
+        }
+
+        void stored(int write, long baseOffset) {
+            writes.get(write).complete(ProduceResponse.newBuilder().setBaseOffset(baseOffset)
+                    .setLastOffset(baseOffset + batches.get(write).size() - 1).setReceiveTimeMs(5_000).build());
+        }
+
+        void refused(int write, ErrorCode code) {
+            writes.get(write).completeExceptionally(new TidemarkException(code, "refused"));
+        }
+    }
+
+    private PartitionCopier start(OriginOffsetResponse held) {
+        copier = new PartitionCopier(SOURCE, TARGET, "A", "B", 1 << 20, target,
+                (c, generation, offset) -> seeks.add(generation + "@" + offset), timers, new MirrorMetrics(registry));
+        copier.start();
+        target.asks.get(0).complete(held);
+        copier.positioned(1);
+        return copier;
+    }
+
+    private static OriginOffsetResponse held(long originOffset, long offset) {
+        return OriginOffsetResponse.newBuilder().setHeld(true).setOriginOffset(originOffset).setOffset(offset).build();
+    }
+
+    private static List<ConsumerRecord> records(long... offsets) {
+        return LongStream.of(offsets).mapToObj(o -> record(o, List.of())).toList();
+    }
+
+    private static ConsumerRecord record(long offset, List<Header> headers) {
+        return new ConsumerRecord("t", 0, offset, null, new byte[] {(byte) offset}, headers, 1_000 + offset,
+                2_000 + offset);
+    }
+
+    private long count(String counter) {
+        return registry.counter(counter).getCount();
+    }
+
+    @AfterEach
+    void stop() {
+        timers.shutdownNow();
+    }
+
+    @Test
+    void resumesAfterWhatTheTargetHoldsWithOneBatchOutstanding() {
+        start(held(9, 20));
+        assertEquals(List.of("1@10"), seeks);
+        copier.offer(records(8, 9, 10, 11));
+        copier.offer(records(12, 13));
+        assertEquals(List.of(List.of(10L, 11L)), target.originOffsets(), "records held are not sent again; the "
+                + "records that came meanwhile wait for the outstanding batch");
+        target.stored(0, 21);
+        assertEquals(List.of(List.of(10L, 11L), List.of(12L, 13L)), target.originOffsets());
+        target.stored(1, 23);
+        assertEquals(new OffsetMap.Exact(23, false), copier.translate(12));
+        assertEquals(4, registry.meter("mirror.records-copied").getCount());
+    }
+
+    @Test
+    void nothingHeldStartsAtTheSourcesLogStart() {
+        start(OriginOffsetResponse.newBuilder().setHeld(false).build());
+        assertEquals(List.of("1@" + SourcePositioner.EARLIEST), seeks);
+        copier.offer(records(3, 4));
+        assertEquals(List.of(List.of(3L, 4L)), target.originOffsets());
+        assertEquals(0, count("mirror.records-skipped-gap"), "nothing was held, so nothing was skipped");
+    }
+
+    @Test
+    void aBatchTheTargetHoldsSendsTheCopierBackToAskWhereToContinue() {
+        start(held(9, 20));
+        copier.offer(records(10, 11));
+        target.refused(0, ErrorCode.ORIGIN_OFFSET_HELD);
+        assertEquals(2, target.asks.size(), "it asks again");
+        copier.offer(records(12));
+        target.asks.get(1).complete(held(15, 40));
+        copier.offer(records(16));
+        assertEquals(1, target.batches.size(), "records before the new position are dropped");
+        assertEquals(List.of("1@10", "2@16"), seeks);
+        copier.positioned(2);
+        copier.offer(records(16, 17));
+        assertEquals(List.of(16L, 17L), target.originOffsets().get(1));
+        assertEquals(1, count("mirror.batches-refused-held"));
+    }
+
+    @Test
+    void aBatchRefusedForOneRecordIsResentOneRecordPerBatchAndTheBadRecordDropped() {
+        start(held(9, 20));
+        copier.offer(records(10, 11, 12));
+        target.refused(0, ErrorCode.INVALID_TIMESTAMP);
+        target.stored(1, 21);
+        target.refused(2, ErrorCode.INVALID_TIMESTAMP);
+        target.stored(3, 22);
+        copier.offer(records(13, 14));
+        assertEquals(List.of(List.of(10L, 11L, 12L), List.of(10L), List.of(11L), List.of(12L), List.of(13L, 14L)),
+                target.originOffsets());
+        assertEquals(1, count("mirror.records-refused"));
+    }
+
+    @Test
+    void recordsThatCrossedTheTargetAreSkippedAndGapsCounted() {
+        start(held(9, 20));
+        List<Header> fromB = ProvenanceHeaders.forCopy(List.of(), new OriginPartition("B", "t", 0), 1, 1);
+        copier.offer(List.of(record(10, fromB), record(11, List.of()), record(15, List.of())));
+        assertEquals(List.of(List.of(11L, 15L)), target.originOffsets());
+        assertEquals(1, count("mirror.records-skipped-loop"));
+        assertEquals(3, count("mirror.records-skipped-gap"));
+    }
+}

@@ -1,0 +1,48 @@
+package io.tidemark.proto.mirror;
+
+import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorStateRecord;
+import org.junit.jupiter.api.Test;
+
+import java.util.HexFormat;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** Golden bytes of the __mirror_state records. */
+class MirrorStateFormatTest {
+    private static final MirrorCheckpoint CHECKPOINT = MirrorCheckpoint.newBuilder().setSourceCluster("A")
+            .setTargetCluster("B").setGroup("g").setSourceTopic("t").setPartition(1).setTargetTopic("t")
+            .setSourceOffset(100).setTargetOffset(90).setLastConsumedKnown(true).setLastConsumedSendTimeMs(5)
+            .setLastConsumedReceiveTimeMs(6).setCheckpointTimeMs(7).build();
+
+    @Test
+    void checkpointKeyAndValue() {
+        assertEquals("checkpoint/A/g/t/1", new String(MirrorStateFormat.key(CHECKPOINT), UTF_8));
+        assertEquals(String.join("",
+                "0a", "1d", // field 1 (checkpoint), length 29
+                "0a0141", "120142", "1a0167", "220174", "2801", "320174", // clusters, group, topic, partition, target
+                "3864", "485a", "5801", "6005", "6806", "7007"), // offsets 100 and 90, last consumed, times
+                HexFormat.of().formatHex(MirrorStateFormat.value(CHECKPOINT)));
+        assertEquals(CHECKPOINT, MirrorStateFormat.parse(MirrorStateFormat.value(CHECKPOINT)).getCheckpoint());
+    }
+
+    @Test
+    void heartbeatKeyAndValue() {
+        MirrorHeartbeat heartbeat = MirrorHeartbeat.newBuilder().setSourceCluster("A").setTargetCluster("B")
+                .setMirrorTimeMs(2).setLastHeardFromSourceMs(1).build();
+        assertEquals("heartbeat/A", new String(MirrorStateFormat.key(heartbeat), UTF_8));
+        assertEquals("120a" + "0a0141" + "120142" + "1802" + "2001",
+                HexFormat.of().formatHex(MirrorStateFormat.value(heartbeat)));
+        assertEquals(heartbeat, MirrorStateFormat.parse(MirrorStateFormat.value(heartbeat)).getHeartbeat());
+    }
+
+    @Test
+    void aValueOfNeitherKindIsRefused() {
+        assertEquals("a __mirror_state record holds neither a checkpoint nor a heartbeat",
+                assertThrows(IllegalArgumentException.class,
+                        () -> MirrorStateFormat.parse(MirrorStateRecord.getDefaultInstance().toByteArray())).getMessage());
+    }
+}
