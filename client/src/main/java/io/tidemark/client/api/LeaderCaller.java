@@ -3,6 +3,7 @@ package io.tidemark.client.api;
 import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.ManagedChannel;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
@@ -11,6 +12,7 @@ import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.OriginOffsetRequest;
 import io.tidemark.proto.v1.OriginOffsetResponse;
+import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 
@@ -62,9 +64,12 @@ final class LeaderCaller {
                 channel -> stub(channel, requestTimeoutMs).produce(request), ATTEMPTS);
     }
 
-    CompletableFuture<OriginOffsetResponse> originOffset(OriginOffsetRequest request) {
-        return call(new TopicPartition(request.getTopic(), request.getPartition()),
-                channel -> stub(channel, requestTimeoutMs).originOffset(request), ATTEMPTS);
+    /** The last origin offset of {@code origin} that {@code tp} holds through mirrored batches. */
+    CompletableFuture<OriginOffsetResponse> originOffset(TopicPartition tp, OriginPartition origin) {
+        OriginOffsetRequest request = OriginOffsetRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
+                .setOrigin(OriginPartitionRef.newBuilder().setCluster(origin.cluster()).setTopic(origin.topic())
+                        .setPartition(origin.partition())).build();
+        return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request), ATTEMPTS);
     }
 
     /** Whether an error means the metadata may be stale, so a refresh and a retry may succeed. */

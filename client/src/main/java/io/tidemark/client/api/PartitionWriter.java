@@ -5,9 +5,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.v1.ErrorCode;
-import io.tidemark.proto.v1.OriginOffsetRequest;
 import io.tidemark.proto.v1.OriginOffsetResponse;
-import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 
@@ -125,9 +123,7 @@ public final class PartitionWriter implements Closeable {
      * @return fails with the broker's TidemarkException
      */
     public CompletableFuture<OriginOffsetResponse> originOffset(TopicPartition tp, OriginPartition origin) {
-        return leaders.originOffset(OriginOffsetRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
-                .setOrigin(OriginPartitionRef.newBuilder().setCluster(origin.cluster()).setTopic(origin.topic())
-                        .setPartition(origin.partition())).build());
+        return leaders.originOffset(tp, origin);
     }
 
     private void attempt(ProduceRequest request, long deadlineMs, int attempt,

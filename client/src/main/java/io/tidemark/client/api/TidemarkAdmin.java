@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.ClusterStatusResponse;
@@ -14,6 +15,7 @@ import io.tidemark.proto.v1.ListGroupsRequest;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.MetadataRequest;
 import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TransferLeadershipRequest;
@@ -23,14 +25,15 @@ import java.io.Closeable;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * Administers a Tidemark cluster: topics, their configs, cluster status and metadata, moving partition leadership
  * and replicas, offset lookups by time, and consumer group offsets. Calls go to the bootstrap brokers in turn until
  * one answers (an unreachable or stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline
- * {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets} goes to
- * the partition's leader. Every call blocks until answered and every failure is a
+ * {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets},
+ * {@link #read} and {@link #originOffset} go to the partition's leader. Every call blocks until answered and every failure is a
  * {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf messages
  * where they have one.
  *
@@ -152,6 +155,15 @@ public final class TidemarkAdmin implements Closeable {
         FetchRequest request = FetchRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
                 .setOffset(offset).setMaxBytes(maxBytes).build();
         return new Fetcher(leaders, maxBytes).records(tp, offset, await(leaders.fetch(request)));
+    }
+
+    /**
+     * The last origin offset of {@code origin} (a partition of another cluster) that {@code tp} holds through
+     * mirrored batches, from the partition's leader; empty when it holds none.
+     */
+    public OptionalLong originOffset(TopicPartition tp, OriginPartition origin) {
+        OriginOffsetResponse held = await(leaders.originOffset(tp, origin));
+        return held.getHeld() ? OptionalLong.of(held.getOriginOffset()) : OptionalLong.empty();
     }
 
     public void commitOffsets(String group, Map<TopicPartition, OffsetAndMetadata> offsets) {

@@ -5,6 +5,7 @@ import io.tidemark.mirror.MirrorMetrics;
 import io.tidemark.mirror.sink.PartitionCopier;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.PartitionBehind;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +14,8 @@ import java.time.Clock;
 /**
  * Every heartbeat interval: asks the source for its status (an answer means the mirror heard from it, as does every
  * record or listing it gets) and writes a {@link MirrorHeartbeat} to the target: when the mirror last heard from the
- * source, what it copied, how far behind it is, and the latencies of the records copied since the last heartbeat.
+ * source, what it copied, how far behind it is (in all and per partition), and the latencies of the records copied
+ * since the last heartbeat.
  * The failover tool reads when the source went silent from it, and its buffer X from the latencies.
  *
  * <p>Not thread-safe: one scheduled task runs it.
@@ -47,12 +49,19 @@ public final class HeartbeatAgent {
         } catch (TidemarkException e) {
             LOG.debug("The source did not answer its status: {}", e.getMessage());
         }
+        MirrorHeartbeat.Builder heartbeat = MirrorHeartbeat.newBuilder();
         long behind = 0;
         for (PartitionCopier copier : copiers) {
-            behind += copier.lagRecords();
+            long lag = copier.lagRecords();
+            if (lag > 0) {
+                heartbeat.addPartitionsBehind(PartitionBehind.newBuilder().setSourceTopic(copier.source().topic())
+                        .setPartition(copier.source().partition()).setTargetTopic(copier.target().topic())
+                        .setRecords(lag));
+                behind += lag;
+            }
         }
         MirrorMetrics.IntervalLatency latency = metrics.takeInterval();
-        publisher.publish(MirrorHeartbeat.newBuilder().setSourceCluster(sourceCluster).setTargetCluster(targetCluster)
+        publisher.publish(heartbeat.setSourceCluster(sourceCluster).setTargetCluster(targetCluster)
                 .setMirrorTimeMs(clock.millis()).setLastHeardFromSourceMs(metrics.lastHeardFromSourceMs())
                 .setRecordsCopied(metrics.recordsCopied()).setRecordsBehind(behind)
                 .setIntervalRecords(latency.records()).setReceiveLatencyMinMs(latency.receiveMinMs())

@@ -3,6 +3,7 @@ package io.tidemark.proto.mirror;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
+import io.tidemark.proto.v1.PartitionBehind;
 import org.junit.jupiter.api.Test;
 
 import java.util.HexFormat;
@@ -32,9 +33,13 @@ class MirrorStateFormatTest {
     @Test
     void heartbeatKeyAndValue() {
         MirrorHeartbeat heartbeat = MirrorHeartbeat.newBuilder().setSourceCluster("A").setTargetCluster("B")
-                .setMirrorTimeMs(2).setLastHeardFromSourceMs(1).build();
+                .setMirrorTimeMs(2).setLastHeardFromSourceMs(1).addPartitionsBehind(PartitionBehind.newBuilder()
+                        .setSourceTopic("t").setPartition(1).setTargetTopic("u").setRecords(3)).build();
         assertEquals("heartbeat/A", new String(MirrorStateFormat.key(heartbeat), UTF_8));
-        assertEquals("120a" + "0a0141" + "120142" + "1802" + "2001",
+        assertEquals(String.join("",
+                "1216", // field 2 (heartbeat), length 22
+                "0a0141", "120142", "1802", "2001", // clusters, mirror time 2, last heard 1
+                "620a", "0a0174", "1001", "1a0175", "2003"), // field 12 (partitions behind): t-1 to u, 3 records
                 HexFormat.of().formatHex(MirrorStateFormat.value(heartbeat)));
         assertEquals(heartbeat, MirrorStateFormat.parse(MirrorStateFormat.value(heartbeat)).getHeartbeat());
     }

@@ -1,0 +1,111 @@
+package io.tidemark.mirror.failover;
+
+import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.mirror.failover.FailoverPlan.Exact;
+import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupPartitionLag;
+
+import java.time.InstantSource;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Applies a {@link FailoverPlan}: commits its offsets for the group on the target, in one CommitOffsets call, each
+ * with the metadata {@code tidemark failover from SOURCE (exact|time)}.
+ * <ul>
+ *   <li><b>Refused while the group has active consumers on the target.</b> The group service keeps committed offsets
+ *       and no membership, so a consumer shows only by its commits: the group is active when it committed a
+ *       partition within the active window ({@code --active-window}, default 1 minute, against each commit's time on
+ *       the target broker) with metadata other than the failover's. Consumers that commit less often than the
+ *       window, or start between the check and the commit, are not seen: stop them before applying.</li>
+ *   <li><b>Idempotent.</b> When the group's committed offsets on the target already are the plan's, nothing is
+ *       written. The plan of a dead source does not change from one run to the next, so applying twice commits
+ *       once. A failover commit is not a sign of activity, so a second apply is not refused by the first.</li>
+ * </ul>
+ *
+ * <p>Thread-safe (the admin client is).
+ */
+public final class FailoverCommitter {
+    /** Starts the metadata of every offset apply commits. */
+    public static final String METADATA_PREFIX = "tidemark failover";
+
+    private final TidemarkAdmin target;
+    private final InstantSource clock;
+    private final long activeWindowMs;
+
+    /**
+     * What apply does.
+     *
+     * @param offsets        the plan's offsets, with their metadata
+     * @param alreadyApplied true when the group's committed offsets already were these: nothing was written
+     */
+    public record Decision(Map<TopicPartition, OffsetAndMetadata> offsets, boolean alreadyApplied) {
+        public Decision {
+            offsets = Map.copyOf(offsets);
+        }
+    }
+
+    public FailoverCommitter(TidemarkAdmin target, InstantSource clock, long activeWindowMs) {
+        if (activeWindowMs < 0) {
+            throw new IllegalArgumentException("--active-window " + activeWindowMs + " ms is negative");
+        }
+        this.target = target;
+        this.clock = clock;
+        this.activeWindowMs = activeWindowMs;
+    }
+
+    /**
+     * Commits the plan's offsets unless the group already has them.
+     *
+     * @throws IllegalArgumentException when the group has active consumers on the target
+     */
+    public Decision apply(FailoverPlan plan) {
+        Decision decision = decide(plan, committed(plan.group()), clock.millis(), activeWindowMs);
+        if (!decision.alreadyApplied()) {
+            target.commitOffsets(plan.group(), decision.offsets());
+        }
+        return decision;
+    }
+
+    private List<GroupPartitionLag> committed(String group) {
+        try {
+            return target.describeGroup(group).getPartitionsList();
+        } catch (TidemarkException e) {
+            if (e.code() == ErrorCode.UNKNOWN_GROUP) {
+                return List.of();
+            }
+            throw e;
+        }
+    }
+
+    /** The decision, from the group's commits on the target at {@code nowMs}. */
+    static Decision decide(FailoverPlan plan, List<GroupPartitionLag> committed, long nowMs, long activeWindowMs) {
+        List<GroupPartitionLag> active = committed.stream().filter(c -> !c.getMetadata().startsWith(METADATA_PREFIX)
+                && c.getCommitTimeMs() > nowMs - activeWindowMs).toList();
+        if (!active.isEmpty()) {
+            long latest = active.stream().mapToLong(GroupPartitionLag::getCommitTimeMs).max().orElseThrow();
+            throw new IllegalArgumentException("group '" + plan.group() + "' has active consumers on the target: it "
+                    + "committed " + String.join(", ", active.stream().map(c -> c.getTopic() + "-" + c.getPartition())
+                    .toList()) + " in the last " + FailoverPlanFormat.seconds(activeWindowMs) + " (--active-window), "
+                    + "the latest at " + FailoverPlanFormat.time(latest) + "; stop them first: apply would move the "
+                    + "positions they read from");
+        }
+        Map<TopicPartition, Long> current = new LinkedHashMap<>();
+        committed.forEach(c -> current.put(new TopicPartition(c.getTopic(), c.getPartition()), c.getCommittedOffset()));
+        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+        boolean same = true;
+        for (PartitionPlan p : plan.partitions()) {
+            String mode = p.basis() instanceof Exact ? "exact" : "time";
+            offsets.put(p.partition(), new OffsetAndMetadata(p.offset(), METADATA_PREFIX + " from "
+                    + plan.sourceCluster() + " (" + mode + ")"));
+            same &= Objects.equals(current.get(p.partition()), p.offset());
+        }
+        return new Decision(offsets, same);
+    }
+}

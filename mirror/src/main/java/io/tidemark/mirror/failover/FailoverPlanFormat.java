@@ -1,0 +1,211 @@
+package io.tidemark.mirror.failover;
+
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import io.tidemark.mirror.failover.FailoverPlan.ByTime;
+import io.tidemark.mirror.failover.FailoverPlan.Exact;
+import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.OptionalLong;
+
+/**
+ * How a {@link FailoverPlan} is printed: as text for people, or as one JSON object on one line for scripts.
+ * Times are UTC with milliseconds in text ({@code 2023-11-14T22:13:20.000Z}) and ms since the epoch in JSON;
+ * durations are seconds with milliseconds in text and ms in JSON.
+ *
+ * <h2>Text</h2>
+ * <pre>
+ * Failover of group G from cluster A to cluster B, planned at TIME
+ * Source A: the mirror last heard from it at TIME (last heartbeat TIME); N records not copied, lost with it
+ * Buffer X: S s (auto) = S s the target's clock ran behind the source's + S s spread of the mirror's latency
+ *   (S s to S s over N records in N heartbeats, TIME to TIME)
+ * TOPIC  PARTITION  MODE  OFFSET  LOG-END  RECEIVE-TIME  SEND-TIME  RE-READ  NOT-COPIED  BASIS
+ * ...one row per partition
+ * </pre>
+ * The buffer line (one line; wrapped here) is there only when a partition resumes by time; a given buffer reads
+ * {@code Buffer X: S s (--buffer)}. Without a heartbeat the source line reads {@code Source A: no heartbeat on the
+ * target, records not copied unknown}. A row: MODE {@code exact} or {@code time}; RECEIVE-TIME (on the target) and
+ * SEND-TIME of the record at OFFSET, {@code -} when OFFSET is the log end (the group waits for the next record);
+ * RE-READ {@code <= N} in exact mode (an upper bound), {@code ~ N} in time mode (an estimate); BASIS
+ * {@code checkpoint: source offset N committed TIME, made S s before the source went silent} (or {@code made at
+ * TIME} when the silence is unknown; {@code , the mirror was behind the group} added when it was), or
+ * {@code T TIME (given|last-consumed|source-silent), T - X TIME}.
+ *
+ * <h2>JSON</h2>
+ * <pre>
+ * {"group", "sourceCluster", "targetCluster", "plannedAt", "sourceLastHeard" (null when unknown),
+ *  "lastHeartbeat" (null when none), "notCopied",
+ *  "buffer": null | {"ms", "derivation": "given"|"auto", and for auto: "targetBehindMs", "spreadMs",
+ *            "latencyMinMs", "latencyMaxMs", "records", "heartbeats", "from", "to"},
+ *  "partitions": [{"topic", "partition", "mode": "exact"|"time", "offset", "logEndOffset",
+ *                  "receiveTime", "sendTime" (null at the log end), "rereads", "rereadsKind": "at-most"|"estimate",
+ *                  "notCopied",
+ *                  "checkpoint": null | {"sourceTopic", "sourceOffset", "sourceCommitTime", "checkpointTime",
+ *                                        "mirrorBehind"},
+ *                  "time": null | {"time", "timeFrom": "given"|"last-consumed"|"source-silent", "lookupTime"}}]}
+ * </pre>
+ *
+ * <p>Stateless.
+ */
+public final class FailoverPlanFormat {
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
+            .withZone(ZoneOffset.UTC);
+    private static final Gson GSON = new GsonBuilder().serializeNulls().disableHtmlEscaping().create();
+    private static final String ROW = "%-24s %9s %-5s %16s %16s %-24s %-24s %10s %10s  %s%n";
+
+    private FailoverPlanFormat() {
+    }
+
+    public static String text(FailoverPlan plan) {
+        StringBuilder text = new StringBuilder();
+        text.append("Failover of group ").append(plan.group()).append(" from cluster ").append(plan.sourceCluster())
+                .append(" to ").append(plan.targetCluster().isEmpty() ? "the target" : "cluster "
+                        + plan.targetCluster()).append(", planned at ").append(time(plan.plannedAtMs())).append('\n');
+        text.append(sourceLine(plan)).append('\n');
+        plan.buffer().ifPresent(buffer -> text.append("Buffer X: ").append(bufferText(buffer)).append('\n'));
+        text.append(String.format(Locale.ROOT, ROW, "TOPIC", "PARTITION", "MODE", "OFFSET", "LOG-END",
+                "RECEIVE-TIME", "SEND-TIME", "RE-READ", "NOT-COPIED", "BASIS"));
+        for (PartitionPlan p : plan.partitions()) {
+            boolean exact = p.basis() instanceof Exact;
+            text.append(String.format(Locale.ROOT, ROW, p.partition().topic(), p.partition().partition(),
+                    exact ? "exact" : "time", p.offset(), p.logEndOffset(),
+                    p.record().map(r -> time(r.receiveTimeMs())).orElse("-"),
+                    p.record().map(r -> time(r.sendTimeMs())).orElse("-"), (exact ? "<= " : "~ ") + p.rereads(),
+                    p.notCopied(), basisText(plan, p)));
+        }
+        return text.toString();
+    }
+
+    /** One JSON object on one line, without a line end. */
+    public static String json(FailoverPlan plan) {
+        return GSON.toJson(jsonFields(plan));
+    }
+
+    /** The JSON object as a map, for a caller that adds fields of its own before printing it. */
+    public static Map<String, Object> jsonFields(FailoverPlan plan) {
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("group", plan.group());
+        fields.put("sourceCluster", plan.sourceCluster());
+        fields.put("targetCluster", plan.targetCluster());
+        fields.put("plannedAt", plan.plannedAtMs());
+        fields.put("sourceLastHeard", orNull(plan.sourceLastHeardMs()));
+        fields.put("lastHeartbeat", orNull(plan.lastHeartbeatMs()));
+        fields.put("notCopied", plan.notCopied());
+        fields.put("buffer", plan.buffer().map(FailoverPlanFormat::bufferJson).orElse(null));
+        List<Map<String, Object>> partitions = new ArrayList<>();
+        plan.partitions().forEach(p -> partitions.add(partitionJson(p)));
+        fields.put("partitions", partitions);
+        return fields;
+    }
+
+    /** A time as printed: UTC with milliseconds. */
+    static String time(long ms) {
+        return TIME.format(Instant.ofEpochMilli(ms));
+    }
+
+    /** A duration as printed: seconds with milliseconds. */
+    static String seconds(long ms) {
+        return String.format(Locale.ROOT, "%.3f s", ms / 1000.0);
+    }
+
+    private static String sourceLine(FailoverPlan plan) {
+        String source = "Source " + plan.sourceCluster() + ": ";
+        if (plan.lastHeartbeatMs().isEmpty()) {
+            return source + "no heartbeat on the target, records not copied unknown";
+        }
+        String heard = plan.sourceLastHeardMs().isPresent()
+                ? "the mirror last heard from it at " + time(plan.sourceLastHeardMs().getAsLong())
+                : "the mirror never heard from it";
+        return source + heard + " (last heartbeat " + time(plan.lastHeartbeatMs().getAsLong()) + "); "
+                + plan.notCopied() + " records not copied, lost with it";
+    }
+
+    private static String bufferText(Buffer buffer) {
+        if (buffer.derivedFrom().isEmpty()) {
+            return seconds(buffer.ms()) + " (--buffer)";
+        }
+        LatencySample latency = buffer.derivedFrom().get();
+        return seconds(buffer.ms()) + " (auto) = " + seconds(latency.targetBehindMs())
+                + " the target's clock ran behind the source's + " + seconds(latency.spreadMs())
+                + " spread of the mirror's latency (" + seconds(latency.receiveMinMs()) + " to "
+                + seconds(latency.receiveMaxMs()) + " over " + latency.records() + " records in "
+                + latency.heartbeats() + " heartbeats, " + time(latency.fromMs()) + " to " + time(latency.toMs())
+                + ")";
+    }
+
+    private static String basisText(FailoverPlan plan, PartitionPlan p) {
+        if (p.basis() instanceof Exact exact) {
+            String made = plan.sourceLastHeardMs().isPresent()
+                    ? "made " + seconds(plan.sourceLastHeardMs().getAsLong() - exact.checkpointTimeMs())
+                    + " before the source went silent"
+                    : "made at " + time(exact.checkpointTimeMs());
+            return "checkpoint: source offset " + exact.sourceOffset() + " committed "
+                    + time(exact.sourceCommitTimeMs()) + ", " + made
+                    + (exact.mirrorBehind() ? ", the mirror was behind the group" : "");
+        }
+        ByTime byTime = (ByTime) p.basis();
+        return "T " + time(byTime.timeMs()) + " (" + byTime.source().label() + "), T - X " + time(byTime.lookupMs());
+    }
+
+    private static Map<String, Object> bufferJson(Buffer buffer) {
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("ms", buffer.ms());
+        fields.put("derivation", buffer.derivedFrom().isPresent() ? "auto" : "given");
+        buffer.derivedFrom().ifPresent(latency -> {
+            fields.put("targetBehindMs", latency.targetBehindMs());
+            fields.put("spreadMs", latency.spreadMs());
+            fields.put("latencyMinMs", latency.receiveMinMs());
+            fields.put("latencyMaxMs", latency.receiveMaxMs());
+            fields.put("records", latency.records());
+            fields.put("heartbeats", latency.heartbeats());
+            fields.put("from", latency.fromMs());
+            fields.put("to", latency.toMs());
+        });
+        return fields;
+    }
+
+    private static Map<String, Object> partitionJson(PartitionPlan p) {
+        boolean exact = p.basis() instanceof Exact;
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("topic", p.partition().topic());
+        fields.put("partition", p.partition().partition());
+        fields.put("mode", exact ? "exact" : "time");
+        fields.put("offset", p.offset());
+        fields.put("logEndOffset", p.logEndOffset());
+        fields.put("receiveTime", p.record().map(FailoverPlan.RecordTimes::receiveTimeMs).orElse(null));
+        fields.put("sendTime", p.record().map(FailoverPlan.RecordTimes::sendTimeMs).orElse(null));
+        fields.put("rereads", p.rereads());
+        fields.put("rereadsKind", exact ? "at-most" : "estimate");
+        fields.put("notCopied", p.notCopied());
+        Map<String, Object> checkpoint = null;
+        Map<String, Object> time = null;
+        if (p.basis() instanceof Exact e) {
+            checkpoint = new LinkedHashMap<>();
+            checkpoint.put("sourceTopic", e.sourceTopic());
+            checkpoint.put("sourceOffset", e.sourceOffset());
+            checkpoint.put("sourceCommitTime", e.sourceCommitTimeMs());
+            checkpoint.put("checkpointTime", e.checkpointTimeMs());
+            checkpoint.put("mirrorBehind", e.mirrorBehind());
+        } else if (p.basis() instanceof ByTime t) {
+            time = new LinkedHashMap<>();
+            time.put("time", t.timeMs());
+            time.put("timeFrom", t.source().label());
+            time.put("lookupTime", t.lookupMs());
+        }
+        fields.put("checkpoint", checkpoint);
+        fields.put("time", time);
+        return fields;
+    }
+
+    private static Long orNull(OptionalLong value) {
+        return value.isPresent() ? value.getAsLong() : null;
+    }
+}

@@ -1,0 +1,129 @@
+package io.tidemark.mirror.failover;
+
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.mirror.MirrorStateFormat;
+import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorStateRecord;
+import io.tidemark.proto.v1.PartitionBehind;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.SortedSet;
+import java.util.TreeSet;
+
+/**
+ * What the target's {@value MirrorStateFormat#TOPIC} says about one source cluster and one consumer group: the
+ * failover planner's view of the mirror. {@link Collector} builds it from the records in log order.
+ *
+ * @param sourceCluster  the source cluster asked about
+ * @param group          the group asked about
+ * @param checkpoints    the group's latest checkpoint from the source, per target partition
+ * @param lastHeartbeat  the source's latest heartbeat
+ * @param recentCopies   the source's heartbeats that report records copied, over the
+ *                       {@value #LATENCY_WINDOW_MS} ms before the last such heartbeat: the latencies X is derived from
+ * @param groupsOfSource every group with a checkpoint from the source (to name them when the group has none)
+ * @param sources        every source cluster with a checkpoint or a heartbeat (to name them when the source has none)
+ */
+public record MirrorState(String sourceCluster, String group, Map<TopicPartition, MirrorCheckpoint> checkpoints,
+                          Optional<MirrorHeartbeat> lastHeartbeat, List<MirrorHeartbeat> recentCopies,
+                          SortedSet<String> groupsOfSource, SortedSet<String> sources) {
+    /**
+     * 1 hour: the latencies of the last hour of copying. Long enough to hold the ups and downs of a normal day's
+     * load at 1 heartbeat a second (3,600 heartbeats), short enough that a backlog caught up long ago does not
+     * inflate X.
+     */
+    public static final long LATENCY_WINDOW_MS = 60L * 60 * 1000;
+
+    public MirrorState {
+        checkpoints = Map.copyOf(checkpoints);
+        recentCopies = List.copyOf(recentCopies);
+        groupsOfSource = new TreeSet<>(groupsOfSource);
+        sources = new TreeSet<>(sources);
+    }
+
+    /** When the mirror last heard from the source (mirror clock), from the latest heartbeat; empty if it never did. */
+    public OptionalLong sourceLastHeardMs() {
+        return lastHeartbeat.filter(h -> h.getLastHeardFromSourceMs() > 0)
+                .map(h -> OptionalLong.of(h.getLastHeardFromSourceMs())).orElse(OptionalLong.empty());
+    }
+
+    /** Records of the source partition copied into {@code tp} that the target did not hold, at the latest heartbeat. */
+    public long notCopied(TopicPartition tp) {
+        return lastHeartbeat.map(h -> h.getPartitionsBehindList().stream()
+                .filter(b -> b.getTargetTopic().equals(tp.topic()) && b.getPartition() == tp.partition())
+                .mapToLong(PartitionBehind::getRecords).sum()).orElse(0L);
+    }
+
+    /** The target cluster's name, as the mirror was told; empty when the source left nothing on the target. */
+    public Optional<String> targetCluster() {
+        return checkpoints.values().stream().map(MirrorCheckpoint::getTargetCluster).findFirst()
+                .or(() -> lastHeartbeat.map(MirrorHeartbeat::getTargetCluster));
+    }
+
+    /**
+     * Builds a {@link MirrorState} from {@value MirrorStateFormat#TOPIC}'s records, fed in log order: a later record of
+     * a key replaces an earlier one. Keeps the checkpoints of one group and a bounded window of heartbeats, so a
+     * week of records fits in little memory.
+     *
+     * <p>Not thread-safe.
+     */
+    public static final class Collector {
+        private final String sourceCluster;
+        private final String group;
+        private final Map<TopicPartition, MirrorCheckpoint> checkpoints = new HashMap<>();
+        private final Deque<MirrorHeartbeat> recentCopies = new ArrayDeque<>();
+        private final SortedSet<String> groupsOfSource = new TreeSet<>();
+        private final SortedSet<String> sources = new TreeSet<>();
+        private MirrorHeartbeat lastHeartbeat;
+
+        public Collector(String sourceCluster, String group) {
+            this.sourceCluster = sourceCluster;
+            this.group = group;
+        }
+
+        public void add(MirrorStateRecord record) {
+            switch (record.getRecordCase()) {
+                case CHECKPOINT -> add(record.getCheckpoint());
+                case HEARTBEAT -> add(record.getHeartbeat());
+                default -> throw new IllegalArgumentException("a " + MirrorStateFormat.TOPIC
+                        + " record holds neither a checkpoint nor a heartbeat");
+            }
+        }
+
+        private void add(MirrorCheckpoint checkpoint) {
+            sources.add(checkpoint.getSourceCluster());
+            if (!checkpoint.getSourceCluster().equals(sourceCluster)) {
+                return;
+            }
+            groupsOfSource.add(checkpoint.getGroup());
+            if (checkpoint.getGroup().equals(group)) {
+                checkpoints.put(new TopicPartition(checkpoint.getTargetTopic(), checkpoint.getPartition()), checkpoint);
+            }
+        }
+
+        private void add(MirrorHeartbeat heartbeat) {
+            sources.add(heartbeat.getSourceCluster());
+            if (!heartbeat.getSourceCluster().equals(sourceCluster)) {
+                return;
+            }
+            lastHeartbeat = heartbeat;
+            if (heartbeat.getIntervalRecords() > 0) {
+                recentCopies.addLast(heartbeat);
+                while (recentCopies.getFirst().getMirrorTimeMs() < heartbeat.getMirrorTimeMs() - LATENCY_WINDOW_MS) {
+                    recentCopies.removeFirst();
+                }
+            }
+        }
+
+        public MirrorState state() {
+            return new MirrorState(sourceCluster, group, checkpoints, Optional.ofNullable(lastHeartbeat),
+                    List.copyOf(recentCopies), groupsOfSource, sources);
+        }
+    }
+}

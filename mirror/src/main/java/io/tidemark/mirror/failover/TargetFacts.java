@@ -1,0 +1,64 @@
+package io.tidemark.mirror.failover;
+
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetLookup;
+import io.tidemark.client.api.OffsetSpec;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.record.OriginPartition;
+
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * What the failover planner asks of the target cluster's partitions. {@link #over} answers from a running cluster;
+ * tests script it. Every answer is an {@link OffsetLookup}: {@code found} with the record's times, or not found
+ * with {@code offset} the log end offset (a consumer starting there waits for the next record).
+ */
+public interface TargetFacts {
+    /** @throws io.tidemark.proto.error.TidemarkException UNKNOWN_TOPIC */
+    int partitionCount(String topic);
+
+    /** The record at {@code offset}; not found when {@code offset} is the log end offset. */
+    OffsetLookup recordAt(TopicPartition tp, long offset);
+
+    /** The first record whose ReceiveTime is at or after {@code timeMs} (the time index). */
+    OffsetLookup firstAtReceiveTime(TopicPartition tp, long timeMs);
+
+    /** The last origin offset of {@code origin} that {@code tp} holds; empty when it holds none. */
+    OptionalLong lastOriginOffset(TopicPartition tp, OriginPartition origin);
+
+    /** The facts of a running cluster, through its admin client. */
+    static TargetFacts over(TidemarkAdmin admin) {
+        return new TargetFacts() {
+            @Override
+            public int partitionCount(String topic) {
+                return admin.metadata(List.of(topic)).getTopics(0).getPartitionsCount();
+            }
+
+            @Override
+            public OffsetLookup recordAt(TopicPartition tp, long offset) {
+                OffsetLookup end = admin.listOffsets(tp, OffsetSpec.latest());
+                if (offset >= end.logEndOffset()) {
+                    return end;
+                }
+                // maxBytes 1: the fetch still returns the whole batch holding the offset.
+                ConsumerRecord record = admin.read(tp, offset, 1).stream().filter(r -> r.offset() == offset)
+                        .findFirst().orElseThrow(() -> new IllegalStateException("a read of " + tp + " at " + offset
+                                + ", below its log end offset " + end.logEndOffset() + ", returned no record there"));
+                return new OffsetLookup(true, offset, record.receiveTimeMs(), record.sendTimeMs(),
+                        end.logStartOffset(), end.logEndOffset());
+            }
+
+            @Override
+            public OffsetLookup firstAtReceiveTime(TopicPartition tp, long timeMs) {
+                return admin.listOffsets(tp, OffsetSpec.receiveTime(timeMs));
+            }
+
+            @Override
+            public OptionalLong lastOriginOffset(TopicPartition tp, OriginPartition origin) {
+                return admin.originOffset(tp, origin);
+            }
+        };
+    }
+}

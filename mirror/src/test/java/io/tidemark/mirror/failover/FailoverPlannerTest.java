@@ -1,0 +1,207 @@
+package io.tidemark.mirror.failover;
+
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.mirror.failover.FailoverPlan.ByTime;
+import io.tidemark.mirror.failover.FailoverPlan.Exact;
+import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
+import io.tidemark.mirror.failover.FailoverPlan.RecordTimes;
+import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
+import io.tidemark.mirror.failover.FailoverRequest.TimeChoice;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.MirrorStateRecord;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+import static io.tidemark.mirror.failover.MirrorStates.BASE_MS;
+import static io.tidemark.mirror.failover.MirrorStates.behind;
+import static io.tidemark.mirror.failover.MirrorStates.checkpoint;
+import static io.tidemark.mirror.failover.MirrorStates.copying;
+import static io.tidemark.mirror.failover.MirrorStates.heartbeat;
+import static io.tidemark.mirror.failover.MirrorStates.record;
+import static io.tidemark.mirror.failover.MirrorStates.state;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * The planner over a scripted target: orders-0 holds copies of A's orders-0 offsets 0..9, one a second, and orders-1
+ * copies of A's orders-1 offsets 0..4, one every 2 seconds; each copy is stamped on B 50 ms after its SendTime. The
+ * group g committed 6 on orders-0 and 2 on orders-1; A went silent at BASE + 9.5 s with 3 records of orders-1 not
+ * copied.
+ */
+class FailoverPlannerTest {
+    private static final TopicPartition P0 = new TopicPartition("orders", 0);
+    private static final TopicPartition P1 = new TopicPartition("orders", 1);
+    private static final long NOW_MS = BASE_MS + 60_000;
+    private static final long SILENT_MS = BASE_MS + 9_500;
+
+    private final ScriptedTarget target = new ScriptedTarget().topic("orders", 2);
+    private final FailoverPlanner planner = new FailoverPlanner(target);
+
+    FailoverPlannerTest() {
+        for (int i = 0; i < 10; i++) {
+            target.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, new OriginPartition("A", "orders", 0), i);
+        }
+        for (int i = 0; i < 5; i++) {
+            target.copy(P1, BASE_MS + 2000L * i + 50, BASE_MS + 2000L * i, new OriginPartition("A", "orders", 1), i);
+        }
+    }
+
+    private static final MirrorStateRecord CHECKPOINT_0 = record(checkpoint(0, 6, 6).setSourceCommitTimeMs(BASE_MS + 6_500)
+            .setCheckpointTimeMs(BASE_MS + 7_000).setLastConsumedKnown(true).setLastConsumedSendTimeMs(BASE_MS + 5_000)
+            .setLastConsumedReceiveTimeMs(BASE_MS + 5_010));
+    private static final MirrorStateRecord CHECKPOINT_1 = record(checkpoint(1, 2, 2).setSourceCommitTimeMs(BASE_MS + 4_100)
+            .setCheckpointTimeMs(BASE_MS + 4_500));
+    /** Latencies from -200 ms to 1100 ms: X auto = 200 + 1300 ms. */
+    private static final MirrorStateRecord[] HEARTBEATS = {
+            record(copying(BASE_MS + 5_000, 10, 40, 60)),
+            record(copying(BASE_MS + 9_000, 5, -200, 1_100)),
+            record(heartbeat(BASE_MS + 12_000, SILENT_MS).setRecordsBehind(3).addPartitionsBehind(behind(1, 3)))};
+
+    private static MirrorState fullState() {
+        return state(CHECKPOINT_0, CHECKPOINT_1, HEARTBEATS[0], HEARTBEATS[1], HEARTBEATS[2]);
+    }
+
+    private static FailoverRequest request(TimeChoice time, OptionalLong bufferMs, String... topics) {
+        return new FailoverRequest("A", "g", time, bufferMs, List.of(topics));
+    }
+
+    private static RecordTimes times(long sendOffsetMs) {
+        return new RecordTimes(BASE_MS + sendOffsetMs + 50, BASE_MS + sendOffsetMs);
+    }
+
+    @Test
+    void exactModeResumesAtTheCheckpointsAndBoundsTheRereadsByTheCopiesAfterThem() {
+        FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        assertEquals(new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.of(SILENT_MS),
+                OptionalLong.of(BASE_MS + 12_000), 3, Optional.empty(), List.of(
+                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 4, 0,
+                        new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false)),
+                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 3, 3,
+                        new Exact("orders", 2, BASE_MS + 4_100, BASE_MS + 4_500, false)))), plan);
+    }
+
+    @Test
+    void aGivenTimeMovesEveryPartitionByTimeWithXFromTheMirrorsLatencies() {
+        FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.given(BASE_MS + 5_000), OptionalLong.empty()),
+                NOW_MS);
+
+        assertEquals(Optional.of(new Buffer(1_500, Optional.of(new LatencySample(-200, 1_100, 15, 2, BASE_MS + 5_000,
+                BASE_MS + 9_000)))), plan.buffer());
+        ByTime basis = new ByTime(BASE_MS + 5_000, TimeSource.GIVEN, BASE_MS + 3_500);
+        assertEquals(List.of(new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, 0, basis),
+                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 1, 3, basis)), plan.partitions());
+    }
+
+    @Test
+    void lastConsumedTakesTheCheckpointsSourceReceiveTimeAndFallsBackToTheSilence() {
+        FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.lastConsumed(), OptionalLong.of(1_000)),
+                NOW_MS);
+
+        assertEquals(Optional.of(new Buffer(1_000, Optional.empty())), plan.buffer());
+        assertEquals(List.of(
+                new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, 0,
+                        new ByTime(BASE_MS + 5_010, TimeSource.LAST_CONSUMED, BASE_MS + 4_010)),
+                new PartitionPlan(P1, 5, 5, Optional.empty(), 0, 3,
+                        new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_000))), plan.partitions(),
+                "orders-1's checkpoint knows no last consumed record; T - X is after its last record: the log end");
+    }
+
+    @Test
+    void aPartitionWithoutCheckpointResumesByTimeFromTheSilenceNextToExactOnes() {
+        FailoverPlan plan = planner.plan(state(CHECKPOINT_0, HEARTBEATS[0], HEARTBEATS[1], HEARTBEATS[2]),
+                request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        assertEquals(List.of(
+                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 4, 0,
+                        new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false)),
+                new PartitionPlan(P1, 4, 5, Optional.of(times(8_000)), 1, 3,
+                        new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_500))), plan.partitions());
+    }
+
+    @Test
+    void sourceSilentAndTopicsWithoutCheckpointsMoveByTheSilence() {
+        target.topic("audit", 1);
+        FailoverPlan plan = planner.plan(state(HEARTBEATS), request(TimeChoice.sourceSilent(), OptionalLong.of(0),
+                "audit"), NOW_MS);
+
+        assertEquals(List.of(new PartitionPlan(new TopicPartition("audit", 0), 0, 0, Optional.empty(), 0, 0,
+                new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS))), plan.partitions());
+    }
+
+    @Test
+    void aBufferLargerThanTIsLookedUpFromTime0() {
+        FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.given(1_000), OptionalLong.of(5_000)), NOW_MS);
+
+        assertEquals(new ByTime(1_000, TimeSource.GIVEN, 0), plan.partitions().get(0).basis());
+        assertEquals(0, plan.partitions().get(0).offset());
+    }
+
+    @Test
+    void exactModeAfterOtherOriginsCountsOnlyTheSourcesCopies() {
+        OriginPartition c = new OriginPartition("C", "orders", 0);
+        target.copy(P0, BASE_MS + 10_050, BASE_MS + 10_000, c, 77).copy(P0, BASE_MS + 10_060, BASE_MS + 10_000, c, 78);
+        FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        assertEquals(4, plan.partitions().get(0).rereads(), "C's copies are new to the group, not re-reads");
+        assertEquals(12, plan.partitions().get(0).logEndOffset());
+    }
+
+    @Test
+    void aTimeInTheFutureIsRefused() {
+        assertEquals("--time 2023-11-14T22:14:20.001Z is in the future (now is 2023-11-14T22:14:20.000Z): T is a "
+                + "time the source cluster reached before it went silent", assertThrows(IllegalArgumentException.class,
+                () -> planner.plan(fullState(), request(TimeChoice.given(NOW_MS + 1), OptionalLong.empty()), NOW_MS))
+                .getMessage());
+    }
+
+    @Test
+    void anUnknownSourceIsRefusedNamingTheKnownOnes() {
+        MirrorState.Collector collector = new MirrorState.Collector("C", "g");
+        collector.add(CHECKPOINT_0);
+        assertEquals("cluster 'C' left nothing on the target: no checkpoint and no heartbeat of it in __mirror_state "
+                + "(clusters there: A); --source-name is the name its mirror was given",
+                assertThrows(IllegalArgumentException.class, () -> planner.plan(collector.state(),
+                        new FailoverRequest("C", "g", TimeChoice.none(), OptionalLong.empty(), List.of()), NOW_MS))
+                        .getMessage());
+    }
+
+    @Test
+    void anUnknownGroupIsRefusedNamingTheCheckpointedOnes() {
+        MirrorState.Collector collector = new MirrorState.Collector("A", "h");
+        collector.add(CHECKPOINT_0);
+        TidemarkException e = assertThrows(TidemarkException.class, () -> planner.plan(collector.state(),
+                new FailoverRequest("A", "h", TimeChoice.given(BASE_MS), OptionalLong.empty(), List.of()), NOW_MS));
+        assertEquals(ErrorCode.UNKNOWN_GROUP, e.code());
+        assertEquals("group 'h' has no checkpoint from cluster A on the target (groups with checkpoints from A: g); the "
+                + "mirror checkpoints the groups that match its --groups. To move a group without checkpoints by time, "
+                + "name its topics with --topic", e.getMessage());
+    }
+
+    @Test
+    void aPartitionWithNoCheckpointAndNoTimeIsRefused() {
+        assertEquals("orders-1 has no checkpoint of group 'g', and no heartbeat of cluster A on the target tells when "
+                + "the source went silent: give --time TIME", assertThrows(IllegalArgumentException.class,
+                () -> planner.plan(state(CHECKPOINT_0), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS))
+                .getMessage());
+    }
+
+    @Test
+    void autoWithoutLatenciesIsRefused() {
+        assertEquals("--buffer auto derives X from the mirror's latencies, but no heartbeat of cluster A on the target "
+                + "reports records copied; give --buffer DURATION (seed 000's example is 15m)",
+                assertThrows(IllegalArgumentException.class, () -> planner.plan(state(CHECKPOINT_0, HEARTBEATS[2]),
+                        request(TimeChoice.lastConsumed(), OptionalLong.empty()), NOW_MS)).getMessage());
+    }
+
+    @Test
+    void anUnknownTopicIsTheTargetsError() {
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, assertThrows(TidemarkException.class, () -> planner.plan(fullState(),
+                request(TimeChoice.none(), OptionalLong.empty(), "nope"), NOW_MS)).code());
+    }
+}
