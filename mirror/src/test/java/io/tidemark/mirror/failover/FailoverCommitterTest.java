@@ -1,0 +1,74 @@
+package io.tidemark.mirror.failover;
+
+import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.mirror.failover.FailoverCommitter.Decision;
+import io.tidemark.mirror.failover.FailoverPlan.ByTime;
+import io.tidemark.mirror.failover.FailoverPlan.Exact;
+import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
+import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
+import io.tidemark.proto.v1.GroupPartitionLag;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+import static io.tidemark.mirror.failover.MirrorStates.BASE_MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class FailoverCommitterTest {
+    private static final TopicPartition P0 = new TopicPartition("orders", 0);
+    private static final TopicPartition P1 = new TopicPartition("orders", 1);
+    private static final long NOW_MS = BASE_MS + 600_000;
+    private static final long WINDOW_MS = 60_000;
+    private static final FailoverPlan PLAN = new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.empty(),
+            OptionalLong.empty(), 0, Optional.of(new Buffer(0, Optional.empty())), List.of(
+            new PartitionPlan(P0, 6, 10, Optional.empty(), 0, 0, new Exact("orders", 6, 0, 0, false)),
+            new PartitionPlan(P1, 4, 5, Optional.empty(), 0, 0, new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS))));
+    private static final Map<TopicPartition, OffsetAndMetadata> OFFSETS = Map.of(
+            P0, new OffsetAndMetadata(6, "tidemark failover from A (exact)"),
+            P1, new OffsetAndMetadata(4, "tidemark failover from A (time)"));
+
+    private static GroupPartitionLag committed(TopicPartition tp, long offset, String metadata, long atMs) {
+        return GroupPartitionLag.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
+                .setCommittedOffset(offset).setMetadata(metadata).setCommitTimeMs(atMs).build();
+    }
+
+    @Test
+    void aGroupWithoutCommitsOnTheTargetGetsThePlansOffsets() {
+        assertEquals(new Decision(OFFSETS, false), FailoverCommitter.decide(PLAN, List.of(), NOW_MS, WINDOW_MS));
+    }
+
+    @Test
+    void commitsOlderThanTheWindowAreOverwritten() {
+        assertEquals(new Decision(OFFSETS, false), FailoverCommitter.decide(PLAN, List.of(
+                committed(P0, 100, "", NOW_MS - WINDOW_MS)), NOW_MS, WINDOW_MS));
+    }
+
+    @Test
+    void theSameOffsetsAlreadyCommittedByAFailoverAreLeftAlone() {
+        List<GroupPartitionLag> applied = List.of(committed(P0, 6, "tidemark failover from A (exact)", NOW_MS - 1),
+                committed(P1, 4, "tidemark failover from A (time)", NOW_MS - 1));
+        assertEquals(new Decision(OFFSETS, true), FailoverCommitter.decide(PLAN, applied, NOW_MS, WINDOW_MS));
+    }
+
+    @Test
+    void anotherFailoverCommitIsNotAnActiveConsumer() {
+        assertEquals(new Decision(OFFSETS, false), FailoverCommitter.decide(PLAN, List.of(
+                committed(P0, 3, "tidemark failover from A (time)", NOW_MS)), NOW_MS, WINDOW_MS));
+    }
+
+    @Test
+    void aConsumersCommitWithinTheWindowRefusesTheApply() {
+        List<GroupPartitionLag> active = List.of(committed(P0, 8, "", NOW_MS - 5_000),
+                committed(P1, 4, "tidemark failover from A (time)", NOW_MS - 9_000),
+                committed(new TopicPartition("audit", 0), 1, "mine", NOW_MS - WINDOW_MS + 1));
+        assertEquals("group 'g' has active consumers on the target: it committed orders-0, audit-0 in the last "
+                + "60.000 s (--active-window), the latest at 2023-11-14T22:23:15.000Z; stop them first: apply would "
+                + "move the positions they read from", assertThrows(IllegalArgumentException.class,
+                () -> FailoverCommitter.decide(PLAN, active, NOW_MS, WINDOW_MS)).getMessage());
+    }
+}

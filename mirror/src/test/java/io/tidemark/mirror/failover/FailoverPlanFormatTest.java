@@ -1,0 +1,80 @@
+package io.tidemark.mirror.failover;
+
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.mirror.failover.FailoverPlan.ByTime;
+import io.tidemark.mirror.failover.FailoverPlan.Exact;
+import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
+import io.tidemark.mirror.failover.FailoverPlan.RecordTimes;
+import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+import static io.tidemark.mirror.failover.MirrorStates.BASE_MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** Golden text and JSON of failover plans. */
+class FailoverPlanFormatTest {
+    private static final List<PartitionPlan> ROWS = List.of(
+            new PartitionPlan(new TopicPartition("orders", 0), 6, 10, Optional.of(new RecordTimes(BASE_MS + 6_050,
+                    BASE_MS + 6_000)), 4, 0, new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false)),
+            new PartitionPlan(new TopicPartition("orders", 1), 5, 5, Optional.empty(), 0, 3,
+                    new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000)));
+    private static final FailoverPlan PLAN = new FailoverPlan("g", "A", "B", BASE_MS + 60_000,
+            OptionalLong.of(BASE_MS + 9_500), OptionalLong.of(BASE_MS + 12_000), 3,
+            Optional.of(new Buffer(1_500, Optional.of(new LatencySample(-200, 1_100, 15, 2, BASE_MS + 5_000,
+                    BASE_MS + 9_000)))), ROWS);
+
+    @Test
+    void text() {
+        assertEquals(String.join("\n",
+                "Failover of group g from cluster A to cluster B, planned at 2023-11-14T22:14:20.000Z",
+                "Source A: the mirror last heard from it at 2023-11-14T22:13:29.500Z (last heartbeat "
+                        + "2023-11-14T22:13:32.000Z); 3 records not copied, lost with it",
+                "Buffer X: 1.500 s (auto) = 0.200 s the target's clock ran behind the source's + 1.300 s spread of the "
+                        + "mirror's latency (-0.200 s to 1.100 s over 15 records in 2 heartbeats, "
+                        + "2023-11-14T22:13:25.000Z to 2023-11-14T22:13:29.000Z)",
+                "TOPIC                    PARTITION MODE            OFFSET          LOG-END RECEIVE-TIME             "
+                        + "SEND-TIME                   RE-READ NOT-COPIED  BASIS",
+                "orders                           0 exact                6               10 2023-11-14T22:13:26.050Z "
+                        + "2023-11-14T22:13:26.000Z       <= 4          0  checkpoint: source offset 6 committed "
+                        + "2023-11-14T22:13:26.500Z, made 2.500 s before the source went silent",
+                "orders                           1 time                 5                5 -                        "
+                        + "-                               ~ 0          3  T 2023-11-14T22:13:29.500Z (source-silent), "
+                        + "T - X 2023-11-14T22:13:28.000Z",
+                ""), FailoverPlanFormat.text(PLAN));
+    }
+
+    @Test
+    void textWithAGivenBufferAndNoHeartbeat() {
+        FailoverPlan plan = new FailoverPlan("g", "A", "", BASE_MS, OptionalLong.empty(), OptionalLong.empty(), 0,
+                Optional.of(new Buffer(900_000, Optional.empty())), List.of());
+        assertEquals(String.join("\n",
+                "Failover of group g from cluster A to the target, planned at 2023-11-14T22:13:20.000Z",
+                "Source A: no heartbeat on the target, records not copied unknown",
+                "Buffer X: 900.000 s (--buffer)",
+                "TOPIC                    PARTITION MODE            OFFSET          LOG-END RECEIVE-TIME             "
+                        + "SEND-TIME                   RE-READ NOT-COPIED  BASIS",
+                ""), FailoverPlanFormat.text(plan));
+    }
+
+    @Test
+    void json() {
+        assertEquals("{\"group\":\"g\",\"sourceCluster\":\"A\",\"targetCluster\":\"B\",\"plannedAt\":1700000060000,"
+                + "\"sourceLastHeard\":1700000009500,\"lastHeartbeat\":1700000012000,\"notCopied\":3,"
+                + "\"buffer\":{\"ms\":1500,\"derivation\":\"auto\",\"targetBehindMs\":200,\"spreadMs\":1300,"
+                + "\"latencyMinMs\":-200,\"latencyMaxMs\":1100,\"records\":15,\"heartbeats\":2,"
+                + "\"from\":1700000005000,\"to\":1700000009000},"
+                + "\"partitions\":[{\"topic\":\"orders\",\"partition\":0,\"mode\":\"exact\",\"offset\":6,"
+                + "\"logEndOffset\":10,\"receiveTime\":1700000006050,\"sendTime\":1700000006000,\"rereads\":4,"
+                + "\"rereadsKind\":\"at-most\",\"notCopied\":0,\"checkpoint\":{\"sourceTopic\":\"orders\","
+                + "\"sourceOffset\":6,\"sourceCommitTime\":1700000006500,\"checkpointTime\":1700000007000,"
+                + "\"mirrorBehind\":false},\"time\":null},"
+                + "{\"topic\":\"orders\",\"partition\":1,\"mode\":\"time\",\"offset\":5,\"logEndOffset\":5,"
+                + "\"receiveTime\":null,\"sendTime\":null,\"rereads\":0,\"rereadsKind\":\"estimate\",\"notCopied\":3,"
+                + "\"checkpoint\":null,\"time\":{\"time\":1700000009500,\"timeFrom\":\"source-silent\","
+                + "\"lookupTime\":1700000008000}}]}", FailoverPlanFormat.json(PLAN));
+    }
+}
