@@ -16,7 +16,7 @@ import java.io.PrintWriter;
                 + "ReceiveTime.",
         subcommands = {BrokerCommand.class, LocalCommand.class, StatusCommand.class, LeaderCommand.class,
                 PartitionsCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
-                OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, PerfCommand.class,
+                OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, FailoverCommand.class, PerfCommand.class,
                 StorageDemoCommand.class, DumpLogCommand.class,
                 CommandLine.HelpCommand.class})
 public final class TidemarkCommand {

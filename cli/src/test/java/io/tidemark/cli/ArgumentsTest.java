@@ -1,5 +1,6 @@
 package io.tidemark.cli;
 
+import io.tidemark.mirror.failover.FailoverRequest.TimeChoice;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -39,5 +40,19 @@ class ArgumentsTest {
                 .getMessage());
         assertEquals("--from offset:N needs an offset of 0 or more, not '-1'",
                 assertThrows(IllegalArgumentException.class, () -> StartPosition.parse("offset:-1")).getMessage());
+    }
+
+    @Test
+    void failoverTimesAreTimesOrWhereTComesFrom() {
+        assertEquals(TimeChoice.none(), FailoverCommand.Options.timeChoice(null));
+        assertEquals(TimeChoice.given(1_700_000_000_000L), FailoverCommand.Options.timeChoice("2023-11-14T22:13:20Z"));
+        assertEquals(TimeChoice.given(5), FailoverCommand.Options.timeChoice("5"));
+        assertEquals(TimeChoice.lastConsumed(), FailoverCommand.Options.timeChoice("last-consumed"));
+        assertEquals(TimeChoice.sourceSilent(), FailoverCommand.Options.timeChoice("source-silent"));
+        assertEquals("--time 'yesterday' is not a time: give epoch milliseconds (1700000000000), an ISO-8601 instant "
+                + "(2023-11-14T22:13:20Z), last-consumed or source-silent", assertThrows(IllegalArgumentException.class,
+                () -> FailoverCommand.Options.timeChoice("yesterday")).getMessage());
+        assertEquals("--time -5 is negative; it is ms since the epoch", assertThrows(IllegalArgumentException.class,
+                () -> FailoverCommand.Options.timeChoice("-5")).getMessage());
     }
 }

@@ -37,7 +37,9 @@ import java.util.OptionalLong;
  * RE-READ {@code <= N} in exact mode (an upper bound), {@code ~ N} in time mode (an estimate); BASIS
  * {@code checkpoint: source offset N committed TIME, made S s before the source went silent} (or {@code made at
  * TIME} when the silence is unknown; {@code , the mirror was behind the group} added when it was), or
- * {@code T TIME (given|last-consumed|source-silent), T - X TIME}.
+ * {@code T TIME (given|last-consumed|source-silent), T - X TIME}. After {@code apply}, one more line:
+ * {@code Committed the plan's offsets for group G on the target}, or {@code Already applied: group G has
+ * these offsets on the target; nothing written}.
  *
  * <h2>JSON</h2>
  * <pre>
@@ -52,6 +54,7 @@ import java.util.OptionalLong;
  *                                        "mirrorBehind"},
  *                  "time": null | {"time", "timeFrom": "given"|"last-consumed"|"source-silent", "lookupTime"}}]}
  * </pre>
+ * After {@code apply}, the object has one more field: {@code "applied": "committed"|"unchanged"}.
  *
  * <p>Stateless.
  */
@@ -84,13 +87,27 @@ public final class FailoverPlanFormat {
         return text.toString();
     }
 
+    /** The plan's text followed by what apply did: one more line. */
+    public static String text(FailoverPlan plan, FailoverCommitter.Decision applied) {
+        return text(plan) + (applied.alreadyApplied()
+                ? "Already applied: group " + plan.group() + " has these offsets on the target; nothing written\n"
+                : "Committed the plan's offsets for group " + plan.group()
+                + " on the target\n");
+    }
+
     /** One JSON object on one line, without a line end. */
     public static String json(FailoverPlan plan) {
         return GSON.toJson(jsonFields(plan));
     }
 
-    /** The JSON object as a map, for a caller that adds fields of its own before printing it. */
-    public static Map<String, Object> jsonFields(FailoverPlan plan) {
+    /** The plan's JSON object with one more field, {@code "applied": "committed"|"unchanged"}. */
+    public static String json(FailoverPlan plan, FailoverCommitter.Decision applied) {
+        Map<String, Object> fields = jsonFields(plan);
+        fields.put("applied", applied.alreadyApplied() ? "unchanged" : "committed");
+        return GSON.toJson(fields);
+    }
+
+    private static Map<String, Object> jsonFields(FailoverPlan plan) {
         Map<String, Object> fields = new LinkedHashMap<>();
         fields.put("group", plan.group());
         fields.put("sourceCluster", plan.sourceCluster());

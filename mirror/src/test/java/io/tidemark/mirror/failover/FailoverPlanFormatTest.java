@@ -1,5 +1,6 @@
 package io.tidemark.mirror.failover;
 
+import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.failover.FailoverPlan.ByTime;
 import io.tidemark.mirror.failover.FailoverPlan.Exact;
@@ -9,6 +10,7 @@ import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -58,6 +60,25 @@ class FailoverPlanFormatTest {
                 "TOPIC                    PARTITION MODE            OFFSET          LOG-END RECEIVE-TIME             "
                         + "SEND-TIME                   RE-READ NOT-COPIED  BASIS",
                 ""), FailoverPlanFormat.text(plan));
+    }
+
+    @Test
+    void whatApplyDidEndsTheTextAndIsAFieldOfTheJson() {
+        FailoverPlan plan = new FailoverPlan("g", "A", "B", BASE_MS, OptionalLong.empty(), OptionalLong.empty(), 0,
+                Optional.empty(), List.of(ROWS.get(0)));
+        FailoverCommitter.Decision committed = new FailoverCommitter.Decision(Map.of(ROWS.get(0).partition(),
+                new OffsetAndMetadata(6)), false);
+        FailoverCommitter.Decision unchanged = new FailoverCommitter.Decision(committed.offsets(), true);
+
+        assertEquals(FailoverPlanFormat.text(plan) + "Committed the plan's offsets for group g on the target\n",
+                FailoverPlanFormat.text(plan, committed));
+        assertEquals(FailoverPlanFormat.text(plan) + "Already applied: group g has these offsets on the target; nothing "
+                + "written\n", FailoverPlanFormat.text(plan, unchanged));
+        String json = FailoverPlanFormat.json(plan);
+        assertEquals(json.substring(0, json.length() - 1) + ",\"applied\":\"committed\"}",
+                FailoverPlanFormat.json(plan, committed));
+        assertEquals(json.substring(0, json.length() - 1) + ",\"applied\":\"unchanged\"}",
+                FailoverPlanFormat.json(plan, unchanged));
     }
 
     @Test
