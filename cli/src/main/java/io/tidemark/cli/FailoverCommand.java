@@ -121,6 +121,7 @@ final class FailoverCommand {
                 FailoverPlan plan = options.plan(admin, Clock.systemUTC());
                 out.print(options.output == OutputFormat.json ? FailoverPlanFormat.json(plan) + "\n"
                         : FailoverPlanFormat.text(plan));
+                out.flush();
             }
             return 0;
         }
@@ -148,6 +149,7 @@ final class FailoverCommand {
                 FailoverCommitter.Decision applied = new FailoverCommitter(admin, clock, activeWindowMs).apply(plan);
                 out.print(options.output == OutputFormat.json ? FailoverPlanFormat.json(plan, applied) + "\n"
                         : FailoverPlanFormat.text(plan, applied));
+                out.flush();
             }
             return 0;
         }

@@ -34,6 +34,8 @@ final class ClusterMetadata {
     private final AnyBrokerCaller caller;
     private final Map<TopicPartition, LeaderHint> hints = new ConcurrentHashMap<>();
     private volatile Snapshot snapshot = new Snapshot(Map.of(), Map.of(), 0);
+    /** Why the latest refresh failed; null after a refresh that worked. */
+    private volatile TidemarkException refreshFailure;
     private CompletableFuture<Void> refreshing;
 
     ClusterMetadata(AnyBrokerCaller caller) {
@@ -75,8 +77,15 @@ final class ClusterMetadata {
         }
     }
 
-    /** Why {@link #leaderAddress} is empty, as the error a call on {@code tp} fails with. */
+    /**
+     * Why {@link #leaderAddress} is empty, as the error a call on {@code tp} fails with: the latest refresh's failure
+     * when it failed (an unreachable cluster is not an unknown topic), else what the metadata says.
+     */
     TidemarkException noLeader(TopicPartition tp) {
+        TidemarkException failure = refreshFailure;
+        if (failure != null) {
+            return new TidemarkException(failure.code(), failure.getMessage());
+        }
         PartitionInfo[] partitions = snapshot.topics.get(tp.topic());
         if (partitions == null) {
             return new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic " + tp.topic()
@@ -99,7 +108,10 @@ final class ClusterMetadata {
                         channel -> caller.broker(channel).metadata(EVERY_TOPIC))
                 .thenAccept(this::update);
         refreshing = started;
-        started.whenComplete((ignored, error) -> finished(started));
+        started.whenComplete((ignored, error) -> {
+            refreshFailure = error == null ? null : GrpcFutures.asTidemark(error);
+            finished(started);
+        });
         return started;
     }
 

@@ -64,6 +64,19 @@ class AdminTest {
     }
 
     @Test
+    void aPartitionCallToAnUnreachableClusterSaysItIsUnreachable() {
+        String unreachable = "nobody-listens-" + System.identityHashCode(this) + ":9093";
+        try (TidemarkAdmin alone = new TidemarkAdmin(AdminConfig.builder(unreachable).channelFactory(cluster::channel)
+                .requestTimeoutMs(2_000).build())) {
+            TidemarkException e = assertThrows(TidemarkException.class,
+                    () -> alone.listOffsets(new TopicPartition("r", 0), OffsetSpec.latest()));
+            assertEquals(ErrorCode.NOT_AVAILABLE, e.code(), "not UNKNOWN_TOPIC: the metadata could not be read");
+            assertTrue(e.getMessage().startsWith("no broker of bootstrap [" + unreachable + "] answered Metadata"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
     void topicAdministrationRoundTrips() {
         admin.createTopic("orders", 2, 1, Map.of());
         admin.createTopic("__internal", 1, 1, Map.of());
