@@ -223,6 +223,8 @@ class FailoverIT {
         TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
         adminA.createTopic(TOPIC, PARTITIONS, 0, Map.of());
         closing(MirrorProcess.start(dir, "mirror", a, "A", b, "B"));
+        await().atMost(TIMEOUT).ignoreException(TidemarkException.class)
+                .until(() -> adminB.describeTopics(List.of(TOPIC)).size() == 1);
 
         TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(a).requestTimeoutMs(1_000)
                 .deliveryTimeoutMs(3_000).build());
@@ -232,7 +234,7 @@ class FailoverIT {
         TidemarkConsumer timeOnA = consumer(a, TIME_GROUP, POLL_RECORDS_ON_A);
         Map<TopicPartition, Long> exactCommitted = Map.of();
         Map<TopicPartition, Long> timeCommitted = Map.of();
-        long readyAtMs = System.currentTimeMillis() + 3_000;
+        long readyAtMs = System.currentTimeMillis() + 5_000;
         for (int i = 0; ; i++) {
             exactCommitted = pollAndCommit(exactOnA);
             timeCommitted = pollAndCommit(timeOnA);
@@ -256,6 +258,11 @@ class FailoverIT {
         assertTrue(exactState.sourceLastHeardMs().orElseThrow() <= killedMs, "heartbeats show the silence");
 
         // Exact mode: plan, apply twice, continue on B.
+        Tidemark.Result text = failover("plan", b, EXACT_GROUP);
+        assertEquals(0, text.exitCode(), text.err());
+        assertTrue(text.out().startsWith("Failover of group billing from cluster A to cluster B, planned at "),
+                text.out());
+        System.out.print(text.out());
         JsonObject plan = failoverJson("plan", b, EXACT_GROUP);
         long copiedTotal = 0;
         for (TopicPartition tp : partitions()) {
@@ -300,6 +307,7 @@ class FailoverIT {
                 + "; stop them first: apply would move the positions they read from\n", refused.err());
 
         // Time mode: T is the last consumed record's time from the checkpoint, X auto.
+        System.out.print(failover("plan", b, TIME_GROUP, "--time", "last-consumed").out());
         JsonObject timePlan = failoverJson("apply", b, TIME_GROUP, "--time", "last-consumed");
         assertEquals("committed", timePlan.get("applied").getAsString());
         assertEquals("auto", timePlan.getAsJsonObject("buffer").get("derivation").getAsString());

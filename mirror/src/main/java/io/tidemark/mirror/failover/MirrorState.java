@@ -73,7 +73,7 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
      *
      * <p>Not thread-safe.
      */
-    public static final class Collector {
+    static final class Collector {
         private final String sourceCluster;
         private final String group;
         private final Map<TopicPartition, MirrorCheckpoint> checkpoints = new HashMap<>();
@@ -82,12 +82,12 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
         private final SortedSet<String> sources = new TreeSet<>();
         private MirrorHeartbeat lastHeartbeat;
 
-        public Collector(String sourceCluster, String group) {
+        Collector(String sourceCluster, String group) {
             this.sourceCluster = sourceCluster;
             this.group = group;
         }
 
-        public void add(MirrorStateRecord record) {
+        void add(MirrorStateRecord record) {
             switch (record.getRecordCase()) {
                 case CHECKPOINT -> add(record.getCheckpoint());
                 case HEARTBEAT -> add(record.getHeartbeat());
@@ -121,7 +121,7 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
             }
         }
 
-        public MirrorState state() {
+        MirrorState state() {
             return new MirrorState(sourceCluster, group, checkpoints, Optional.ofNullable(lastHeartbeat),
                     List.copyOf(recentCopies), groupsOfSource, sources);
         }
