@@ -19,7 +19,10 @@ public interface TargetFacts {
     /** @throws io.tidemark.proto.error.TidemarkException UNKNOWN_TOPIC */
     int partitionCount(String topic);
 
-    /** The record at {@code offset}; not found when {@code offset} is the log end offset. */
+    /**
+     * The record at {@code offset}; not found when {@code offset} is the log end offset (or past it). Below the log
+     * start offset (retention removed the record): the record at the log start offset.
+     */
     OffsetLookup recordAt(TopicPartition tp, long offset);
 
     /** The first record whose ReceiveTime is at or after {@code timeMs} (the time index). */
@@ -42,11 +45,12 @@ public interface TargetFacts {
                 if (offset >= end.logEndOffset()) {
                     return end;
                 }
+                long held = Math.max(offset, end.logStartOffset());
                 // maxBytes 1: the fetch still returns the whole batch holding the offset.
-                ConsumerRecord record = admin.read(tp, offset, 1).stream().filter(r -> r.offset() == offset)
-                        .findFirst().orElseThrow(() -> new IllegalStateException("a read of " + tp + " at " + offset
+                ConsumerRecord record = admin.read(tp, held, 1).stream().filter(r -> r.offset() == held)
+                        .findFirst().orElseThrow(() -> new IllegalStateException("a read of " + tp + " at " + held
                                 + ", below its log end offset " + end.logEndOffset() + ", returned no record there"));
-                return new OffsetLookup(true, offset, record.receiveTimeMs(), record.sendTimeMs(),
+                return new OffsetLookup(true, held, record.receiveTimeMs(), record.sendTimeMs(),
                         end.logStartOffset(), end.logEndOffset());
             }
 
