@@ -226,8 +226,8 @@ class FailoverIT {
         await().atMost(TIMEOUT).ignoreException(TidemarkException.class)
                 .until(() -> adminB.describeTopics(List.of(TOPIC)).size() == 1);
 
-        TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(a).requestTimeoutMs(1_000)
-                .deliveryTimeoutMs(3_000).build());
+        TidemarkProducer producer = closing(new TidemarkProducer(ProducerConfig.builder(a).requestTimeoutMs(1_000)
+                .deliveryTimeoutMs(3_000).build()));
         AtomicBoolean stop = new AtomicBoolean();
         CompletableFuture<Long> produced = produceUntil(producer, stop);
         TidemarkConsumer exactOnA = consumer(a, EXACT_GROUP, POLL_RECORDS_ON_A);
@@ -235,9 +235,11 @@ class FailoverIT {
         Map<TopicPartition, Long> exactCommitted = Map.of();
         Map<TopicPartition, Long> timeCommitted = Map.of();
         long readyAtMs = System.currentTimeMillis() + 5_000;
+        long deadlineMs = readyAtMs + TIMEOUT.toMillis();
         for (int i = 0; ; i++) {
             exactCommitted = pollAndCommit(exactOnA);
             timeCommitted = pollAndCommit(timeOnA);
+            assertTrue(System.currentTimeMillis() < deadlineMs, "the mirror checkpointed both groups in time");
             if (i % 20 == 19 && System.currentTimeMillis() > readyAtMs
                     && mirrorState(adminB, EXACT_GROUP).checkpoints().size() == PARTITIONS
                     && mirrorState(adminB, TIME_GROUP).checkpoints().values().stream()
