@@ -55,6 +55,11 @@ public final class FailoverPlanner {
      *                                    its topics; the target's errors (UNKNOWN_TOPIC, NOT_AVAILABLE, ...)
      */
     public FailoverPlan plan(MirrorState state, FailoverRequest request, long nowMs) {
+        if (!state.sourceCluster().equals(request.sourceCluster()) || !state.group().equals(request.group())) {
+            throw new IllegalArgumentException("the mirror state of cluster " + state.sourceCluster() + " and group "
+                    + state.group() + " cannot plan for cluster " + request.sourceCluster() + " and group "
+                    + request.group());
+        }
         checkNotInFuture(request.time(), nowMs);
         checkSourceKnown(state);
         Map<TopicPartition, Optional<MirrorCheckpoint>> partitions = partitions(state, request);
