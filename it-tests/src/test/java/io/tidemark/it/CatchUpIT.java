@@ -63,7 +63,9 @@ class CatchUpIT {
 
     @AfterEach
     void stopCluster() throws IOException {
-        cluster.close();
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     private String bootstrap() {
