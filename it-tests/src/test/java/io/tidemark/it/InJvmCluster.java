@@ -6,7 +6,6 @@ import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -17,8 +16,8 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * Cluster nodes in this JVM on 127.0.0.1 (ephemeral ports), every one with the same broker settings, data under
- * {@code dir/node-N}; tests stop and start them one by one.
+ * Cluster nodes in this JVM on 127.0.0.1 (ports from {@link FreePorts}), every one with the same broker settings,
+ * data under {@code dir/node-N}; tests stop and start them one by one.
  */
 final class InJvmCluster implements AutoCloseable {
     private final Path dir;
@@ -34,21 +33,20 @@ final class InJvmCluster implements AutoCloseable {
 
     /** Starts nodes 1 to {@code size}. */
     static InJvmCluster start(Path dir, int size, Map<String, String> settings) throws IOException {
+        if (size > 3) {
+            throw new IllegalArgumentException("FreePorts finds ports for 3 nodes, not " + size);
+        }
+        int basePort = FreePorts.freeBasePort();
         List<String> spec = new ArrayList<>();
         for (int id = 1; id <= size; id++) {
-            spec.add(id + "=127.0.0.1:" + freePort() + ":" + freePort());
+            int clientPort = basePort + 10 * (id - 1);
+            spec.add(id + "=127.0.0.1:" + clientPort + ":" + (clientPort + 5));
         }
         InJvmCluster cluster = new InJvmCluster(dir, settings, ClusterMembers.parse(String.join(",", spec)));
         for (int id = 1; id <= size; id++) {
             cluster.start(id);
         }
         return cluster;
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 
     /** Starts node {@code id} (again), on its data directory. */
