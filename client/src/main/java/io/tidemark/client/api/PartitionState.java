@@ -20,6 +20,8 @@ final class PartitionState {
     private boolean resetOnly;
     boolean fetching;
     long retryAtMs;
+    /** The high watermark of the last fetch answered, or {@link #UNKNOWN}. */
+    long highWatermark = UNKNOWN;
     /** Paused by the application: neither fetched nor returned by poll until resumed; the position stays. */
     boolean paused;
 

@@ -14,6 +14,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -150,6 +151,15 @@ public final class TidemarkConsumer implements Closeable {
         return state.position();
     }
 
+    /**
+     * The offset after the last record of {@code tp} a consumer may read, as its leader answered the last fetch; empty
+     * before one was answered. With the position it gives the partition's lag without a call to the cluster.
+     */
+    public OptionalLong highWatermark(TopicPartition tp) {
+        long known = state(tp).highWatermark;
+        return known == PartitionState.UNKNOWN ? OptionalLong.empty() : OptionalLong.of(known);
+    }
+
     /** Commits the current position of every assigned partition that has one, with no metadata. */
     public void commitSync() {
         commitSync(currentPositions());
@@ -271,6 +281,7 @@ public final class TidemarkConsumer implements Closeable {
             return; // unassigned or moved by a seek while the fetch was in flight
         }
         if (answer.error() == null) {
+            state.highWatermark = answer.response().getHighWatermark();
             state.buffered.addAll(fetcher.records(state.partition, answer.offset(), answer.response()));
             return;
         }

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -103,6 +104,21 @@ class ConsumerTest {
         assertEquals(List.of(), consumer.poll(Duration.ofMillis(50)));
         consumer.resume(List.of(T1));
         assertEquals(List.of(record(T1, 0, 100, 1_000)), pollFor(consumer, 1));
+    }
+
+    @Test
+    void theHighWatermarkIsTheLastFetchAnswers() {
+        TidemarkConsumer consumer = consumer(b -> b.maxPollRecords(1));
+        consumer.assign(List.of(T0));
+        assertEquals(OptionalLong.empty(), consumer.highWatermark(T0), "before any fetch");
+        appendBatch(T0, 1_000, 0, 100, 200, 300);
+
+        assertEquals(1, pollFor(consumer, 1).size());
+        assertEquals(OptionalLong.of(3), consumer.highWatermark(T0));
+        appendBatch(T0, 2_000, 3, 400);
+        assertEquals(OptionalLong.of(3), consumer.highWatermark(T0), "buffered records are returned without a fetch");
+        assertEquals(3, pollFor(consumer, 3).size());
+        assertEquals(OptionalLong.of(4), consumer.highWatermark(T0));
     }
 
     @Test
