@@ -71,10 +71,16 @@ final class MirrorCommand implements Callable<Integer> {
             description = "How often the source's topics are listed to pick up new ones (default: ${DEFAULT-VALUE}).")
     long discoveryIntervalMs;
 
+    @Option(names = "--max-bytes-per-second", defaultValue = "0", paramLabel = "BYTES",
+            description = "Most bytes of records read from the source per second, on average (a link the mirror must "
+                    + "not fill); 0 for no limit (default: ${DEFAULT-VALUE}).")
+    long maxBytesPerSecond;
+
     @Override
     public Integer call() throws Exception {
         MirrorConfig config = MirrorConfig.of(source, sourceName, target, targetName, topics, groups, topicPrefix)
-                .withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs);
+                .withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
+                .withMaxBytesPerSecond(maxBytesPerSecond);
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen);

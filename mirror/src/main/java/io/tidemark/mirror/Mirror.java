@@ -55,6 +55,7 @@ public final class Mirror implements Closeable {
     /** Records one poll hands out: enough to fill several batches of several partitions per cycle. */
     private static final int MAX_POLL_RECORDS = 10_000;
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
+    private static final int MIN_LIMITED_FETCH_BYTES = 1024;
     /**
      * Deadline of the heartbeat's status call to the source: the heartbeat interval, within 200 ms to 5 s, so a
      * source that does not answer delays the next heartbeat by at most that (heartbeats have their own thread,
@@ -87,7 +88,8 @@ public final class Mirror implements Closeable {
                         MAX_PROBE_TIMEOUT_MS)).build());
         this.targetAdmin = new TidemarkAdmin(AdminConfig.builder(config.targetBootstrap()).build());
         this.consumer = new TidemarkConsumer(ConsumerConfig.builder(config.sourceBootstrap()).clock(clock)
-                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS).build());
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS)
+                .fetchMaxBytes(fetchMaxBytes(config.maxBytesPerSecond())).build());
         this.writer = new PartitionWriter(ProducerConfig.builder(config.targetBootstrap()).clock(clock)
                 .maxRequestBytes(Math.max(ProducerConfig.DEFAULT_MAX_REQUEST_BYTES, 2L * config.maxBatchBytes()))
                 .build());
@@ -95,7 +97,8 @@ public final class Mirror implements Closeable {
                 .build());
         this.timers = Executors.newScheduledThreadPool(2, daemon("tidemark-mirror-timer"));
         this.heartbeatTimer = Executors.newSingleThreadScheduledExecutor(daemon("tidemark-mirror-heartbeat"));
-        this.sourceLoop = new SourceLoop(consumer, metrics, clock, timers, config.maxBacklogBytes());
+        this.sourceLoop = new SourceLoop(consumer, metrics, clock, timers, config.maxBacklogBytes(),
+                config.maxBytesPerSecond());
     }
 
     /** Starts copying; returns at once. */
@@ -141,6 +144,19 @@ public final class Mirror implements Closeable {
         copiers.put(source, copier);
         sourceLoop.add(copier);
         copier.start();
+    }
+
+    /**
+     * Bytes one fetch asks of a partition: the consumer's default, or under a rate limit a tenth of a second's worth
+     * (at least {@value #MIN_LIMITED_FETCH_BYTES}), so polls come in small steps rather than bursts the rate then
+     * pays off for seconds, with the source's log end unseen meanwhile.
+     */
+    static int fetchMaxBytes(long maxBytesPerSecond) {
+        if (maxBytesPerSecond == 0) {
+            return ConsumerConfig.DEFAULT_FETCH_MAX_BYTES;
+        }
+        return (int) Math.min(ConsumerConfig.DEFAULT_FETCH_MAX_BYTES,
+                Math.max(MIN_LIMITED_FETCH_BYTES, maxBytesPerSecond / 10));
     }
 
     private static ThreadFactory daemon(String name) {

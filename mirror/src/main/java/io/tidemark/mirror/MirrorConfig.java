@@ -23,11 +23,13 @@ import java.util.regex.PatternSyntaxException;
  * @param maxBatchBytes        largest batch the mirror writes (a larger single record goes alone); must fit the
  *                             target topics' max.batch.bytes
  * @param maxBacklogBytes      fetched bytes a partition may hold before it is paused at the source
+ * @param maxBytesPerSecond    most bytes of records read from the source per second, on average over the polls
+ *                             ({@code --max-bytes-per-second}); 0 for no limit
  */
 public record MirrorConfig(String sourceBootstrap, String sourceName, String targetBootstrap, String targetName,
                            Pattern topics, Pattern groups, String topicPrefix, long checkpointIntervalMs,
                            long heartbeatIntervalMs, long discoveryIntervalMs, int maxBatchBytes,
-                           int maxBacklogBytes) {
+                           int maxBacklogBytes, long maxBytesPerSecond) {
     public static final String ALL = ".*";
     public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 5_000;
     public static final long DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
@@ -37,6 +39,7 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
     /** 4 MiB: four fetches' worth ahead of the target, per partition. */
     public static final int DEFAULT_MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
     private static final long MAX_INTERVAL_MS = 86_400_000;
+    private static final long MIN_BYTES_PER_SECOND = 1024;
 
     public MirrorConfig {
         requireText("--source", sourceBootstrap);
@@ -64,20 +67,30 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
             throw new IllegalArgumentException("max backlog bytes " + maxBacklogBytes + " is below the max batch bytes "
                     + maxBatchBytes);
         }
+        if (maxBytesPerSecond != 0 && maxBytesPerSecond < MIN_BYTES_PER_SECOND) {
+            throw new IllegalArgumentException("--max-bytes-per-second " + maxBytesPerSecond + " is not allowed: 0 "
+                    + "(no limit) or at least " + MIN_BYTES_PER_SECOND);
+        }
     }
 
-    /** A config with the defaults for everything but the clusters, their names and the patterns. */
+    /** A config with the defaults for everything but the clusters, their names and the patterns; no rate limit. */
     public static MirrorConfig of(String sourceBootstrap, String sourceName, String targetBootstrap, String targetName,
                                   String topics, String groups, String topicPrefix) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, pattern("--topics", topics),
                 pattern("--groups", groups), topicPrefix, DEFAULT_CHECKPOINT_INTERVAL_MS,
                 DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_DISCOVERY_INTERVAL_MS, DEFAULT_MAX_BATCH_BYTES,
-                DEFAULT_MAX_BACKLOG_BYTES);
+                DEFAULT_MAX_BACKLOG_BYTES, 0);
     }
 
     public MirrorConfig withIntervals(long checkpointMs, long heartbeatMs, long discoveryMs) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
-                checkpointMs, heartbeatMs, discoveryMs, maxBatchBytes, maxBacklogBytes);
+                checkpointMs, heartbeatMs, discoveryMs, maxBatchBytes, maxBacklogBytes, maxBytesPerSecond);
+    }
+
+    public MirrorConfig withMaxBytesPerSecond(long bytesPerSecond) {
+        return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
+                checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs, maxBatchBytes, maxBacklogBytes,
+                bytesPerSecond);
     }
 
     /** The target topic of a source topic. */

@@ -18,7 +18,9 @@ import java.util.function.LongSupplier;
  *       hop's latency plus the target clock's lead over the source's), and {@code mirror.latency.send-time-ms}:
  *       target ReceiveTime minus SendTime (histograms);</li>
  *   <li>{@code mirror.lag-records.TOPIC.PARTITION}: records the source partition has past the last one the target
- *       holds (gauge, refreshed every checkpoint interval);</li>
+ *       holds (gauge; the source's log end as the last fetch or listing saw it);</li>
+ *   <li>{@code mirror.throttled-ms}: time the mirror waited to keep within {@code --max-bytes-per-second}
+ *       (counter);</li>
  *   <li>{@code mirror.records-skipped-loop} (records whose path holds the target), {@code mirror.records-skipped-gap}
  *       (records the source's retention removed before they were copied), {@code mirror.records-refused} (records
  *       the target refused, e.g. a SendTime outside its window), {@code mirror.batches-refused-held} (batches the
@@ -41,6 +43,7 @@ public final class MirrorMetrics {
     private final Counter refused;
     private final Counter heldRefusals;
     private final Counter checkpoints;
+    private final Counter throttledMs;
     private final AtomicLong lastHeardFromSourceMs = new AtomicLong();
     private IntervalLatency interval = IntervalLatency.EMPTY;
 
@@ -55,6 +58,7 @@ public final class MirrorMetrics {
         this.refused = registry.counter("mirror.records-refused");
         this.heldRefusals = registry.counter("mirror.batches-refused-held");
         this.checkpoints = registry.counter("mirror.checkpoints-written");
+        this.throttledMs = registry.counter("mirror.throttled-ms");
         registry.gauge("mirror.last-heard-from-source-ms", () -> (Gauge<Long>) lastHeardFromSourceMs::get);
     }
 
@@ -107,6 +111,11 @@ public final class MirrorMetrics {
 
     public void checkpointWritten() {
         checkpoints.inc();
+    }
+
+    /** The mirror waited {@code ms} before reading more, to keep within its byte rate. */
+    public void throttled(long ms) {
+        throttledMs.inc(ms);
     }
 
     public void heardFromSource(long nowMs) {

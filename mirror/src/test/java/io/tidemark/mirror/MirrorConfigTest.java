@@ -16,6 +16,8 @@ class MirrorConfigTest {
         assertEquals(5_000, config.checkpointIntervalMs());
         assertEquals("A.orders", config.targetTopic("orders"));
         assertEquals(true, config.groups().matcher("g1").matches());
+        assertEquals(0, config.maxBytesPerSecond(), "no rate limit");
+        assertEquals(1024, config.withMaxBytesPerSecond(1024).maxBytesPerSecond());
     }
 
     @Test
@@ -32,5 +34,7 @@ class MirrorConfigTest {
                 refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", ".*", ".*", "").withIntervals(0, 1000, 1000)));
         assertEquals("--source is required: HOST:PORT,... of the cluster's brokers",
                 refusal(() -> MirrorConfig.of(" ", "A", "b:1", "B", ".*", ".*", "")));
+        assertEquals("--max-bytes-per-second 1023 is not allowed: 0 (no limit) or at least 1024",
+                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", ".*", ".*", "").withMaxBytesPerSecond(1023)));
     }
 }

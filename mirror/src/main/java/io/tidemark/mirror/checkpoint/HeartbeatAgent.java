@@ -13,7 +13,8 @@ import java.time.Clock;
 
 /**
  * Every heartbeat interval: asks the source for its status (an answer means the mirror heard from it, as does every
- * record or listing it gets) and writes a {@link MirrorHeartbeat} to the target: when the mirror last heard from the
+ * listing of topics or offsets it gets; records are not counted, as the consumer may hand out records it fetched
+ * earlier) and writes a {@link MirrorHeartbeat} to the target: when the mirror last heard from the
  * source, what it copied, how far behind it is (in all and per partition), and the latencies of the records copied
  * since the last heartbeat.
  * The failover tool reads when the source went silent from it, and its buffer X from the latencies.
@@ -52,12 +53,12 @@ public final class HeartbeatAgent {
         MirrorHeartbeat.Builder heartbeat = MirrorHeartbeat.newBuilder();
         long behind = 0;
         for (PartitionCopier copier : copiers) {
-            long lag = copier.lagRecords();
-            if (lag > 0) {
+            PartitionCopier.Lag lag = copier.lag();
+            if (lag.records() > 0) {
                 heartbeat.addPartitionsBehind(PartitionBehind.newBuilder().setSourceTopic(copier.source().topic())
                         .setPartition(copier.source().partition()).setTargetTopic(copier.target().topic())
-                        .setRecords(lag));
-                behind += lag;
+                        .setRecords(lag.records()).setSourceLogEndOffset(lag.sourceLogEndOffset()));
+                behind += lag.records();
             }
         }
         MirrorMetrics.IntervalLatency latency = metrics.takeInterval();

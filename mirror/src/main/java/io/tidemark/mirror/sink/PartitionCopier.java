@@ -148,15 +148,34 @@ public final class PartitionCopier {
         writeNext();
     }
 
-    /** The source partition's log end offset, for the lag. */
+    /**
+     * The source partition's log end offset as a fetch or a listing saw it, for the lag. The highest seen counts: an
+     * answer that was on its way while a fresher one came does not lower it.
+     */
     public synchronized void sourceLogEndOffset(long offset) {
-        sourceLogEndOffset = offset;
+        sourceLogEndOffset = Math.max(sourceLogEndOffset, offset);
     }
 
-    /** Records the source has past the last one the target holds; 0 until the log end is known. */
-    public synchronized long lagRecords() {
-        return sourceLogEndOffset == OffsetMap.NONE ? 0 : Math.max(0, sourceLogEndOffset
+
+    /**
+     * How far the target is behind the source partition.
+     *
+     * @param records            records the source has past the last one the target holds; 0 until the log end is
+     *                           known
+     * @param sourceLogEndOffset the source's log end offset it is measured from, {@link OffsetMap#NONE} until known
+     */
+    public record Lag(long records, long sourceLogEndOffset) {
+    }
+
+    public synchronized Lag lag() {
+        long records = sourceLogEndOffset == OffsetMap.NONE ? 0 : Math.max(0, sourceLogEndOffset
                 - (offsets.lastOriginOffset() + 1));
+        return new Lag(records, sourceLogEndOffset);
+    }
+
+    /** {@link Lag#records} of {@link #lag}. */
+    public long lagRecords() {
+        return lag().records();
     }
 
     /** How a group's committed offset on the source maps to the target, as far as this copier knows. */

@@ -4,6 +4,7 @@ import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.MirrorMetrics;
+import io.tidemark.mirror.sink.CopyBatch;
 import io.tidemark.mirror.sink.PartitionCopier;
 import io.tidemark.mirror.sink.SourcePositioner;
 import io.tidemark.proto.error.TidemarkException;
@@ -27,8 +28,10 @@ import java.util.concurrent.TimeUnit;
  * The thread that reads the source: owns the {@link TidemarkConsumer} of every partition copied, and each cycle
  * runs the commands other threads queued (a new partition, a copier's seek), pauses the partitions whose copier is
  * resynchronising or has {@code maxBacklogBytes} queued (and resumes them below half of it), polls, and hands each
- * partition's records to its {@link PartitionCopier}. A seek and the records read after it happen on this thread,
- * in that order, so a copier never gets records from before its position moved.
+ * partition's records to its {@link PartitionCopier}, with the source's log end offsets the fetches saw (for the
+ * copiers' lag). A seek and the records read after it happen on this thread, in that order, so a copier never gets
+ * records from before its position moved. With a byte rate limit, a {@link ReadPacer} spaces the polls out; commands
+ * still run while it waits.
  *
  * <p>Not thread-safe except {@link #add}, {@link #seek} and {@link #close}, which queue work for the thread.
  */
@@ -44,19 +47,22 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
     private final Clock clock;
     private final ScheduledExecutorService timers;
     private final long maxBacklogBytes;
+    private final ReadPacer pacer;
     private final LinkedBlockingQueue<Runnable> commands = new LinkedBlockingQueue<>();
     private final Map<TopicPartition, PartitionCopier> copiers = new LinkedHashMap<>();
     private final Set<TopicPartition> paused = new HashSet<>();
     private final Thread thread;
     private volatile boolean running = true;
 
+    /** @param maxBytesPerSecond the most bytes of records read from the source per second on average; 0 for no limit */
     public SourceLoop(TidemarkConsumer consumer, MirrorMetrics metrics, Clock clock, ScheduledExecutorService timers,
-                      long maxBacklogBytes) {
+                      long maxBacklogBytes, long maxBytesPerSecond) {
         this.consumer = consumer;
         this.metrics = metrics;
         this.clock = clock;
         this.timers = timers;
         this.maxBacklogBytes = maxBacklogBytes;
+        this.pacer = new ReadPacer(maxBytesPerSecond);
         this.thread = new Thread(this, "tidemark-mirror-source");
     }
 
@@ -133,11 +139,21 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
             waitForCommands(POLL_TIMEOUT.toMillis());
             return;
         }
+        long waitMs = pacer.waitMs(clock.millis());
+        if (waitMs > 0) {
+            long before = clock.millis();
+            waitForCommands(Math.min(waitMs, POLL_TIMEOUT.toMillis()));
+            metrics.throttled(clock.millis() - before);
+            return;
+        }
         applyFlowControl();
         List<ConsumerRecord> records = consumer.poll(POLL_TIMEOUT);
         if (!records.isEmpty()) {
-            metrics.heardFromSource(clock.millis());
+            pacer.read(records.stream().mapToLong(CopyBatch::sizeBytes).sum(), clock.millis());
             dispatch(records);
+        }
+        for (PartitionCopier copier : copiers.values()) {
+            consumer.highWatermark(copier.source()).ifPresent(copier::sourceLogEndOffset);
         }
     }
 

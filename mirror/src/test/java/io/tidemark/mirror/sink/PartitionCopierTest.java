@@ -125,6 +125,20 @@ class PartitionCopierTest {
     }
 
     @Test
+    void theLagCountsFromTheHighestSourceLogEndSeenToWhatTheTargetHolds() {
+        start(held(9, 20));
+        assertEquals(new PartitionCopier.Lag(0, OffsetMap.NONE), copier.lag(), "the source's log end is not known");
+        copier.sourceLogEndOffset(30);
+        assertEquals(new PartitionCopier.Lag(20, 30), copier.lag(), "origin offsets 10 to 29");
+        copier.sourceLogEndOffset(25);
+        assertEquals(new PartitionCopier.Lag(20, 30), copier.lag(), "an older answer does not lower it");
+        copier.offer(records(10, 11, 12));
+        target.stored(0, 21);
+        assertEquals(new PartitionCopier.Lag(17, 30), copier.lag());
+        assertEquals(17, copier.lagRecords());
+    }
+
+    @Test
     void nothingHeldStartsAtTheSourcesLogStart() {
         start(OriginOffsetResponse.newBuilder().setHeld(false).build());
         assertEquals(List.of("1@" + SourcePositioner.EARLIEST), seeks);
