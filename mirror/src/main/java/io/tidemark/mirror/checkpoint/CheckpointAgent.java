@@ -27,10 +27,13 @@ import java.util.regex.Pattern;
  * Every {@code checkpoint.interval}: refreshes each copied partition's source log end offset (the lag), then reads
  * the committed offsets of the source's consumer groups whose whole name matches {@code --groups} and, for each
  * committed offset of a copied partition that changed (or has not been written for
- * {@link MirrorStateFormat#CHECKPOINT_REFRESH_MS}, or was written while the mirror was behind the group), writes a {@link MirrorCheckpoint} to the target: the source
- * offset, its exact translation to the target (from the copier's {@link OffsetMap}, or a {@link TargetOffsetLookup}
- * when it is older than what the copier remembers), and the SendTime and source ReceiveTime of the last record the
- * group consumed (read from the source). A partition of which the target holds nothing yet gets no checkpoint.
+ * {@link MirrorStateFormat#CHECKPOINT_REFRESH_MS}, or was written while the mirror was behind the group, or was
+ * committed again since a checkpoint that did not show the group standing still: its {@link CommitProgress.Kind}
+ * changed), writes a {@link MirrorCheckpoint} to the target: the source offset, its exact translation to the target
+ * (from the copier's {@link OffsetMap}, or a {@link TargetOffsetLookup} when it is older than what the copier
+ * remembers), the SendTime and source ReceiveTime of the last record the group consumed (read from the source), and
+ * the group's previous commit ({@link CommitProgress}), from which the failover tool estimates its rate. A partition
+ * of which the target holds nothing yet gets no checkpoint.
  *
  * <p>Not thread-safe: one scheduled task runs it.
  */
@@ -48,14 +51,19 @@ public final class CheckpointAgent {
     private final MirrorMetrics metrics;
     private final Clock clock;
     private final Map<GroupPartition, Written> written = new HashMap<>();
+    private final Map<GroupPartition, CommitProgress> progress = new HashMap<>();
 
     private record GroupPartition(String group, TopicPartition partition) {
     }
 
-    /** The last checkpoint written of a group's partition; one written while the mirror was behind is redone. */
-    private record Written(long sourceOffset, boolean behind, long atMs) {
-        boolean covers(long offset, long nowMs) {
-            return sourceOffset == offset && !behind && nowMs - atMs < MirrorStateFormat.CHECKPOINT_REFRESH_MS;
+    /**
+     * The last checkpoint written of a group's partition; one written while the mirror was behind is redone, and so is
+     * one whose progress changed kind since (the group committed the same offset again: it stands still).
+     */
+    private record Written(long sourceOffset, boolean behind, CommitProgress.Kind progress, long atMs) {
+        boolean covers(long offset, CommitProgress.Kind now, long nowMs) {
+            return sourceOffset == offset && !behind && progress == now
+                    && nowMs - atMs < MirrorStateFormat.CHECKPOINT_REFRESH_MS;
         }
     }
 
@@ -107,9 +115,13 @@ public final class CheckpointAgent {
     private void checkpoint(String group, PartitionCopier copier, GroupPartitionLag committed) {
         long nowMs = clock.millis();
         GroupPartition key = new GroupPartition(group, copier.source());
-        long offset = committed.getCommittedOffset();
+        CommitProgress.Reading reading = new CommitProgress.Reading(committed.getCommittedOffset(),
+                committed.getCommitTimeMs());
+        CommitProgress groupProgress = progress.merge(key, CommitProgress.first(reading),
+                (known, first) -> known.next(reading));
+        long offset = reading.offset();
         Written last = written.get(key);
-        if (last != null && last.covers(offset, nowMs)) {
+        if (last != null && last.covers(offset, groupProgress.kind(), nowMs)) {
             return;
         }
         OffsetMap.Translation translation = copier.translate(offset);
@@ -127,13 +139,14 @@ public final class CheckpointAgent {
         MirrorCheckpoint.Builder checkpoint = MirrorCheckpoint.newBuilder().setSourceCluster(sourceCluster)
                 .setTargetCluster(targetCluster).setGroup(group).setSourceTopic(copier.source().topic())
                 .setPartition(copier.source().partition()).setTargetTopic(copier.target().topic())
-                .setSourceOffset(offset).setSourceCommitTimeMs(committed.getCommitTimeMs())
+                .setSourceOffset(offset).setSourceCommitTimeMs(reading.commitTimeMs())
                 .setTargetOffset(targetOffset).setMirrorBehind(behind).setCheckpointTimeMs(nowMs);
+        groupProgress.writeTo(checkpoint);
         lastConsumed(copier.source(), offset).ifPresent(record -> checkpoint.setLastConsumedKnown(true)
                 .setLastConsumedSendTimeMs(record.sendTimeMs()).setLastConsumedReceiveTimeMs(record.receiveTimeMs()));
         publisher.publish(checkpoint.build());
         metrics.checkpointWritten();
-        written.put(key, new Written(offset, behind, nowMs));
+        written.put(key, new Written(offset, behind, groupProgress.kind(), nowMs));
     }
 
     /** The record before {@code committed} on the source (the last one the group consumed), while the source has it. */

@@ -37,25 +37,43 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
     /**
      * One partition's resume position.
      *
-     * @param partition    the target partition
-     * @param offset       the offset the group resumes at: its committed offset after apply
-     * @param logEndOffset the partition's log end offset when planned
-     * @param record       the times of the record at {@code offset}; empty when {@code offset} is the log end offset
-     * @param rereads      records the group will read again that it had consumed on the source: an upper bound in
-     *                     exact mode, an estimate in time mode (see {@link Exact} and {@link ByTime})
-     * @param notCopied    records of the source partition the mirror had not copied at its last heartbeat (lost)
-     * @param basis        how {@code offset} was found
+     * @param partition     the target partition
+     * @param offset        the offset the group resumes at: its committed offset after apply
+     * @param logEndOffset  the partition's log end offset when planned
+     * @param record        the times of the record at {@code offset}; empty when {@code offset} is the log end offset
+     * @param rereads       records the group will read again that it had consumed on the source, estimated (see
+     *                      {@link Exact} and {@link ByTime}); in exact mode without a commit rate, the bound
+     * @param rereadsAtMost in exact mode, the bound of the re-reads; empty in time mode
+     * @param notCopied     records of the source partition the mirror had not copied at its last heartbeat (lost)
+     * @param basis         how {@code offset} was found
      */
     public record PartitionPlan(TopicPartition partition, long offset, long logEndOffset, Optional<RecordTimes> record,
-                                long rereads, long notCopied, Basis basis) {
+                                long rereads, OptionalLong rereadsAtMost, long notCopied, Basis basis) {
         public PartitionPlan {
             Objects.requireNonNull(partition, "partition");
             Objects.requireNonNull(record, "record");
+            Objects.requireNonNull(rereadsAtMost, "rereadsAtMost");
             Objects.requireNonNull(basis, "basis");
-            if (offset < 0 || offset > logEndOffset || rereads < 0 || notCopied < 0) {
+            if (offset < 0 || offset > logEndOffset || rereads < 0 || notCopied < 0
+                    || !rereadsFit(rereads, rereadsAtMost, basis)) {
                 throw new IllegalArgumentException("not a partition plan: offset " + offset + ", log end "
-                        + logEndOffset + ", " + rereads + " re-reads, " + notCopied + " not copied");
+                        + logEndOffset + ", " + rereads + " re-reads, at most " + rereadsAtMost + ", " + notCopied
+                        + " not copied, " + basis);
             }
+        }
+
+        /** The bound is there in exact mode only, holds the estimate, and is the estimate without a commit rate. */
+        private static boolean rereadsFit(long rereads, OptionalLong atMost, Basis basis) {
+            if (!(basis instanceof Exact exact)) {
+                return atMost.isEmpty();
+            }
+            return atMost.isPresent() && (exact.commitRate().isPresent() ? rereads <= atMost.getAsLong()
+                    : rereads == atMost.getAsLong());
+        }
+
+        /** False when the re-reads are only the bound: exact mode without the group's commit rate. */
+        public boolean rereadsEstimated() {
+            return !(basis instanceof Exact exact) || exact.commitRate().isPresent();
         }
     }
 
@@ -70,17 +88,22 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
     /**
      * Exact mode: the checkpoint's translated offset, the copy of the first record at or above the group's committed
      * offset on the source. The group may have committed further on the source after the checkpoint; those records
-     * are read again, at most every copy of the source partition at or above the checkpoint's offset
-     * ({@link PartitionPlan#rereads}).
+     * are read again: at most every copy of the source partition at or above the checkpoint's offset
+     * ({@link PartitionPlan#rereadsAtMost}), estimated from the group's commit rate ({@link PartitionPlan#rereads},
+     * {@link FailoverPlanner}).
      *
      * @param sourceTopic        the source topic
      * @param sourceOffset       the group's committed offset on the source at the checkpoint
      * @param sourceCommitTimeMs when the source stored that commit (source clock)
      * @param checkpointTimeMs   when the mirror made the checkpoint (mirror clock)
      * @param mirrorBehind       the group had consumed records the target did not hold yet
+     * @param commitRate         the group's commit rate before the checkpoint; empty when unknown
      */
     public record Exact(String sourceTopic, long sourceOffset, long sourceCommitTimeMs, long checkpointTimeMs,
-                        boolean mirrorBehind) implements Basis {
+                        boolean mirrorBehind, Optional<CommitRate> commitRate) implements Basis {
+        public Exact {
+            Objects.requireNonNull(commitRate, "commitRate");
+        }
     }
 
     /**

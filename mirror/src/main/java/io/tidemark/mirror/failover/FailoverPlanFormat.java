@@ -34,10 +34,11 @@ import java.util.OptionalLong;
  * {@code Buffer X: S s (--buffer)}. Without a heartbeat the source line reads {@code Source A: no heartbeat on the
  * target, records not copied unknown}. A row: MODE {@code exact} or {@code time}; RECEIVE-TIME (on the target) and
  * SEND-TIME of the record at OFFSET, {@code -} when OFFSET is the log end (the group waits for the next record);
- * RE-READ {@code <= N} in exact mode (an upper bound), {@code ~ N} in time mode (an estimate); BASIS
- * {@code checkpoint: source offset N committed TIME, made S s before the source went silent} (or {@code made at
- * TIME} when the silence is unknown; {@code , the mirror was behind the group} added when it was), or
- * {@code T TIME (given|last-consumed|source-silent), T - X TIME}. After {@code apply}, one more line:
+ * RE-READ {@code ~N (<= M)} in exact mode (an estimate and the bound; only {@code <= M} when the group's commit rate
+ * is unknown), {@code ~N} in time mode (an estimate); BASIS {@code checkpoint: source offset N committed TIME, made
+ * S s before the source went silent} (or {@code made at TIME} when the silence is unknown; {@code , the mirror was
+ * behind the group} added when it was) followed by {@code , group rate R records/s} or {@code , group rate unknown},
+ * or {@code T TIME (given|last-consumed|source-silent), T - X TIME}. After {@code apply}, one more line:
  * {@code Committed the plan's offsets for group G on the target}, or {@code Already applied: group G has
  * these offsets on the target; nothing written}.
  *
@@ -48,10 +49,11 @@ import java.util.OptionalLong;
  *  "buffer": null | {"ms", "derivation": "given"|"auto", and for auto: "targetBehindMs", "spreadMs",
  *            "latencyMinMs", "latencyMaxMs", "records", "heartbeats", "from", "to"},
  *  "partitions": [{"topic", "partition", "mode": "exact"|"time", "offset", "logEndOffset",
- *                  "receiveTime", "sendTime" (null at the log end), "rereads", "rereadsKind": "at-most"|"estimate",
- *                  "notCopied",
+ *                  "receiveTime", "sendTime" (null at the log end), "rereads" (the estimate),
+ *                  "rereadsKind": "estimate"|"at-most" (at-most: exact mode without commit rate, the bound),
+ *                  "rereadsAtMost" (the bound; null in time mode), "notCopied",
  *                  "checkpoint": null | {"sourceTopic", "sourceOffset", "sourceCommitTime", "checkpointTime",
- *                                        "mirrorBehind"},
+ *                                        "mirrorBehind", "commitRecordsPerSecond" (null when unknown)},
  *                  "time": null | {"time", "timeFrom": "given"|"last-consumed"|"source-silent", "lookupTime"}}]}
  * </pre>
  * After {@code apply}, the object has one more field: {@code "applied": "committed"|"unchanged"}.
@@ -62,7 +64,7 @@ public final class FailoverPlanFormat {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
             .withZone(ZoneOffset.UTC);
     private static final Gson GSON = new GsonBuilder().serializeNulls().disableHtmlEscaping().create();
-    private static final String ROW = "%-24s %9s %-5s %16s %16s %-24s %-24s %10s %10s  %s%n";
+    private static final String ROW = "%-24s %9s %-5s %16s %16s %-24s %-24s %18s %10s  %s%n";
 
     private FailoverPlanFormat() {
     }
@@ -81,8 +83,8 @@ public final class FailoverPlanFormat {
             text.append(String.format(Locale.ROOT, ROW, p.partition().topic(), p.partition().partition(),
                     exact ? "exact" : "time", p.offset(), p.logEndOffset(),
                     p.record().map(r -> time(r.receiveTimeMs())).orElse("-"),
-                    p.record().map(r -> time(r.sendTimeMs())).orElse("-"), (exact ? "<= " : "~ ") + p.rereads(),
-                    p.notCopied(), basisText(plan, p)));
+                    p.record().map(r -> time(r.sendTimeMs())).orElse("-"), rereadsText(p), p.notCopied(),
+                    basisText(plan, p)));
         }
         return text.toString();
     }
@@ -158,6 +160,15 @@ public final class FailoverPlanFormat {
                 + ")";
     }
 
+    private static String rereadsText(PartitionPlan p) {
+        String estimate = "~" + p.rereads();
+        if (p.rereadsAtMost().isEmpty()) {
+            return estimate;
+        }
+        String atMost = "<= " + p.rereadsAtMost().getAsLong();
+        return p.rereadsEstimated() ? estimate + " (" + atMost + ")" : atMost;
+    }
+
     private static String basisText(FailoverPlan plan, PartitionPlan p) {
         if (p.basis() instanceof Exact exact) {
             String made = plan.sourceLastHeardMs().isPresent()
@@ -166,7 +177,9 @@ public final class FailoverPlanFormat {
                     : "made at " + time(exact.checkpointTimeMs());
             return "checkpoint: source offset " + exact.sourceOffset() + " committed "
                     + time(exact.sourceCommitTimeMs()) + ", " + made
-                    + (exact.mirrorBehind() ? ", the mirror was behind the group" : "");
+                    + (exact.mirrorBehind() ? ", the mirror was behind the group" : "") + ", group rate "
+                    + exact.commitRate().map(r -> String.format(Locale.ROOT, "%.3f records/s", r.perSecond()))
+                    .orElse("unknown");
         }
         ByTime byTime = (ByTime) p.basis();
         return "T " + time(byTime.timeMs()) + " (" + byTime.source().label() + "), T - X " + time(byTime.lookupMs());
@@ -200,7 +213,8 @@ public final class FailoverPlanFormat {
         fields.put("receiveTime", p.record().map(FailoverPlan.RecordTimes::receiveTimeMs).orElse(null));
         fields.put("sendTime", p.record().map(FailoverPlan.RecordTimes::sendTimeMs).orElse(null));
         fields.put("rereads", p.rereads());
-        fields.put("rereadsKind", exact ? "at-most" : "estimate");
+        fields.put("rereadsKind", p.rereadsEstimated() ? "estimate" : "at-most");
+        fields.put("rereadsAtMost", orNull(p.rereadsAtMost()));
         fields.put("notCopied", p.notCopied());
         Map<String, Object> checkpoint = null;
         Map<String, Object> time = null;
@@ -211,6 +225,7 @@ public final class FailoverPlanFormat {
             checkpoint.put("sourceCommitTime", e.sourceCommitTimeMs());
             checkpoint.put("checkpointTime", e.checkpointTimeMs());
             checkpoint.put("mirrorBehind", e.mirrorBehind());
+            checkpoint.put("commitRecordsPerSecond", e.commitRate().map(CommitRate::perSecond).orElse(null));
         } else if (p.basis() instanceof ByTime t) {
             time = new LinkedHashMap<>();
             time.put("time", t.timeMs());

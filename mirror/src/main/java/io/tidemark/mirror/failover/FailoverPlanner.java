@@ -35,6 +35,20 @@ import java.util.OptionalLong;
  *       checkpoint, or {@code --time source-silent}); X is {@code --buffer} or derived from the mirror's latencies
  *       ({@link Buffer}).</li>
  * </ul>
+ * Re-reads are the records the group had consumed on the source and reads again on the target. In time mode they are
+ * estimated as the records with target ReceiveTime from T - X to T. In exact mode they are what the group committed
+ * on the source after the checkpoint:
+ * <ul>
+ *   <li>at most B, the copies of the source partition at or above the checkpoint's source offset o (the last origin
+ *       offset the target holds + 1 - o, not below 0);</li>
+ *   <li>estimated as min(B, round(r * (S - c))): r the group's {@link CommitRate} before the checkpoint, (o - o') /
+ *       (c - c') from the checkpoint's previous reading (o', c') and its own (o, c), commit times of the source's
+ *       clock; S when the mirror last heard from the source (the mirror's clock, so S - c also holds the clocks'
+ *       difference), or the plan's time when no heartbeat tells; S - c not below 0. A group that committed the same
+ *       offset again (r = 0) is estimated at 0;</li>
+ *   <li>estimated as B when r is unknown: the checkpoint has no previous reading (the first after the mirror
+ *       started, or written before mirrors recorded it), the offset was moved back, or c did not advance.</li>
+ * </ul>
  * Deterministic: the mirror's state, the request, the time and the target's answers in, the plan out; it reads no
  * clock and does no I/O of its own.
  *
@@ -48,7 +62,8 @@ public final class FailoverPlanner {
     }
 
     /**
-     * @param nowMs the time of the plan: a {@code --time} after it is refused
+     * @param nowMs the time of the plan: a {@code --time} after it is refused; S of the exact-mode estimates when no
+     *              heartbeat tells when the source went silent
      * @throws IllegalArgumentException   for a time in the future, an unknown source cluster, a partition with no
      *                                    checkpoint and no time, or {@code auto} with no latency to derive X from
      * @throws TidemarkException          UNKNOWN_GROUP when the group has no checkpoint and no {@code --topic} names
@@ -70,9 +85,11 @@ public final class FailoverPlanner {
             }
         });
         Optional<Buffer> buffer = times.isEmpty() ? Optional.empty() : Optional.of(buffer(state, request));
+        long silentMs = state.sourceLastHeardMs().orElse(nowMs);
         List<PartitionPlan> plans = new ArrayList<>();
         partitions.forEach((tp, checkpoint) -> plans.add(times.containsKey(tp)
-                ? byTime(state, tp, times.get(tp), buffer.orElseThrow()) : exact(state, tp, checkpoint.orElseThrow())));
+                ? byTime(state, tp, times.get(tp), buffer.orElseThrow())
+                : exact(state, tp, checkpoint.orElseThrow(), silentMs)));
         return new FailoverPlan(request.group(), request.sourceCluster(), state.targetCluster().orElse(""), nowMs,
                 state.sourceLastHeardMs(), state.lastHeartbeat().map(h -> OptionalLong.of(h.getMirrorTimeMs()))
                 .orElse(OptionalLong.empty()), state.lastHeartbeat().map(MirrorHeartbeat::getRecordsBehind).orElse(0L),
@@ -128,23 +145,27 @@ public final class FailoverPlanner {
                         + "DURATION (seed 000's example is 15m)"));
     }
 
-    private PartitionPlan exact(MirrorState state, TopicPartition tp, MirrorCheckpoint checkpoint) {
+    /** @param silentMs S: when the source went silent, or the plan's time when unknown */
+    private PartitionPlan exact(MirrorState state, TopicPartition tp, MirrorCheckpoint checkpoint, long silentMs) {
         OffsetLookup at = target.recordAt(tp, checkpoint.getTargetOffset());
         OptionalLong held = target.lastOriginOffset(tp, new OriginPartition(state.sourceCluster(),
                 checkpoint.getSourceTopic(), checkpoint.getPartition()));
-        long rereads = held.isPresent() ? Math.max(0, held.getAsLong() + 1 - checkpoint.getSourceOffset()) : 0;
-        return new PartitionPlan(tp, at.offset(), at.logEndOffset(), times(at), rereads, state.notCopied(tp),
-                new Exact(checkpoint.getSourceTopic(), checkpoint.getSourceOffset(),
+        long atMost = held.isPresent() ? Math.max(0, held.getAsLong() + 1 - checkpoint.getSourceOffset()) : 0;
+        Optional<CommitRate> rate = CommitRate.of(checkpoint);
+        long estimate = rate.map(r -> Math.min(atMost, r.recordsIn(silentMs - checkpoint.getSourceCommitTimeMs())))
+                .orElse(atMost);
+        return new PartitionPlan(tp, at.offset(), at.logEndOffset(), times(at), estimate, OptionalLong.of(atMost),
+                state.notCopied(tp), new Exact(checkpoint.getSourceTopic(), checkpoint.getSourceOffset(),
                         checkpoint.getSourceCommitTimeMs(), checkpoint.getCheckpointTimeMs(),
-                        checkpoint.getMirrorBehind()));
+                        checkpoint.getMirrorBehind(), rate));
     }
 
     private PartitionPlan byTime(MirrorState state, TopicPartition tp, ResumeTime time, Buffer buffer) {
         long lookupMs = Math.max(0, time.ms() - buffer.ms());
         OffsetLookup at = target.firstAtReceiveTime(tp, lookupMs);
         long rereads = Math.max(0, target.firstAtReceiveTime(tp, time.ms()).offset() - at.offset());
-        return new PartitionPlan(tp, at.offset(), at.logEndOffset(), times(at), rereads, state.notCopied(tp),
-                new ByTime(time.ms(), time.source(), lookupMs));
+        return new PartitionPlan(tp, at.offset(), at.logEndOffset(), times(at), rereads, OptionalLong.empty(),
+                state.notCopied(tp), new ByTime(time.ms(), time.source(), lookupMs));
     }
 
     /** T of a partition and where it comes from. */

@@ -26,8 +26,10 @@ class FailoverCommitterTest {
     private static final long WINDOW_MS = 60_000;
     private static final FailoverPlan PLAN = new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.empty(),
             OptionalLong.empty(), 0, Optional.of(new Buffer(0, Optional.empty())), List.of(
-            new PartitionPlan(P0, 6, 10, Optional.empty(), 0, 0, new Exact("orders", 6, 0, 0, false)),
-            new PartitionPlan(P1, 4, 5, Optional.empty(), 0, 0, new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS))));
+            new PartitionPlan(P0, 6, 10, Optional.empty(), 0, OptionalLong.of(0), 0,
+                    new Exact("orders", 6, 0, 0, false, Optional.empty())),
+            new PartitionPlan(P1, 4, 5, Optional.empty(), 0, OptionalLong.empty(), 0,
+                    new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS))));
     private static final Map<TopicPartition, OffsetAndMetadata> OFFSETS = Map.of(
             P0, new OffsetAndMetadata(6, "tidemark failover from A (exact)"),
             P1, new OffsetAndMetadata(4, "tidemark failover from A (time)"));

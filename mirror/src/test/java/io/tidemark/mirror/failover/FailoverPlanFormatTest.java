@@ -19,11 +19,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Golden text and JSON of failover plans. */
 class FailoverPlanFormatTest {
+    /** An exact row with the group's rate, one by time, and an exact one without rate. */
     private static final List<PartitionPlan> ROWS = List.of(
             new PartitionPlan(new TopicPartition("orders", 0), 6, 10, Optional.of(new RecordTimes(BASE_MS + 6_050,
-                    BASE_MS + 6_000)), 4, 0, new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false)),
-            new PartitionPlan(new TopicPartition("orders", 1), 5, 5, Optional.empty(), 0, 3,
-                    new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000)));
+                    BASE_MS + 6_000)), 3, OptionalLong.of(4), 0, new Exact("orders", 6, BASE_MS + 6_500,
+                    BASE_MS + 7_000, false, Optional.of(new CommitRate(2, 2_000)))),
+            new PartitionPlan(new TopicPartition("orders", 1), 5, 5, Optional.empty(), 0, OptionalLong.empty(), 3,
+                    new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000)),
+            new PartitionPlan(new TopicPartition("orders", 2), 3, 10, Optional.of(new RecordTimes(BASE_MS + 3_050,
+                    BASE_MS + 3_000)), 7, OptionalLong.of(7), 0, new Exact("orders", 3, BASE_MS + 3_500,
+                    BASE_MS + 4_000, true, Optional.empty())));
     private static final FailoverPlan PLAN = new FailoverPlan("g", "A", "B", BASE_MS + 60_000,
             OptionalLong.of(BASE_MS + 9_500), OptionalLong.of(BASE_MS + 12_000), 3,
             Optional.of(new Buffer(1_500, Optional.of(new LatencySample(-200, 1_100, 15, 2, BASE_MS + 5_000,
@@ -39,13 +44,18 @@ class FailoverPlanFormatTest {
                         + "mirror's latency (-0.200 s to 1.100 s over 15 records in 2 heartbeats, "
                         + "2023-11-14T22:13:25.000Z to 2023-11-14T22:13:29.000Z)",
                 "TOPIC                    PARTITION MODE            OFFSET          LOG-END RECEIVE-TIME             "
-                        + "SEND-TIME                   RE-READ NOT-COPIED  BASIS",
+                        + "SEND-TIME                           RE-READ NOT-COPIED  BASIS",
                 "orders                           0 exact                6               10 2023-11-14T22:13:26.050Z "
-                        + "2023-11-14T22:13:26.000Z       <= 4          0  checkpoint: source offset 6 committed "
-                        + "2023-11-14T22:13:26.500Z, made 2.500 s before the source went silent",
+                        + "2023-11-14T22:13:26.000Z          ~3 (<= 4)          0  checkpoint: source offset 6 "
+                        + "committed 2023-11-14T22:13:26.500Z, made 2.500 s before the source went silent, group rate "
+                        + "1.000 records/s",
                 "orders                           1 time                 5                5 -                        "
-                        + "-                               ~ 0          3  T 2023-11-14T22:13:29.500Z (source-silent), "
-                        + "T - X 2023-11-14T22:13:28.000Z",
+                        + "-                                        ~0          3  T 2023-11-14T22:13:29.500Z "
+                        + "(source-silent), T - X 2023-11-14T22:13:28.000Z",
+                "orders                           2 exact                3               10 2023-11-14T22:13:23.050Z "
+                        + "2023-11-14T22:13:23.000Z               <= 7          0  checkpoint: source offset 3 "
+                        + "committed 2023-11-14T22:13:23.500Z, made 5.500 s before the source went silent, the mirror "
+                        + "was behind the group, group rate unknown",
                 ""), FailoverPlanFormat.text(PLAN));
     }
 
@@ -58,7 +68,7 @@ class FailoverPlanFormatTest {
                 "Source A: no heartbeat on the target, records not copied unknown",
                 "Buffer X: 900.000 s (--buffer)",
                 "TOPIC                    PARTITION MODE            OFFSET          LOG-END RECEIVE-TIME             "
-                        + "SEND-TIME                   RE-READ NOT-COPIED  BASIS",
+                        + "SEND-TIME                           RE-READ NOT-COPIED  BASIS",
                 ""), FailoverPlanFormat.text(plan));
     }
 
@@ -89,13 +99,20 @@ class FailoverPlanFormatTest {
                 + "\"latencyMinMs\":-200,\"latencyMaxMs\":1100,\"records\":15,\"heartbeats\":2,"
                 + "\"from\":1700000005000,\"to\":1700000009000},"
                 + "\"partitions\":[{\"topic\":\"orders\",\"partition\":0,\"mode\":\"exact\",\"offset\":6,"
-                + "\"logEndOffset\":10,\"receiveTime\":1700000006050,\"sendTime\":1700000006000,\"rereads\":4,"
-                + "\"rereadsKind\":\"at-most\",\"notCopied\":0,\"checkpoint\":{\"sourceTopic\":\"orders\","
-                + "\"sourceOffset\":6,\"sourceCommitTime\":1700000006500,\"checkpointTime\":1700000007000,"
-                + "\"mirrorBehind\":false},\"time\":null},"
+                + "\"logEndOffset\":10,\"receiveTime\":1700000006050,\"sendTime\":1700000006000,\"rereads\":3,"
+                + "\"rereadsKind\":\"estimate\",\"rereadsAtMost\":4,\"notCopied\":0,"
+                + "\"checkpoint\":{\"sourceTopic\":\"orders\",\"sourceOffset\":6,\"sourceCommitTime\":1700000006500,"
+                + "\"checkpointTime\":1700000007000,\"mirrorBehind\":false,\"commitRecordsPerSecond\":1.0},"
+                + "\"time\":null},"
                 + "{\"topic\":\"orders\",\"partition\":1,\"mode\":\"time\",\"offset\":5,\"logEndOffset\":5,"
-                + "\"receiveTime\":null,\"sendTime\":null,\"rereads\":0,\"rereadsKind\":\"estimate\",\"notCopied\":3,"
-                + "\"checkpoint\":null,\"time\":{\"time\":1700000009500,\"timeFrom\":\"source-silent\","
-                + "\"lookupTime\":1700000008000}}]}", FailoverPlanFormat.json(PLAN));
+                + "\"receiveTime\":null,\"sendTime\":null,\"rereads\":0,\"rereadsKind\":\"estimate\","
+                + "\"rereadsAtMost\":null,\"notCopied\":3,\"checkpoint\":null,"
+                + "\"time\":{\"time\":1700000009500,\"timeFrom\":\"source-silent\",\"lookupTime\":1700000008000}},"
+                + "{\"topic\":\"orders\",\"partition\":2,\"mode\":\"exact\",\"offset\":3,"
+                + "\"logEndOffset\":10,\"receiveTime\":1700000003050,\"sendTime\":1700000003000,\"rereads\":7,"
+                + "\"rereadsKind\":\"at-most\",\"rereadsAtMost\":7,\"notCopied\":0,"
+                + "\"checkpoint\":{\"sourceTopic\":\"orders\",\"sourceOffset\":3,\"sourceCommitTime\":1700000003500,"
+                + "\"checkpointTime\":1700000004000,\"mirrorBehind\":true,\"commitRecordsPerSecond\":null},"
+                + "\"time\":null}]}", FailoverPlanFormat.json(PLAN));
     }
 }

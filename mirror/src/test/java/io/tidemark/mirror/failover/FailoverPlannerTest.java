@@ -10,6 +10,7 @@ import io.tidemark.mirror.failover.FailoverRequest.TimeChoice;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import org.junit.jupiter.api.Test;
 
@@ -30,8 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 /**
  * The planner over a scripted target: orders-0 holds copies of A's orders-0 offsets 0..9, one a second, and orders-1
  * copies of A's orders-1 offsets 0..4, one every 2 seconds; each copy is stamped on B 50 ms after its SendTime. The
- * group g committed 6 on orders-0 and 2 on orders-1; A went silent at BASE + 9.5 s with 3 records of orders-1 not
- * copied.
+ * group g committed 6 on orders-0 at BASE + 6.5 s (4 at BASE + 4.5 s before: 1 record a second) and 2 on orders-1
+ * (its rate unknown); A went silent at BASE + 9.5 s with 3 records of orders-1 not copied.
  */
 class FailoverPlannerTest {
     private static final TopicPartition P0 = new TopicPartition("orders", 0);
@@ -51,9 +52,7 @@ class FailoverPlannerTest {
         }
     }
 
-    private static final MirrorStateRecord CHECKPOINT_0 = record(checkpoint(0, 6, 6).setSourceCommitTimeMs(BASE_MS + 6_500)
-            .setCheckpointTimeMs(BASE_MS + 7_000).setLastConsumedKnown(true).setLastConsumedSendTimeMs(BASE_MS + 5_000)
-            .setLastConsumedReceiveTimeMs(BASE_MS + 5_010));
+    private static final MirrorStateRecord CHECKPOINT_0 = record(checkpoint0(4, BASE_MS + 4_500));
     private static final MirrorStateRecord CHECKPOINT_1 = record(checkpoint(1, 2, 2).setSourceCommitTimeMs(BASE_MS + 4_100)
             .setCheckpointTimeMs(BASE_MS + 4_500));
     /** Latencies from -200 ms to 1100 ms: X auto = 200 + 1300 ms. */
@@ -62,8 +61,27 @@ class FailoverPlannerTest {
             record(copying(BASE_MS + 9_000, 5, -200, 1_100)),
             record(heartbeat(BASE_MS + 12_000, SILENT_MS).setRecordsBehind(3).addPartitionsBehind(behind(1, 3)))};
 
+    /** Exact on orders-0: 6 committed at BASE + 6.5 s, B = 4 copies at or above it. */
+    private static final Exact EXACT_0 = new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false,
+            Optional.of(new CommitRate(2, 2_000)));
+
+    /** The group's checkpoint of orders-0, its previous commit {@code previousOffset} at {@code previousMs}. */
+    private static MirrorCheckpoint.Builder checkpoint0(long previousOffset, long previousMs) {
+        return checkpoint(0, 6, 6).setSourceCommitTimeMs(BASE_MS + 6_500).setCheckpointTimeMs(BASE_MS + 7_000)
+                .setLastConsumedKnown(true).setLastConsumedSendTimeMs(BASE_MS + 5_000)
+                .setLastConsumedReceiveTimeMs(BASE_MS + 5_010).setPreviousKnown(true)
+                .setPreviousSourceOffset(previousOffset).setPreviousSourceCommitTimeMs(previousMs);
+    }
+
     private static MirrorState fullState() {
         return state(CHECKPOINT_0, CHECKPOINT_1, HEARTBEATS[0], HEARTBEATS[1], HEARTBEATS[2]);
+    }
+
+    /** Orders-0's plan in exact mode with {@code checkpoint0}, and the heartbeats when {@code silence}. */
+    private PartitionPlan exact0(MirrorCheckpoint.Builder checkpoint0, boolean silence) {
+        MirrorState state = silence ? state(record(checkpoint0), CHECKPOINT_1, HEARTBEATS[0], HEARTBEATS[1],
+                HEARTBEATS[2]) : state(record(checkpoint0), CHECKPOINT_1);
+        return planner.plan(state, request(TimeChoice.none(), OptionalLong.empty()), NOW_MS).partitions().get(0);
     }
 
     private static FailoverRequest request(TimeChoice time, OptionalLong bufferMs, String... topics) {
@@ -75,15 +93,49 @@ class FailoverPlannerTest {
     }
 
     @Test
-    void exactModeResumesAtTheCheckpointsAndBoundsTheRereadsByTheCopiesAfterThem() {
+    void exactModeResumesAtTheCheckpointsAndEstimatesTheRereadsFromTheGroupsRateWithinTheCopiesAfterThem() {
         FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
         assertEquals(new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.of(SILENT_MS),
                 OptionalLong.of(BASE_MS + 12_000), 3, Optional.empty(), List.of(
-                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 4, 0,
-                        new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false)),
-                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 3, 3,
-                        new Exact("orders", 2, BASE_MS + 4_100, BASE_MS + 4_500, false)))), plan);
+                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 3, OptionalLong.of(4), 0, EXACT_0),
+                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 3, OptionalLong.of(3), 3,
+                        new Exact("orders", 2, BASE_MS + 4_100, BASE_MS + 4_500, false, Optional.empty())))), plan,
+                "orders-0: 1 record/s for the 3 s from the commit to the silence; orders-1: rate unknown, the bound");
+    }
+
+    @Test
+    void aGroupThatStoodStillIsEstimatedToRereadNothing() {
+        PartitionPlan plan = exact0(checkpoint0(6, BASE_MS + 5_500), true);
+
+        assertEquals(0, plan.rereads());
+        assertEquals(OptionalLong.of(4), plan.rereadsAtMost());
+        assertEquals(Optional.of(new CommitRate(0, 1_000)), ((Exact) plan.basis()).commitRate());
+    }
+
+    @Test
+    void theEstimateIsCappedByTheBound() {
+        PartitionPlan plan = exact0(checkpoint0(2, BASE_MS + 4_500), true);
+
+        assertEquals(4, plan.rereads(), "2 records/s for 3 s is 6, but only 4 copies are above the checkpoint");
+        assertEquals(OptionalLong.of(4), plan.rereadsAtMost());
+    }
+
+    @Test
+    void withoutAHeartbeatTheEstimateRunsToThePlansTime() {
+        MirrorCheckpoint.Builder slow = checkpoint0(5, BASE_MS - 13_500);
+
+        assertEquals(0, exact0(slow, true).rereads(), "1 record in 20 s, for the 3 s to the silence: 0.15");
+        assertEquals(3, exact0(slow, false).rereads(), "for the 53.5 s to the plan: 2.675");
+    }
+
+    @Test
+    void aGroupMovedBackHasNoRateAndTheBoundIsTheEstimate() {
+        PartitionPlan plan = exact0(checkpoint0(8, BASE_MS + 4_500), true);
+
+        assertEquals(4, plan.rereads());
+        assertEquals(OptionalLong.of(4), plan.rereadsAtMost());
+        assertEquals(Optional.empty(), ((Exact) plan.basis()).commitRate());
     }
 
     @Test
@@ -94,8 +146,9 @@ class FailoverPlannerTest {
         assertEquals(Optional.of(new Buffer(1_500, Optional.of(new LatencySample(-200, 1_100, 15, 2, BASE_MS + 5_000,
                 BASE_MS + 9_000)))), plan.buffer());
         ByTime basis = new ByTime(BASE_MS + 5_000, TimeSource.GIVEN, BASE_MS + 3_500);
-        assertEquals(List.of(new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, 0, basis),
-                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 1, 3, basis)), plan.partitions());
+        assertEquals(List.of(new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, OptionalLong.empty(), 0, basis),
+                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 1, OptionalLong.empty(), 3, basis)),
+                plan.partitions());
     }
 
     @Test
@@ -105,9 +158,9 @@ class FailoverPlannerTest {
 
         assertEquals(Optional.of(new Buffer(1_000, Optional.empty())), plan.buffer());
         assertEquals(List.of(
-                new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, 0,
+                new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, OptionalLong.empty(), 0,
                         new ByTime(BASE_MS + 5_010, TimeSource.LAST_CONSUMED, BASE_MS + 4_010)),
-                new PartitionPlan(P1, 5, 5, Optional.empty(), 0, 3,
+                new PartitionPlan(P1, 5, 5, Optional.empty(), 0, OptionalLong.empty(), 3,
                         new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_000))), plan.partitions(),
                 "orders-1's checkpoint knows no last consumed record; T - X is after its last record: the log end");
     }
@@ -118,9 +171,8 @@ class FailoverPlannerTest {
                 request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
         assertEquals(List.of(
-                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 4, 0,
-                        new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false)),
-                new PartitionPlan(P1, 4, 5, Optional.of(times(8_000)), 1, 3,
+                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 3, OptionalLong.of(4), 0, EXACT_0),
+                new PartitionPlan(P1, 4, 5, Optional.of(times(8_000)), 1, OptionalLong.empty(), 3,
                         new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_500))), plan.partitions());
     }
 
@@ -130,8 +182,9 @@ class FailoverPlannerTest {
         FailoverPlan plan = planner.plan(state(HEARTBEATS), request(TimeChoice.sourceSilent(), OptionalLong.of(0),
                 "audit"), NOW_MS);
 
-        assertEquals(List.of(new PartitionPlan(new TopicPartition("audit", 0), 0, 0, Optional.empty(), 0, 0,
-                new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS))), plan.partitions());
+        assertEquals(List.of(new PartitionPlan(new TopicPartition("audit", 0), 0, 0, Optional.empty(), 0,
+                OptionalLong.empty(), 0, new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS))),
+                plan.partitions());
     }
 
     @Test
@@ -148,7 +201,9 @@ class FailoverPlannerTest {
         target.copy(P0, BASE_MS + 10_050, BASE_MS + 10_000, c, 77).copy(P0, BASE_MS + 10_060, BASE_MS + 10_000, c, 78);
         FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
-        assertEquals(4, plan.partitions().get(0).rereads(), "C's copies are new to the group, not re-reads");
+        assertEquals(OptionalLong.of(4), plan.partitions().get(0).rereadsAtMost(),
+                "C's copies are new to the group, not re-reads");
+        assertEquals(3, plan.partitions().get(0).rereads());
         assertEquals(12, plan.partitions().get(0).logEndOffset());
     }
 

@@ -24,9 +24,10 @@ import java.util.Map;
  * headers   none
  * </pre>
  * The latest record of a key is the current one: a reader keeps, per key, the record of the highest offset. A
- * checkpoint is written when the group's committed offset changed since the last one the mirror wrote, and
- * again every {@link #CHECKPOINT_REFRESH_MS} ms while it stays, so retention never removes the current checkpoint
- * of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default).
+ * checkpoint is written when the group's committed offset changed since the last one the mirror wrote, or when the
+ * group committed the same offset again and the last checkpoint did not show it standing still (its previous reading,
+ * mirror.proto), and again every {@link #CHECKPOINT_REFRESH_MS} ms while it stays, so retention never removes the
+ * current checkpoint of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default).
  *
  * <p>Stateless.
  */

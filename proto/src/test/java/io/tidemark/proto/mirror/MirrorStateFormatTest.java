@@ -31,6 +31,19 @@ class MirrorStateFormatTest {
     }
 
     @Test
+    void checkpointWithThePreviousReading() {
+        MirrorCheckpoint checkpoint = CHECKPOINT.toBuilder().setPreviousKnown(true).setPreviousSourceOffset(80)
+                .setPreviousSourceCommitTimeMs(3).build();
+        assertEquals(String.join("",
+                "0a", "25", // field 1 (checkpoint), length 37
+                "0a0141", "120142", "1a0167", "220174", "2801", "320174",
+                "3864", "485a", "5801", "6005", "6806", "7007",
+                "7801", "800150", "880103"), // field 15 (previous known), 16 (offset 80), 17 (commit time 3)
+                HexFormat.of().formatHex(MirrorStateFormat.value(checkpoint)));
+        assertEquals(checkpoint, MirrorStateFormat.parse(MirrorStateFormat.value(checkpoint)).getCheckpoint());
+    }
+
+    @Test
     void heartbeatKeyAndValue() {
         MirrorHeartbeat heartbeat = MirrorHeartbeat.newBuilder().setSourceCluster("A").setTargetCluster("B")
                 .setMirrorTimeMs(2).setLastHeardFromSourceMs(1).addPartitionsBehind(PartitionBehind.newBuilder()
