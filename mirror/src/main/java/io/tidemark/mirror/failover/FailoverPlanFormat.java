@@ -36,7 +36,8 @@ import java.util.OptionalLong;
  * SEND-TIME of the record at OFFSET, {@code -} when OFFSET is the log end (the group waits for the next record);
  * RE-READ {@code ~N (<= M)} in exact mode (an estimate and the bound; only {@code <= M} when the group's commit rate
  * is unknown), {@code ~N} in time mode (an estimate); BASIS {@code checkpoint: source offset N committed TIME, made
- * S s before the source went silent} (or {@code made at TIME} when the silence is unknown; {@code , the mirror was
+ * S s before the source went silent} (0 for one written right after the last answer from the source, whose offsets it
+ * holds; {@code made at TIME} when the silence is unknown; {@code , the mirror was
  * behind the group} added when it was) followed by {@code , group rate R records/s} or {@code , group rate unknown},
  * or {@code T TIME (given|last-consumed|source-silent), T - X TIME}. After {@code apply}, one more line:
  * {@code Committed the plan's offsets for group G on the target}, or {@code Already applied: group G has
@@ -172,7 +173,7 @@ public final class FailoverPlanFormat {
     private static String basisText(FailoverPlan plan, PartitionPlan p) {
         if (p.basis() instanceof Exact exact) {
             String made = plan.sourceLastHeardMs().isPresent()
-                    ? "made " + seconds(plan.sourceLastHeardMs().getAsLong() - exact.checkpointTimeMs())
+                    ? "made " + seconds(Math.max(0, plan.sourceLastHeardMs().getAsLong() - exact.checkpointTimeMs()))
                     + " before the source went silent"
                     : "made at " + time(exact.checkpointTimeMs());
             return "checkpoint: source offset " + exact.sourceOffset() + " committed "
