@@ -1,6 +1,7 @@
 package io.tidemark.core.config;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.io.IOException;
@@ -11,28 +12,40 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 import static io.tidemark.core.config.ConfigKey.Allowed.atLeast;
 import static io.tidemark.core.config.ConfigKey.Type.INT;
 import static io.tidemark.core.config.ConfigKey.Type.LONG;
 
 /**
- * A broker's configuration: who it is and where it listens (from command-line flags), its limits and
+ * A broker's configuration: who it is and where it listens (from command-line flags), its cluster's name, limits and
  * intervals (the keys below), and the defaults of topic config keys ({@link TopicConfig#KEYS}). Both kinds of
  * keys may be set in the config file, a Java properties file; an unknown key or a bad value stops the broker
  * at start with the key named.
  *
+ * @param clusterName   {@code cluster.name}; empty when not set
  * @param topicDefaults topic config keys set in the file; every topic takes them unless it overrides them
  */
-public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<HostPort> metricsListen,
-                           int maxRequestBytes, int maxFetchBytes, long maxFetchWaitMs, int maxTopicsPerRequest,
-                           int maxPartitionsPerTopic, int maxOffsetsPerCommit, long retentionCheckIntervalMs,
-                           long flushCheckIntervalMs, long clockOffsetMs, RaftTuning raft,
-                           LeaderBalance leaderBalance, Map<String, String> topicDefaults) {
+public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDir, HostPort listen,
+                           Optional<HostPort> metricsListen, int maxRequestBytes, int maxFetchBytes,
+                           long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
+                           int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
+                           long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
+                           Map<String, String> topicDefaults) {
+    public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
+            OriginPartition::isClusterName, OriginPartition.CLUSTER_NAME_RULE,
+            "The cluster's name; every broker of a cluster needs the same (a broker logs a warning when another "
+                    + "answers its probes with a different one). Clients read it in ClusterStatus and tidemark status "
+                    + "prints it; a mirror takes its target's name from it and checks its source's against "
+                    + "--source-name, and tidemark failover names the cluster it moves a group to. None by default, "
+                    + "so two clusters never share a name by accident: a mirror into a cluster without one needs "
+                    + "--target-name, and a source without one is not checked.");
     public static final ConfigKey MAX_REQUEST_BYTES = new ConfigKey("max.request.bytes", INT, 16L << 20, "bytes",
             atLeast(1024, 1L << 30),
             "Largest request the broker accepts (the gRPC inbound message limit). Every topic's max.batch.bytes "
@@ -111,6 +124,10 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
             RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES, RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC,
             LEADER_BALANCE_ENABLED, LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
 
+    /** Every broker key, {@link #CLUSTER_NAME} and {@link #KEYS}: what docs/configuration.md lists. */
+    public static final List<DeclaredKey> ALL_KEYS = Stream.<DeclaredKey>concat(Stream.of(CLUSTER_NAME),
+            KEYS.stream()).toList();
+
     /** The Raft keys, typed (used by the replication module). */
     public record RaftTuning(long electionTimeoutMinMs, long electionTimeoutMaxMs, long logSegmentBytes,
                              long logWriteBufferBytes, long snapshotIntervalEntries, boolean logSync) {
@@ -131,6 +148,7 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
             throw new TidemarkException(ErrorCode.INVALID_CONFIG, "invalid node id " + nodeId
                     + "; allowed: an integer >= 0");
         }
+        Objects.requireNonNull(clusterName, "clusterName").ifPresent(CLUSTER_NAME::validate);
         topicDefaults = Map.copyOf(topicDefaults);
         TopicConfig defaults = TopicConfig.parse(topicDefaults);
         if (defaults.maxBatchBytes() > maxRequestBytes - 1024) {
@@ -149,21 +167,24 @@ public record BrokerConfig(int nodeId, Path dataDir, HostPort listen, Optional<H
                                   Map<String, String> file, String fileName) {
         Map<String, Long> values = new HashMap<>();
         Map<String, String> topicDefaults = new TreeMap<>();
+        Optional<String> clusterName = CLUSTER_NAME.defaultValue();
         List<String> topicKeys = TopicConfig.KEYS.stream().map(ConfigKey::name).toList();
         for (Map.Entry<String, String> entry : new TreeMap<>(file).entrySet()) {
             Optional<ConfigKey> key = KEYS.stream().filter(k -> k.name().equals(entry.getKey())).findFirst();
             if (key.isPresent()) {
                 values.put(entry.getKey(), key.get().parse(entry.getValue()));
+            } else if (entry.getKey().equals(CLUSTER_NAME.name())) {
+                clusterName = Optional.of(CLUSTER_NAME.validate(entry.getValue()));
             } else if (topicKeys.contains(entry.getKey())) {
                 topicDefaults.put(entry.getKey(), entry.getValue());
             } else {
                 TreeSet<String> known = new TreeSet<>(topicKeys);
-                KEYS.forEach(k -> known.add(k.name()));
+                ALL_KEYS.forEach(k -> known.add(k.name()));
                 throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown key '" + entry.getKey() + "' in "
                         + fileName + "; known keys: " + String.join(", ", known));
             }
         }
-        return new BrokerConfig(nodeId, dataDir, listen, metricsListen,
+        return new BrokerConfig(nodeId, clusterName, dataDir, listen, metricsListen,
                 (int) value(values, MAX_REQUEST_BYTES), (int) value(values, MAX_FETCH_BYTES),
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),

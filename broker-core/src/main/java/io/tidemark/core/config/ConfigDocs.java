@@ -7,15 +7,13 @@ public final class ConfigDocs {
     private ConfigDocs() {
     }
 
-    public static String markdownTable(List<ConfigKey> keys) {
+    public static String markdownTable(List<? extends DeclaredKey> keys) {
         StringBuilder out = new StringBuilder("| key | type | default | unit | allowed | what it does |\n")
                 .append("| --- | --- | --- | --- | --- | --- |\n");
-        for (ConfigKey key : keys) {
-            String dflt = key.defaultValue() == ConfigKey.UNLIMITED && key.allowed().unlimited()
-                    ? "-1 (unlimited)" : Long.toString(key.defaultValue());
-            out.append("| `").append(key.name()).append("` | ").append(key.type().name().toLowerCase())
-                    .append(" | ").append(dflt).append(" | ").append(key.unit()).append(" | ")
-                    .append(key.allowed()).append(" | ").append(key.doc()).append(" |\n");
+        for (DeclaredKey key : keys) {
+            out.append("| `").append(key.name()).append("` | ").append(key.typeName())
+                    .append(" | ").append(key.defaultText()).append(" | ").append(key.unit()).append(" | ")
+                    .append(key.allowedText()).append(" | ").append(key.doc()).append(" |\n");
         }
         return out.toString();
     }

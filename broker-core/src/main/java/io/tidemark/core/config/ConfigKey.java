@@ -10,12 +10,13 @@ import java.util.Objects;
  * and validation both go through here, so a bad value is refused with the same message wherever it comes
  * from (a topic create request, a config file, a command-line flag, code).
  *
- * <p>Numeric keys only for now: every topic key is an int or a long. A negative value is only allowed where
- * {@link Allowed} says so, and then means "unlimited".
+ * <p>Numeric keys: every topic key is an int or a long ({@link TextKey} declares a text key). A negative value is
+ * only allowed where {@link Allowed} says so, and then means "unlimited".
  *
  * @param unit     what the number counts ("bytes", "ms", "messages"), last in the name as in {@code retention.ms}
  */
-public record ConfigKey(String name, Type type, long defaultValue, String unit, Allowed allowed, String doc) {
+public record ConfigKey(String name, Type type, long defaultValue, String unit, Allowed allowed, String doc)
+        implements DeclaredKey {
     public enum Type { INT, LONG }
 
     public ConfigKey {
@@ -49,6 +50,21 @@ public record ConfigKey(String name, Type type, long defaultValue, String unit, 
             throw invalid(value + " is not allowed");
         }
         return value;
+    }
+
+    @Override
+    public String typeName() {
+        return type.name().toLowerCase();
+    }
+
+    @Override
+    public String defaultText() {
+        return defaultValue == UNLIMITED && allowed.unlimited() ? "-1 (unlimited)" : Long.toString(defaultValue);
+    }
+
+    @Override
+    public String allowedText() {
+        return allowed.toString();
     }
 
     private TidemarkException invalid(String what) {

@@ -33,13 +33,35 @@ class BrokerConfigTest {
         TidemarkException unknown = assertThrows(TidemarkException.class, () -> of(Map.of("retention.hours", "1")));
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertTrue(unknown.getMessage().startsWith("unknown key 'retention.hours' in broker.properties; known keys: "
-                + "clock.offset.ms, flush.check.interval.ms, flush.messages, flush.ms, index.interval.bytes, "), unknown.getMessage());
+                + "clock.offset.ms, cluster.name, flush.check.interval.ms, flush.messages, flush.ms, "
+                + "index.interval.bytes, "), unknown.getMessage());
         assertEquals("invalid value for max.fetch.wait.ms: 999999999 is not allowed; allowed: an integer in [0, 600000] (ms)",
                 assertThrows(TidemarkException.class, () -> of(Map.of("max.fetch.wait.ms", "999999999"))).getMessage());
         assertEquals("invalid value for segment.ms: 0 is not allowed; allowed: an integer >= 1 (ms)",
                 assertThrows(TidemarkException.class, () -> of(Map.of("segment.ms", "0"))).getMessage());
         assertEquals("max.batch.bytes 16777216 does not fit in max.request.bytes 16777216 with 1024 bytes for the request",
                 assertThrows(TidemarkException.class, () -> of(Map.of("max.batch.bytes", "16777216"))).getMessage());
+    }
+
+    @Test
+    void clusterNameIsUnsetByDefaultAndTakesNamesMirrorsAccept() {
+        assertEquals(Optional.empty(), of(Map.of()).clusterName());
+        assertEquals(Optional.of("dc-a.prod_1"), of(Map.of("cluster.name", "dc-a.prod_1")).clusterName());
+        assertEquals(Optional.of("x".repeat(64)), of(Map.of("cluster.name", "x".repeat(64))).clusterName());
+    }
+
+    @Test
+    void aBadClusterNameIsRefusedWithTheKeyTheValueAndWhatIsAllowed() {
+        TidemarkException spaced = assertThrows(TidemarkException.class, () -> of(Map.of("cluster.name", "dc a")));
+        assertEquals(ErrorCode.INVALID_CONFIG, spaced.code());
+        assertEquals("invalid value for cluster.name: 'dc a' is not allowed; allowed: 1 to 64 characters from a-z A-Z "
+                + "0-9 . _ -", spaced.getMessage());
+        assertEquals("invalid value for cluster.name: '' is not allowed; allowed: 1 to 64 characters from a-z A-Z "
+                + "0-9 . _ -", assertThrows(TidemarkException.class, () -> of(Map.of("cluster.name", "")))
+                .getMessage());
+        assertEquals("invalid value for cluster.name: '" + "x".repeat(65) + "' is not allowed; allowed: 1 to 64 "
+                + "characters from a-z A-Z 0-9 . _ -", assertThrows(TidemarkException.class,
+                () -> of(Map.of("cluster.name", "x".repeat(65)))).getMessage());
     }
 
     @Test
@@ -54,7 +76,7 @@ class BrokerConfigTest {
     @Test
     void documentationTableIsGeneratedFromTheDeclarations() throws Exception {
         Path docs = Path.of(System.getProperty("tidemark.docs.dir", "../docs"), "configuration.md");
-        String table = ConfigDocs.markdownTable(BrokerConfig.KEYS);
+        String table = ConfigDocs.markdownTable(BrokerConfig.ALL_KEYS);
         assertTrue(Files.readString(docs).contains(table), docs + " must contain this table (copy it in):\n" + table);
     }
 }

@@ -12,6 +12,8 @@ import java.util.regex.Pattern;
  * @param partition not negative
  */
 public record OriginPartition(String cluster, String topic, int partition) {
+    /** What a cluster name may be, as error messages say it. */
+    public static final String CLUSTER_NAME_RULE = "1 to 64 characters from a-z A-Z 0-9 . _ -";
     private static final Pattern CLUSTER_NAME = Pattern.compile("[a-zA-Z0-9._-]{1,64}");
 
     public OriginPartition {
@@ -25,11 +27,15 @@ public record OriginPartition(String cluster, String topic, int partition) {
         }
     }
 
+    /** Whether {@code name} is a cluster name: {@value #CLUSTER_NAME_RULE}. */
+    public static boolean isClusterName(String name) {
+        return name != null && CLUSTER_NAME.matcher(name).matches();
+    }
+
     /** @throws IllegalArgumentException saying which names are allowed */
     public static void checkClusterName(String name) {
-        if (name == null || !CLUSTER_NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("cluster name '" + name + "' is not allowed: use 1 to 64 characters "
-                    + "from a-z A-Z 0-9 . _ -");
+        if (!isClusterName(name)) {
+            throw new IllegalArgumentException("cluster name '" + name + "' is not allowed: use " + CLUSTER_NAME_RULE);
         }
     }
 
