@@ -4,6 +4,7 @@ import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.BrokerStatus;
+import io.tidemark.proto.v1.ClusterStatusResponse;
 import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.proto.v1.TopicDescription;
 import picocli.CommandLine.Command;
@@ -21,12 +22,14 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code tidemark status}: the brokers, up or down as the broker asked sees them (brokers probe each other every
- * second), and, per partition, the leader, the replicas and each replica's lag in records behind the leader,
- * asking every broker that is up for its own replicas' log end offsets (2 s deadline).
+ * {@code tidemark status}: the cluster's name ({@code cluster.name} of the broker asked), the brokers, up or down as
+ * the broker asked sees them (brokers probe each other every second), and, per partition, the leader, the replicas
+ * and each replica's lag in records behind the leader, asking every broker that is up for its own replicas' log end
+ * offsets (2 s deadline).
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = "Brokers up or down; per partition the leader, the replicas and each replica's lag.")
+        description = "The cluster's name; brokers up or down; per partition the leader, the replicas and each "
+                + "replica's lag.")
 final class StatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -38,13 +41,15 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        List<BrokerStatus> brokers;
+        ClusterStatusResponse status;
         List<TopicDescription> topics;
         try (TidemarkAdmin admin = client.admin()) {
-            brokers = admin.clusterStatus().getBrokersList().stream()
-                    .sorted(Comparator.comparingInt(BrokerStatus::getNodeId)).toList();
+            status = admin.clusterStatus();
             topics = admin.describeTopics(admin.listTopics(true).stream().map(t -> t.getName()).toList());
         }
+        printName(out, status.getClusterName());
+        List<BrokerStatus> brokers = status.getBrokersList().stream()
+                .sorted(Comparator.comparingInt(BrokerStatus::getNodeId)).toList();
         Map<Integer, Boolean> up = new HashMap<>();
         Map<Integer, Map<String, Long>> logEnds = new HashMap<>();
         for (BrokerStatus broker : brokers) {
@@ -77,6 +82,17 @@ final class StatusCommand implements Callable<Integer> {
             return ends;
         } catch (TidemarkException e) {
             return null;
+        }
+    }
+
+    /** The cluster's name: "cluster NAME", or says it has none; in JSON, null for none. */
+    private void printName(PrintWriter out, String name) {
+        if (output == OutputFormat.json) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("cluster", name.isEmpty() ? null : name);
+            JsonLines.print(out, row);
+        } else {
+            out.println(name.isEmpty() ? "cluster without a name (cluster.name is not set)" : "cluster " + name);
         }
     }
 

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -70,13 +71,17 @@ class LeaderBalanceIT {
                 .until(() -> leaders(admin).equals(expected));
     }
 
-    /** Waits until {@code tidemark status}, asked through node 1, lists the brokers with only {@code down} down. */
+    /**
+     * Waits until {@code tidemark status}, asked through node 1, says the cluster has no name and lists the brokers
+     * with only {@code down} down.
+     */
     private void awaitStatus(ClusterProcesses cluster, int down) {
-        List<String> expected = List.of(1, 2, 3).stream().map(node -> String.format("node %d  %-21s  %s", node,
-                "127.0.0.1:" + cluster.clientPort(node), node == down ? "down" : "up")).toList();
+        List<String> expected = new ArrayList<>(List.of("cluster without a name (cluster.name is not set)"));
+        List.of(1, 2, 3).forEach(node -> expected.add(String.format("node %d  %-21s  %s", node,
+                "127.0.0.1:" + cluster.clientPort(node), node == down ? "down" : "up")));
         await().atMost(BOUND).until(() -> {
             Tidemark.Result status = Tidemark.run(dir, "status", "--bootstrap", "127.0.0.1:" + cluster.clientPort(1));
-            return status.exitCode() == 0 && status.out().lines().limit(3).toList().equals(expected);
+            return status.exitCode() == 0 && status.out().lines().limit(4).toList().equals(expected);
         });
     }
 }

@@ -32,8 +32,8 @@ import io.tidemark.core.partition.TopicPartition;
 import java.util.List;
 
 /**
- * Topic administration over gRPC: create, delete, list, describe, alter config, the cluster's status, and moving a
- * partition's leadership or replicas.
+ * Topic administration over gRPC: create, delete, list, describe, alter config, the cluster's status (with its
+ * name, this broker's {@code cluster.name}), and moving a partition's leadership or replicas.
  */
 final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     private static final long DEFAULT_REASSIGN_TIMEOUT_MS = 60_000;
@@ -118,7 +118,8 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
             int led = (int) all.stream().flatMap(t -> t.partitions().stream())
                     .filter(p -> p.status().leaderNodeId() == config.nodeId()).count();
             return ClusterStatusResponse.newBuilder().addAllBrokers(cluster.view().brokers()).setTopics(all.size())
-                    .setPartitions(partitions).setLeaderPartitions(led).build();
+                    .setPartitions(partitions).setLeaderPartitions(led).setClusterName(config.clusterName().orElse(""))
+                    .build();
         });
     }
 

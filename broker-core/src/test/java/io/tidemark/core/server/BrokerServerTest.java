@@ -17,6 +17,7 @@ import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.v1.AdminServiceGrpc;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.CommitOffsetsRequest;
 import io.tidemark.proto.v1.CreateTopicRequest;
 import io.tidemark.proto.v1.DeleteTopicRequest;
@@ -286,6 +287,14 @@ class BrokerServerTest {
         assertEquals(ErrorCode.UNKNOWN_TOPIC, error(() -> produce("a", 0, BASE_MS)).code());
         create("a", 1);
         assertEquals(0, produce("a", 0, BASE_MS).getBaseOffset(), "a new topic of the same name starts empty");
+    }
+
+    @Test
+    void clusterStatusCarriesTheClusterNameEmptyWhenNoneIsSet() throws Exception {
+        assertEquals("", admin.clusterStatus(ClusterStatusRequest.getDefaultInstance()).getClusterName());
+        stop();
+        startBroker(Map.of("cluster.name", "dc-a"));
+        assertEquals("dc-a", admin.clusterStatus(ClusterStatusRequest.getDefaultInstance()).getClusterName());
     }
 
     @Test

@@ -25,6 +25,7 @@ import java.io.Closeable;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -103,6 +104,15 @@ public final class TidemarkAdmin implements Closeable {
     public ClusterStatusResponse clusterStatus() {
         return await(anyBroker.call("ClusterStatus",
                 channel -> anyBroker.admin(channel).clusterStatus(ClusterStatusRequest.getDefaultInstance())));
+    }
+
+    /**
+     * The cluster's name, its brokers' {@code cluster.name}, as {@link #clusterStatus} carries it; empty when the
+     * cluster has none.
+     */
+    public Optional<String> clusterName() {
+        String name = clusterStatus().getClusterName();
+        return name.isEmpty() ? Optional.empty() : Optional.of(name);
     }
 
     /**

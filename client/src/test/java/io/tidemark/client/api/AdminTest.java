@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -94,6 +95,13 @@ class AdminTest {
                 .map(t -> t.getName()).toList());
         admin.deleteTopic("__internal");
         assertEquals(1, admin.listTopics(true).size());
+    }
+
+    @Test
+    void clusterNameIsTheNameClusterStatusCarriesEmptyWhenItCarriesNone() {
+        assertEquals(Optional.empty(), admin.clusterName());
+        cluster.clusterName = "dc-a";
+        assertEquals(Optional.of("dc-a"), admin.clusterName());
     }
 
     @Test

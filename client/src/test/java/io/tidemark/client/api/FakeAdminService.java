@@ -99,7 +99,8 @@ final class FakeAdminService extends AdminServiceGrpc.AdminServiceImplBase {
         cluster.serve("ClusterStatus", node, observer, () -> ClusterStatusResponse.newBuilder()
                 .addBrokers(BrokerStatus.newBuilder().setNodeId(node).setAddress(cluster.address(node)).setUp(true))
                 .setTopics(cluster.topics.size())
-                .setPartitions(cluster.topics.values().stream().mapToInt(Integer::intValue).sum()).build());
+                .setPartitions(cluster.topics.values().stream().mapToInt(Integer::intValue).sum())
+                .setClusterName(cluster.clusterName).build());
     }
 
     @Override

@@ -62,6 +62,8 @@ final class FakeCluster implements AutoCloseable {
     /** Messages of the errors the fake answered with, in order. */
     final List<String> errorsSent = new CopyOnWriteArrayList<>();
     final List<StreamObserver<?>> heldProduces = new CopyOnWriteArrayList<>();
+    /** What ClusterStatus answers as the cluster's name ("" for none). */
+    volatile String clusterName = "";
     volatile boolean holdProduce;
     volatile boolean corruptFetches;
     /** Whether NOT_LEADER answers name the leader's address (a broker that just lost leadership may not know it). */

@@ -39,6 +39,9 @@ import java.util.concurrent.TimeUnit;
  * small call per other broker per second whatever the request rate: ClusterStatus and Metadata read the last
  * results and make no call of their own.
  *
+ * <p>An answer also carries the member's {@code cluster.name}; one that differs from this broker's is logged as a
+ * warning ({@link ClusterNameAgreement}), the member still counting as up.
+ *
  * <p>Threading: probes start on one thread, {@code tidemark-liveness}; answers arrive on gRPC's threads and go
  * into the thread-safe {@link ProbeResults}.
  */
@@ -55,6 +58,7 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, Closeab
     private final ClusterMembers members;
     private final InstantSource clock;
     private final ProbeResults results = new ProbeResults(SILENCE_MS_MAX);
+    private final ClusterNameAgreement names;
     private final Map<Integer, ManagedChannel> channels = new HashMap<>();
     private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-liveness");
@@ -62,10 +66,12 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, Closeab
         return thread;
     });
 
-    public ClusterLiveness(int nodeId, ClusterMembers members, InstantSource clock) {
+    /** @param clusterName this broker's cluster.name, "" for none */
+    public ClusterLiveness(int nodeId, String clusterName, ClusterMembers members, InstantSource clock) {
         this.nodeId = nodeId;
         this.members = members;
         this.clock = clock;
+        this.names = new ClusterNameAgreement(clusterName);
         for (ClusterMembers.Member member : members.all()) {
             if (member.nodeId() != nodeId) {
                 channels.put(member.nodeId(), NettyChannelBuilder.forTarget(member.clientAddress()).usePlaintext()
@@ -115,6 +121,7 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, Closeab
                     members.member(member).clientAddress(), response.getNodeId(), member);
             return;
         }
+        names.answered(member, response.getClusterName()).ifPresent(LOG::warn);
         Map<TopicPartition, Long> leaderTerms = new HashMap<>();
         for (LeaderTerm lead : response.getLeadsList()) {
             leaderTerms.put(new TopicPartition(lead.getTopic(), lead.getPartition()), lead.getTerm());

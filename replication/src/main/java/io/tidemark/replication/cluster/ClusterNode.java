@@ -106,7 +106,8 @@ public final class ClusterNode implements Closeable {
                 .build();
         MetadataGroup metadata = new MetadataGroup(RaftClient.newBuilder().setProperties(RaftSettings.client())
                 .setRaftGroup(metadataGroup).build(), metadataMachine);
-        ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), members, clock);
+        String clusterName = config.clusterName().orElse("");
+        ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities,
                 liveness, raftStorageDir);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata);
@@ -128,7 +129,8 @@ public final class ClusterNode implements Closeable {
         RaftLeadership leadership = new RaftLeadership(members, metadata);
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, leadership, clock),
-                List.of(new ClusterServiceAdapter(config.nodeId(), topics), new ReplicaServiceAdapter(server))),
+                List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, topics),
+                        new ReplicaServiceAdapter(server))),
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());

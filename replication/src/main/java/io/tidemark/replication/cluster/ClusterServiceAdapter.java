@@ -8,21 +8,24 @@ import io.tidemark.proto.v1.ProbeResponse;
 import io.tidemark.replication.partition.ReplicatedPartition;
 
 /**
- * Answers the other brokers' probes ({@link ClusterLiveness}) with this broker's node id and the partitions it
- * leads, with their Raft terms. Reads each local division's role; no I/O.
+ * Answers the other brokers' probes ({@link ClusterLiveness}) with this broker's node id, its cluster.name and the
+ * partitions it leads, with their Raft terms. Reads each local division's role; no I/O.
  */
 final class ClusterServiceAdapter extends ClusterServiceGrpc.ClusterServiceImplBase {
     private final int nodeId;
+    private final String clusterName;
     private final ReplicatedTopics topics;
 
-    ClusterServiceAdapter(int nodeId, ReplicatedTopics topics) {
+    /** @param clusterName this broker's cluster.name, "" for none */
+    ClusterServiceAdapter(int nodeId, String clusterName, ReplicatedTopics topics) {
         this.nodeId = nodeId;
+        this.clusterName = clusterName;
         this.topics = topics;
     }
 
     @Override
     public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
-        ProbeResponse.Builder response = ProbeResponse.newBuilder().setNodeId(nodeId);
+        ProbeResponse.Builder response = ProbeResponse.newBuilder().setNodeId(nodeId).setClusterName(clusterName);
         for (ReplicatedPartition partition : topics.replicasHere()) {
             partition.leaderTerm().ifPresent(term -> response.addLeads(LeaderTerm.newBuilder()
                     .setTopic(partition.id().topic()).setPartition(partition.id().partition()).setTerm(term)));
