@@ -1,22 +1,39 @@
 package io.tidemark.cli;
 
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.proto.record.OriginPartition;
+
 import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /**
  * A cluster of broker processes on this machine, kept in a directory: {@code node-N/} holds each broker's data,
  * its {@code broker.pid} and {@code broker.log}, and {@code cluster.properties} the layout. Node N (from 1)
  * serves clients on {@code basePort + 10 (N - 1)}, metrics on that + 1 and Raft on that + 5, so several named
- * clusters run side by side with different base ports. Every broker reads the same config file when one was given
- * ({@code configFile}, empty for none).
+ * clusters run side by side with different base ports. Every broker reads the same config file ({@link
+ * #writeBrokerConfig}): the one given ({@code configFile}, empty for none), with {@code cluster.name} set to the local
+ * cluster's name unless it is the default local cluster.
  */
 record LocalCluster(Path dir, int nodes, int basePort, String configFile) {
     static final String LAYOUT_FILE = "cluster.properties";
+    /** The local cluster of {@code local up} without {@code --name}; its brokers get no cluster.name from it. */
+    static final String DEFAULT_NAME = "default";
+    static final String BROKER_CONFIG_FILE = "broker.properties";
+
+    /** The local cluster's name: its directory's. */
+    String name() {
+        return dir.getFileName().toString();
+    }
 
     int clientPort(int node) {
         return basePort + 10 * (node - 1);
@@ -70,6 +87,42 @@ record LocalCluster(Path dir, int nodes, int basePort, String configFile) {
             return Optional.empty();
         }
         return ProcessHandle.of(Long.parseLong(Files.readString(pid).trim())).filter(ProcessHandle::isAlive);
+    }
+
+    /**
+     * The config file every broker reads, when there is one. The default local cluster's brokers read the given file
+     * as it is. Any other's read {@value #BROKER_CONFIG_FILE} in the cluster's directory, written here at each
+     * {@code local up} (so edits of the given file count at the next start): the given file's keys and
+     * {@code cluster.name} set to the local cluster's name, which the given file may set too, to the same name.
+     *
+     * @throws IllegalArgumentException when the name is not a cluster name, or the given file sets another
+     */
+    Optional<Path> writeBrokerConfig() throws IOException {
+        Optional<Path> given = configFile.isEmpty() ? Optional.empty() : Optional.of(Path.of(configFile));
+        if (name().equals(DEFAULT_NAME)) {
+            return given;
+        }
+        if (!OriginPartition.isClusterName(name())) {
+            throw new IllegalArgumentException("--name '" + name() + "' cannot name the cluster's brokers (their "
+                    + BrokerConfig.CLUSTER_NAME.name() + "): use " + OriginPartition.CLUSTER_NAME_RULE);
+        }
+        Map<String, String> keys = given.isPresent() ? BrokerConfig.readFile(given.get()) : new TreeMap<>();
+        String set = keys.get(BrokerConfig.CLUSTER_NAME.name());
+        if (set != null && !set.equals(name())) {
+            throw new IllegalArgumentException("--config " + configFile + " sets " + BrokerConfig.CLUSTER_NAME.name()
+                    + "=" + set + ", but this local cluster is named '" + name() + "': remove it from the file, or "
+                    + "name the cluster the same (--name " + set + ")");
+        }
+        Properties properties = new Properties();
+        properties.putAll(keys);
+        properties.setProperty(BrokerConfig.CLUSTER_NAME.name(), name());
+        Path file = dir.resolve(BROKER_CONFIG_FILE);
+        Files.createDirectories(dir);
+        try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            properties.store(writer, "Written by tidemark local up" + given.map(g -> " from " + g + ", edit that "
+                    + "file").orElse(""));
+        }
+        return Optional.of(file);
     }
 
     void saveLayout() throws IOException {

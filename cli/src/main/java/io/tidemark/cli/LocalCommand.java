@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code tidemark local up|down|status}: a cluster of broker processes on this machine ({@link LocalCluster}),
  * started in the background. {@code up} waits until the cluster answers and every partition has a leader, then
- * prints the bootstrap address.
+ * prints the bootstrap address. The brokers of a cluster started with {@code --name NAME} have {@code cluster.name}
+ * NAME ({@link LocalCluster#writeBrokerConfig}), so a mirror between two local clusters needs no {@code --target-name}.
  */
 @Command(name = "local", mixinStandardHelpOptions = true, description = "Run a cluster on this machine.",
         subcommands = {LocalCommand.Up.class, LocalCommand.Down.class, LocalCommand.Status.class})
@@ -35,7 +36,8 @@ final class LocalCommand {
 
     /** Which local cluster: its name and where its directory is. */
     static final class Which {
-        @Option(names = "--name", defaultValue = "default", description = "Cluster name (default: ${DEFAULT-VALUE}).")
+        @Option(names = "--name", defaultValue = LocalCluster.DEFAULT_NAME, description = "Cluster name, also its "
+                + "brokers' cluster.name except for the default cluster (default: ${DEFAULT-VALUE}).")
         String name;
         @Option(names = "--data-dir", description = "Parent directory of local clusters (default: ~/.tidemark/local).")
         Path dataDir;
@@ -64,7 +66,8 @@ final class LocalCommand {
         @Option(names = "--base-port", defaultValue = "9400",
                 description = "Client port of node 1; node N uses base + 10 (N - 1) (default: ${DEFAULT-VALUE}).")
         int basePort;
-        @Option(names = "--config", description = "Broker config file every broker reads (docs/configuration.md).")
+        @Option(names = "--config", description = "Broker config file every broker reads (docs/configuration.md); "
+                + "a cluster.name in it must be --name, unless the cluster is the default one.")
         Path config;
 
         @Override
@@ -73,15 +76,16 @@ final class LocalCommand {
             Optional<LocalCluster> existing = LocalCluster.load(which.dir());
             LocalCluster cluster = existing.orElse(new LocalCluster(which.dir(), nodes, basePort,
                     config == null ? "" : config.toAbsolutePath().toString()));
+            if (existing.isEmpty() && (nodes < 1 || nodes > 9)) {
+                throw new IllegalArgumentException("--nodes " + nodes + " is not allowed: 1 to 9");
+            }
+            Optional<Path> brokerConfig = cluster.writeBrokerConfig();
             if (existing.isEmpty()) {
-                if (nodes < 1 || nodes > 9) {
-                    throw new IllegalArgumentException("--nodes " + nodes + " is not allowed: 1 to 9");
-                }
                 cluster.saveLayout();
             }
             for (int n = 1; n <= cluster.nodes(); n++) {
                 if (cluster.process(n).isEmpty()) {
-                    start(cluster, n);
+                    start(cluster, n, brokerConfig);
                     out.printf("Started node %d (logs in %s)%n", n, cluster.logFile(n));
                 }
             }
@@ -101,7 +105,7 @@ final class LocalCommand {
             return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
         }
 
-        private static void start(LocalCluster cluster, int node) throws IOException {
+        private static void start(LocalCluster cluster, int node, Optional<Path> brokerConfig) throws IOException {
             Files.createDirectories(cluster.nodeDir(node));
             String java = ProcessHandle.current().info().command().orElse("java");
             String jar = new File(LocalCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath())
@@ -112,9 +116,7 @@ final class LocalCommand {
                     Integer.toString(node), "--data-dir", cluster.nodeDir(node).resolve("data").toString(), "--listen",
                     "127.0.0.1:" + cluster.clientPort(node), "--metrics-listen", "127.0.0.1:" + cluster.metricsPort(node),
                     "--cluster", cluster.members()));
-            if (!cluster.configFile().isEmpty()) {
-                command.addAll(List.of("--config", cluster.configFile()));
-            }
+            brokerConfig.ifPresent(file -> command.addAll(List.of("--config", file.toString())));
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(cluster.logFile(node).toFile()))
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
