@@ -13,17 +13,19 @@ import picocli.CommandLine.Spec;
 import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * {@code tidemark mirror}: copies topics from a source cluster to a target cluster in the foreground, until SIGTERM
- * or Ctrl-C ({@link Mirror}). One line on stdout says it runs (and where its metrics are); logs go to stderr. Several
- * mirrors may run into one target, from different sources.
+ * or Ctrl-C ({@link Mirror}), or until a source that was silent at start answers with another name than
+ * {@code --source-name} (exit 1, the error on stderr). One line on stdout says it runs (and where its metrics are);
+ * logs go to stderr. Several mirrors may run into one target, from different sources.
  */
 @Command(name = "mirror", mixinStandardHelpOptions = true, description = {
         "Copy topics from a source cluster to a target cluster, exactly once, keeping SendTime and adding provenance;"
                 + " checkpoint consumer groups and record liveness on the target. Runs in the foreground.",
-        "Example: tidemark mirror --source 127.0.0.1:9400 --source-name A --target 127.0.0.1:9500 --target-name B"})
+        "Example: tidemark mirror --source 127.0.0.1:9400 --source-name A --target 127.0.0.1:9500"})
 final class MirrorCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -32,14 +34,16 @@ final class MirrorCommand implements Callable<Integer> {
     String source;
 
     @Option(names = "--source-name", required = true,
-            description = "The source cluster's name, written into every copy's provenance (a-z A-Z 0-9 . _ -).")
+            description = "The source cluster's name, written into every copy's provenance (a-z A-Z 0-9 . _ -); "
+                    + "refused when the source has another cluster.name.")
     String sourceName;
 
     @Option(names = "--target", required = true, paramLabel = "HOST:PORT[,...]", description = "The target cluster.")
     String target;
 
-    @Option(names = "--target-name", required = true,
-            description = "The target cluster's name: records that crossed it are never copied into it (loops).")
+    @Option(names = "--target-name",
+            description = "The target cluster's name: records that crossed it are never copied into it (loops). "
+                    + "Default: the target's cluster.name; needed for a target without one, refused when it differs.")
     String targetName;
 
     @Option(names = "--topics", defaultValue = MirrorConfig.ALL,
@@ -78,24 +82,28 @@ final class MirrorCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        MirrorConfig config = MirrorConfig.of(source, sourceName, target, targetName, topics, groups, topicPrefix)
-                .withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
+        MirrorConfig config = MirrorConfig.of(source, sourceName, target, Optional.ofNullable(targetName), topics,
+                groups, topicPrefix).withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
                 .withMaxBytesPerSecond(maxBytesPerSecond);
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen);
         Mirror mirror = Mirror.start(config, registry, Clock.systemUTC());
-        CountDownLatch stopped = new CountDownLatch(1);
+        CompletableFuture<Void> stopped = new CompletableFuture<>();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             mirror.close();
             endpoint.close();
-            stopped.countDown();
+            stopped.complete(null);
         }, "tidemark-mirror-shutdown"));
-        spec.commandLine().getOut().printf("Tidemark mirror %s -> %s running%s%n", sourceName, targetName,
-                endpoint.httpPort().map(p -> ", metrics on http://" + listen.get().host() + ":" + p + "/metrics")
-                        .orElse(""));
+        spec.commandLine().getOut().printf("Tidemark mirror %s -> %s running%s%n", mirror.names().source(),
+                mirror.names().target(), endpoint.httpPort().map(p -> ", metrics on http://" + listen.get().host()
+                        + ":" + p + "/metrics").orElse(""));
         spec.commandLine().getOut().flush();
-        stopped.await();
+        try {
+            CompletableFuture.anyOf(stopped, mirror.failure()).join();
+        } catch (CompletionException e) {
+            throw (RuntimeException) e.getCause();
+        }
         return 0;
     }
 }

@@ -17,6 +17,7 @@ import io.tidemark.mirror.sink.PartitionCopier;
 import io.tidemark.mirror.sink.TargetPartitions;
 import io.tidemark.mirror.source.SourceLoop;
 import io.tidemark.mirror.source.TopicDiscovery;
+import io.tidemark.proto.error.TidemarkException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +26,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,6 +36,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A running mirror from one source cluster to one target cluster: the parts and their threads.
  * <ul>
+ *   <li>At start, the clusters' names ({@link ClusterNames}): the target must answer its own, and the source's is
+ *       checked against {@code --source-name}. A source that does not answer at start is asked again every heartbeat
+ *       interval, and nothing below runs until it answered with the right name; a wrong one ends the mirror
+ *       ({@link #failure}).</li>
  *   <li>{@link TopicDiscovery} (every discovery interval) finds the topics to copy and creates their target topics;
  *       each partition gets a {@link PartitionCopier}, which resumes from what the target holds.</li>
  *   <li>{@link SourceLoop} (its own thread) reads every copied partition with one consumer and feeds the copiers;
@@ -65,6 +71,7 @@ public final class Mirror implements Closeable {
     private static final long MAX_PROBE_TIMEOUT_MS = 5_000;
 
     private final MirrorConfig config;
+    private final ClusterNames names;
     private final MirrorMetrics metrics;
     private final Clock clock;
     private final TidemarkAdmin sourceAdmin;
@@ -77,16 +84,19 @@ public final class Mirror implements Closeable {
     private final ScheduledExecutorService heartbeatTimer;
     private final SourceLoop sourceLoop;
     private final Map<TopicPartition, PartitionCopier> copiers = new ConcurrentHashMap<>();
+    private final CompletableFuture<Void> failure = new CompletableFuture<>();
 
-    private Mirror(MirrorConfig config, MetricRegistry registry, Clock clock) {
+    private Mirror(MirrorConfig config, ClusterNames names, TidemarkAdmin targetAdmin, MetricRegistry registry,
+                   Clock clock) {
         this.config = config;
+        this.names = names;
+        this.targetAdmin = targetAdmin;
         this.metrics = new MirrorMetrics(registry);
         this.clock = clock;
         this.sourceAdmin = new TidemarkAdmin(AdminConfig.builder(config.sourceBootstrap()).build());
         this.sourceProbe = new TidemarkAdmin(AdminConfig.builder(config.sourceBootstrap())
                 .requestTimeoutMs(Math.min(Math.max(config.heartbeatIntervalMs(), MIN_PROBE_TIMEOUT_MS),
                         MAX_PROBE_TIMEOUT_MS)).build());
-        this.targetAdmin = new TidemarkAdmin(AdminConfig.builder(config.targetBootstrap()).build());
         this.consumer = new TidemarkConsumer(ConsumerConfig.builder(config.sourceBootstrap()).clock(clock)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS)
                 .fetchMaxBytes(fetchMaxBytes(config.maxBytesPerSecond())).build());
@@ -101,11 +111,79 @@ public final class Mirror implements Closeable {
                 config.maxBytesPerSecond());
     }
 
-    /** Starts copying; returns at once. */
+    /**
+     * Asks the target its name, then the source, and starts copying once the source answered with the right name;
+     * returns at once when the source does not answer.
+     *
+     * @throws IllegalArgumentException when a name is missing, or a cluster's own name is not the one given
+     *                                  ({@link ClusterNames})
+     * @throws TidemarkException        when the target does not answer: its name is needed first
+     */
     public static Mirror start(MirrorConfig config, MetricRegistry registry, Clock clock) {
-        Mirror mirror = new Mirror(config, registry, clock);
-        mirror.startTasks();
+        TidemarkAdmin targetAdmin = new TidemarkAdmin(AdminConfig.builder(config.targetBootstrap()).build());
+        ClusterNames names;
+        try {
+            names = ClusterNames.resolve(config, targetAdmin.clusterName());
+        } catch (RuntimeException e) {
+            targetAdmin.close();
+            throw e;
+        }
+        Mirror mirror = new Mirror(config, names, targetAdmin, registry, clock);
+        try {
+            mirror.checkSourceAndStart();
+        } catch (TidemarkException e) {
+            LOG.warn("The source {} did not answer ({}); the mirror asks it its name every {} ms and starts copying "
+                    + "once it answered", config.sourceBootstrap(), e.getMessage(), config.heartbeatIntervalMs());
+            mirror.checkSourceLater();
+        } catch (RuntimeException e) {
+            mirror.close();
+            throw e;
+        }
         return mirror;
+    }
+
+    /** The names of the source and the target, as the mirror writes them. */
+    public ClusterNames names() {
+        return names;
+    }
+
+    /**
+     * Completes exceptionally with an {@link IllegalArgumentException} when the mirror stops working on its own: the
+     * source, silent at start, answered with another name than {@code --source-name} ({@link
+     * ClusterNames#checkSource}). Never completes normally. The mirror copies nothing then; close it.
+     */
+    public CompletableFuture<Void> failure() {
+        return failure.copy();
+    }
+
+    /**
+     * Asks the source its name, and starts copying when it is the right one.
+     *
+     * @throws TidemarkException        when the source does not answer
+     * @throws IllegalArgumentException when it answers another name
+     */
+    private void checkSourceAndStart() {
+        Optional<String> sourceOwn = sourceAdmin.clusterName();
+        names.checkSource(config.sourceBootstrap(), sourceOwn);
+        if (sourceOwn.isEmpty()) {
+            LOG.warn("The source {} has no name (cluster.name): it is taken to be {} unchecked",
+                    config.sourceBootstrap(), names.source());
+        }
+        startTasks();
+    }
+
+    /** Calls {@link #checkSourceAndStart} in a heartbeat interval, and again after each time the source is silent. */
+    private void checkSourceLater() {
+        heartbeatTimer.schedule(() -> {
+            try {
+                checkSourceAndStart();
+            } catch (TidemarkException e) {
+                LOG.debug("The source did not answer its name: {}", e.getMessage());
+                checkSourceLater();
+            } catch (IllegalArgumentException e) {
+                failure.completeExceptionally(e);
+            }
+        }, config.heartbeatIntervalMs(), TimeUnit.MILLISECONDS);
     }
 
     private void startTasks() {
@@ -125,21 +203,21 @@ public final class Mirror implements Closeable {
                     }
                 });
         CheckpointAgent checkpoints = new CheckpointAgent(sourceAdmin, new TargetOffsetLookup(targetAdmin), publisher,
-                tp -> Optional.ofNullable(copiers.get(tp)), copiers.values(), config.groups(), config.sourceName(),
-                config.targetName(), metrics, clock);
-        HeartbeatAgent heartbeats = new HeartbeatAgent(sourceProbe, publisher, copiers.values(), config.sourceName(),
-                config.targetName(), metrics, clock);
+                tp -> Optional.ofNullable(copiers.get(tp)), copiers.values(), config.groups(), names.source(),
+                names.target(), metrics, clock);
+        HeartbeatAgent heartbeats = new HeartbeatAgent(sourceProbe, publisher, copiers.values(), names.source(),
+                names.target(), metrics, clock);
         every(timers, "topic discovery", config.discoveryIntervalMs(), discovery::discover);
         every(timers, "checkpoints", config.checkpointIntervalMs(), checkpoints::run);
         every(heartbeatTimer, "heartbeat", config.heartbeatIntervalMs(), heartbeats::run);
         every(timers, "progress", PROGRESS_INTERVAL_MS, new ProgressLog(metrics, copiers.values())::log);
         LOG.info("Mirror {} -> {} started: topics matching {} (target prefix '{}'), groups matching {}",
-                config.sourceName(), config.targetName(), config.topics(), config.topicPrefix(), config.groups());
+                names.source(), names.target(), config.topics(), config.topicPrefix(), config.groups());
     }
 
     private void addPartition(TopicPartition source, String targetTopic) {
         PartitionCopier copier = new PartitionCopier(source, new TopicPartition(targetTopic, source.partition()),
-                config.sourceName(), config.targetName(), config.maxBatchBytes(), TargetPartitions.over(writer),
+                names.source(), names.target(), config.maxBatchBytes(), TargetPartitions.over(writer),
                 sourceLoop, timers, metrics);
         copiers.put(source, copier);
         sourceLoop.add(copier);
@@ -190,7 +268,7 @@ public final class Mirror implements Closeable {
         sourceAdmin.close();
         sourceProbe.close();
         targetAdmin.close();
-        LOG.info("Mirror {} -> {} stopped after copying {} records", config.sourceName(), config.targetName(),
+        LOG.info("Mirror {} -> {} stopped after copying {} records", names.source(), names.target(),
                 metrics.recordsCopied());
     }
 }

@@ -3,6 +3,7 @@ package io.tidemark.mirror;
 import io.tidemark.proto.record.OriginPartition;
 
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
@@ -11,9 +12,11 @@ import java.util.regex.PatternSyntaxException;
  * value fails with an {@link IllegalArgumentException} naming it and what is allowed.
  *
  * @param sourceBootstrap      host:port,... of the source cluster
- * @param sourceName           the source cluster's name: written into provenance, checked by the loop rule
+ * @param sourceName           the source cluster's name: written into provenance, checked by the loop rule, and
+ *                             checked against the source's own name ({@link ClusterNames})
  * @param targetBootstrap      host:port,... of the target cluster
- * @param targetName           the target cluster's name: a record whose path holds it is never copied there
+ * @param targetName           the target cluster's name as given; empty to take the target's own name
+ *                             ({@link ClusterNames})
  * @param topics               source topics to copy (the whole name must match); internal topics never are
  * @param groups               source consumer groups to checkpoint (the whole name must match)
  * @param topicPrefix          prepended to a source topic's name to make the target topic's ("" for the same name)
@@ -26,10 +29,10 @@ import java.util.regex.PatternSyntaxException;
  * @param maxBytesPerSecond    most bytes of records read from the source per second, on average over the polls
  *                             ({@code --max-bytes-per-second}); 0 for no limit
  */
-public record MirrorConfig(String sourceBootstrap, String sourceName, String targetBootstrap, String targetName,
-                           Pattern topics, Pattern groups, String topicPrefix, long checkpointIntervalMs,
-                           long heartbeatIntervalMs, long discoveryIntervalMs, int maxBatchBytes,
-                           int maxBacklogBytes, long maxBytesPerSecond) {
+public record MirrorConfig(String sourceBootstrap, String sourceName, String targetBootstrap,
+                           Optional<String> targetName, Pattern topics, Pattern groups, String topicPrefix,
+                           long checkpointIntervalMs, long heartbeatIntervalMs, long discoveryIntervalMs,
+                           int maxBatchBytes, int maxBacklogBytes, long maxBytesPerSecond) {
     public static final String ALL = ".*";
     public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 5_000;
     public static final long DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
@@ -45,11 +48,8 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
         requireText("--source", sourceBootstrap);
         requireText("--target", targetBootstrap);
         OriginPartition.checkClusterName(sourceName);
-        OriginPartition.checkClusterName(targetName);
-        if (sourceName.equals(targetName)) {
-            throw new IllegalArgumentException("the source and target names are both '" + sourceName
-                    + "'; a mirror copies between two clusters with different names");
-        }
+        Objects.requireNonNull(targetName, "targetName")
+                .ifPresent(name -> ClusterNames.checkDifferent(sourceName, name));
         Objects.requireNonNull(topics, "topics");
         Objects.requireNonNull(groups, "groups");
         Objects.requireNonNull(topicPrefix, "topicPrefix");
@@ -74,8 +74,8 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
     }
 
     /** A config with the defaults for everything but the clusters, their names and the patterns; no rate limit. */
-    public static MirrorConfig of(String sourceBootstrap, String sourceName, String targetBootstrap, String targetName,
-                                  String topics, String groups, String topicPrefix) {
+    public static MirrorConfig of(String sourceBootstrap, String sourceName, String targetBootstrap,
+                                  Optional<String> targetName, String topics, String groups, String topicPrefix) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, pattern("--topics", topics),
                 pattern("--groups", groups), topicPrefix, DEFAULT_CHECKPOINT_INTERVAL_MS,
                 DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_DISCOVERY_INTERVAL_MS, DEFAULT_MAX_BATCH_BYTES,

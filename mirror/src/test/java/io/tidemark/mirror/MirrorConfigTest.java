@@ -2,6 +2,8 @@ package io.tidemark.mirror;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.Optional;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -12,29 +14,33 @@ class MirrorConfigTest {
 
     @Test
     void defaultsAndTargetTopicNames() {
-        MirrorConfig config = MirrorConfig.of("a:1", "A", "b:1", "B", ".*", "g.*", "A.");
+        MirrorConfig config = MirrorConfig.of("a:1", "A", "b:1", Optional.of("B"), ".*", "g.*", "A.");
         assertEquals(5_000, config.checkpointIntervalMs());
         assertEquals("A.orders", config.targetTopic("orders"));
         assertEquals(true, config.groups().matcher("g1").matches());
         assertEquals(0, config.maxBytesPerSecond(), "no rate limit");
         assertEquals(1024, config.withMaxBytesPerSecond(1024).maxBytesPerSecond());
+        assertEquals(Optional.empty(), MirrorConfig.of("a:1", "A", "b:1", Optional.empty(), ".*", ".*", "")
+                .targetName(), "the target's own name is taken");
     }
 
     @Test
     void badValuesAreNamed() {
         assertEquals("the source and target names are both 'A'; a mirror copies between two clusters with different "
-                + "names", refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "A", ".*", ".*", "")));
+                + "names", refusal(() -> MirrorConfig.of("a:1", "A", "b:1", Optional.of("A"), ".*", ".*", "")));
+        assertEquals("cluster name 'A A' is not allowed: use 1 to 64 characters from a-z A-Z 0-9 . _ -",
+                refusal(() -> MirrorConfig.of("a:1", "A A", "b:1", Optional.empty(), ".*", ".*", "")));
         assertEquals("cluster name 'B,C' is not allowed: use 1 to 64 characters from a-z A-Z 0-9 . _ -",
-                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B,C", ".*", ".*", "")));
+                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", Optional.of("B,C"), ".*", ".*", "")));
         assertEquals("--topics '(' is not a regular expression: Unclosed group",
-                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", "(", ".*", "")));
+                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", Optional.of("B"), "(", ".*", "")));
         assertEquals("--topic-prefix '__' is not allowed: use characters from a-z A-Z 0-9 . _ -, not starting with "
-                + "'__'", refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", ".*", ".*", "__")));
-        assertEquals("checkpoint interval 0 ms is not allowed: 10 ms to 1 day",
-                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", ".*", ".*", "").withIntervals(0, 1000, 1000)));
+                + "'__'", refusal(() -> MirrorConfig.of("a:1", "A", "b:1", Optional.of("B"), ".*", ".*", "__")));
+        assertEquals("checkpoint interval 0 ms is not allowed: 10 ms to 1 day", refusal(() -> MirrorConfig.of("a:1",
+                "A", "b:1", Optional.of("B"), ".*", ".*", "").withIntervals(0, 1000, 1000)));
         assertEquals("--source is required: HOST:PORT,... of the cluster's brokers",
-                refusal(() -> MirrorConfig.of(" ", "A", "b:1", "B", ".*", ".*", "")));
-        assertEquals("--max-bytes-per-second 1023 is not allowed: 0 (no limit) or at least 1024",
-                refusal(() -> MirrorConfig.of("a:1", "A", "b:1", "B", ".*", ".*", "").withMaxBytesPerSecond(1023)));
+                refusal(() -> MirrorConfig.of(" ", "A", "b:1", Optional.of("B"), ".*", ".*", "")));
+        assertEquals("--max-bytes-per-second 1023 is not allowed: 0 (no limit) or at least 1024", refusal(() ->
+                MirrorConfig.of("a:1", "A", "b:1", Optional.of("B"), ".*", ".*", "").withMaxBytesPerSecond(1023)));
     }
 }
