@@ -13,7 +13,8 @@ import java.util.OptionalLong;
  *
  * @param group             the consumer group
  * @param sourceCluster     the dead cluster's name
- * @param targetCluster     the target cluster's name as the mirror was told; "" when unknown
+ * @param targetCluster     the target cluster's own name (cluster.name), else the name its mirror was told; "" when
+ *                          neither is known
  * @param plannedAtMs       when the plan was made (the tool's clock)
  * @param sourceLastHeardMs when the mirror last heard from the source (mirror clock); empty when it never did or no
  *                          heartbeat is on the target

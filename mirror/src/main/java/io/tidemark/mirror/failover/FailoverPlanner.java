@@ -90,7 +90,8 @@ public final class FailoverPlanner {
         partitions.forEach((tp, checkpoint) -> plans.add(times.containsKey(tp)
                 ? byTime(state, tp, times.get(tp), buffer.orElseThrow())
                 : exact(state, tp, checkpoint.orElseThrow(), silentMs)));
-        return new FailoverPlan(request.group(), request.sourceCluster(), state.targetCluster().orElse(""), nowMs,
+        return new FailoverPlan(request.group(), request.sourceCluster(),
+                target.clusterName().or(state::targetCluster).orElse(""), nowMs,
                 state.sourceLastHeardMs(), state.lastHeartbeat().map(h -> OptionalLong.of(h.getMirrorTimeMs()))
                 .orElse(OptionalLong.empty()), state.lastHeartbeat().map(MirrorHeartbeat::getRecordsBehind).orElse(0L),
                 buffer, plans);

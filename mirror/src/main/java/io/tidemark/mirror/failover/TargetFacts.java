@@ -8,14 +8,19 @@ import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.record.OriginPartition;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * What the failover planner asks of the target cluster's partitions. {@link #over} answers from a running cluster;
- * tests script it. Every answer is an {@link OffsetLookup}: {@code found} with the record's times, or not found
- * with {@code offset} the log end offset (a consumer starting there waits for the next record).
+ * What the failover planner asks of the target cluster: its name and its partitions. {@link #over} answers from a
+ * running cluster; tests script it. Every answer about a partition is an {@link OffsetLookup}: {@code found} with the
+ * record's times, or not found with {@code offset} the log end offset (a consumer starting there waits for the next
+ * record).
  */
 public interface TargetFacts {
+    /** The target's own name (its brokers' cluster.name); empty when it has none. */
+    Optional<String> clusterName();
+
     /** @throws io.tidemark.proto.error.TidemarkException UNKNOWN_TOPIC */
     int partitionCount(String topic);
 
@@ -34,6 +39,11 @@ public interface TargetFacts {
     /** The facts of a running cluster, through its admin client. */
     static TargetFacts over(TidemarkAdmin admin) {
         return new TargetFacts() {
+            @Override
+            public Optional<String> clusterName() {
+                return admin.clusterName();
+            }
+
             @Override
             public int partitionCount(String topic) {
                 return admin.metadata(List.of(topic)).getTopics(0).getPartitionsCount();

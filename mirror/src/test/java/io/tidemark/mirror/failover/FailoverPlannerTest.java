@@ -139,6 +139,14 @@ class FailoverPlannerTest {
     }
 
     @Test
+    void theTargetGoesByItsOwnNameWhenItHasOneElseByTheNameItsMirrorWasTold() {
+        FailoverRequest request = request(TimeChoice.none(), OptionalLong.empty());
+        assertEquals("B", planner.plan(fullState(), request, NOW_MS).targetCluster());
+        target.named("dc-b");
+        assertEquals("dc-b", planner.plan(fullState(), request, NOW_MS).targetCluster());
+    }
+
+    @Test
     void aGivenTimeMovesEveryPartitionByTimeWithXFromTheMirrorsLatencies() {
         FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.given(BASE_MS + 5_000), OptionalLong.empty()),
                 NOW_MS);

@@ -10,15 +10,26 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 
-/** A target cluster's partitions in memory, each a list of records in offset order from offset 0. */
+/**
+ * A target cluster in memory: its name (none unless {@link #named}) and its partitions, each a list of records in
+ * offset order from offset 0.
+ */
 final class ScriptedTarget implements TargetFacts {
     /** A record of a target partition: its times and, for a copy, its origin. */
     record Stored(long receiveTimeMs, long sendTimeMs, OriginPartition origin, long originOffset) {
     }
 
     private final Map<String, List<List<Stored>>> topics = new HashMap<>();
+    private Optional<String> clusterName = Optional.empty();
+
+    /** Gives the target a cluster.name. */
+    ScriptedTarget named(String name) {
+        clusterName = Optional.of(name);
+        return this;
+    }
 
     /** Adds a topic of {@code partitions} empty partitions. */
     ScriptedTarget topic(String name, int partitions) {
@@ -47,6 +58,11 @@ final class ScriptedTarget implements TargetFacts {
 
     private List<Stored> log(TopicPartition tp) {
         return partitions(tp.topic()).get(tp.partition());
+    }
+
+    @Override
+    public Optional<String> clusterName() {
+        return clusterName;
     }
 
     @Override
