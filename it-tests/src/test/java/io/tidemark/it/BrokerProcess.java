@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A {@code tidemark broker} process on 127.0.0.1 with a free port, its output in files under the test's
- * directory. {@link #stop()} sends SIGTERM (a clean stop), {@link #kill()} SIGKILL (a crash).
+ * A {@code tidemark broker} process on 127.0.0.1 with a free port (or a port chosen before it starts), its output in
+ * files under the test's directory. {@link #stop()} sends SIGTERM (a clean stop), {@link #kill()} SIGKILL (a crash).
  */
 final class BrokerProcess implements Closeable {
     private static final Pattern LISTENING = Pattern.compile("listening on 127\\.0\\.0\\.1:(\\d+)");
@@ -23,26 +23,33 @@ final class BrokerProcess implements Closeable {
     private final Path dataDir;
     private final Path out;
     private final Path err;
+    private final int listenPort;
     private final List<String> extraArgs;
     private Process process;
     private int port;
 
-    private BrokerProcess(Path dataDir, Path logDir, List<String> extraArgs) {
+    private BrokerProcess(Path dataDir, Path logDir, int listenPort, List<String> extraArgs) {
         this.dataDir = dataDir;
         this.out = logDir.resolve("broker.out");
         this.err = logDir.resolve("broker.err");
+        this.listenPort = listenPort;
         this.extraArgs = extraArgs;
     }
 
     static BrokerProcess start(Path dataDir, Path logDir, String... extraArgs) throws IOException {
-        BrokerProcess broker = new BrokerProcess(dataDir, logDir, List.of(extraArgs));
+        return startListening(0, dataDir, logDir, extraArgs);
+    }
+
+    /** A broker on {@code port}, e.g. one a client was pointed at before the broker was there; 0 for a free one. */
+    static BrokerProcess startListening(int port, Path dataDir, Path logDir, String... extraArgs) throws IOException {
+        BrokerProcess broker = new BrokerProcess(dataDir, logDir, port, List.of(extraArgs));
         broker.startProcess();
         return broker;
     }
 
     private void startProcess() throws IOException {
         List<String> args = new ArrayList<>(List.of("broker", "--node-id", "1", "--data-dir", dataDir.toString(),
-                "--listen", "127.0.0.1:0"));
+                "--listen", "127.0.0.1:" + listenPort));
         args.addAll(extraArgs);
         process = new ProcessBuilder(Tidemark.command(args.toArray(String[]::new)))
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()))
@@ -86,7 +93,7 @@ final class BrokerProcess implements Closeable {
         process.waitFor(30, TimeUnit.SECONDS);
     }
 
-    /** Starts the broker again on the same data directory (a new port). */
+    /** Starts the broker again on the same data directory (a new port, unless it was started on a chosen one). */
     void restart() throws IOException {
         startProcess();
     }

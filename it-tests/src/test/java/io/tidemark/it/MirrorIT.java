@@ -49,7 +49,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Mirrors as real {@code tidemark mirror} processes between clusters of real broker processes (single-node ones, and a
  * three-node target whose partition leader is killed): what a copy keeps and adds, two mirrors writing into one topic
  * (one copying day-old data), a mirror killed and restarted during a copy with a second one started by mistake, a
- * target leader dying during a copy, and two clusters mirroring each other.
+ * target leader dying during a copy, two clusters mirroring each other, and mirrors pointed at other clusters than
+ * their names say. Every cluster has its name as cluster.name, so the mirrors take the target's name from the target
+ * and check the source's.
  */
 class MirrorIT {
     private static final Duration COPY_TIMEOUT = Duration.ofSeconds(60);
@@ -72,17 +74,24 @@ class MirrorIT {
     }
 
     private BrokerProcess broker(String name, String... configLines) throws IOException {
+        return brokerOn(0, name, configLines);
+    }
+
+    /** The broker of a single-node cluster named {@code name}, on {@code port} (0 for a free one). */
+    private BrokerProcess brokerOn(int port, String name, String... configLines) throws IOException {
         Path home = Files.createDirectories(dir.resolve(name));
         Path config = home.resolve("broker.properties");
-        Files.writeString(config, String.join("\n", configLines));
-        BrokerProcess broker = BrokerProcess.start(home.resolve("data"), home, "--config", config.toString());
+        Files.writeString(config, "cluster.name=" + name + "\n" + String.join("\n", configLines));
+        BrokerProcess broker = BrokerProcess.startListening(port, home.resolve("data"), home, "--config",
+                config.toString());
         running.add(broker::stop);
         return broker;
     }
 
-    private MirrorProcess mirror(String name, String source, String sourceName, String target, String targetName,
-                                 String... extraArgs) throws IOException {
-        MirrorProcess mirror = MirrorProcess.start(dir, name, source, sourceName, target, targetName, extraArgs);
+    /** A mirror taking the target's name from the target. */
+    private MirrorProcess mirror(String name, String source, String sourceName, String target, String... extraArgs)
+            throws IOException {
+        MirrorProcess mirror = MirrorProcess.startTakingTargetName(dir, name, source, sourceName, target, extraArgs);
         running.add(mirror);
         return mirror;
     }
@@ -183,7 +192,7 @@ class MirrorIT {
         Map<String, RecordMetadata> sent = produce(producer(a), "orders", 2, 400, "A", sendTime);
         adminA.commitOffsets("g", Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(123)));
 
-        mirror("mirror", a, "A", b, "B");
+        mirror("mirror", a, "A", b);
         for (int p = 0; p < 2; p++) {
             TopicPartition tp = new TopicPartition("orders", p);
             awaitEnd(adminB, tp, 400);
@@ -236,8 +245,8 @@ class MirrorIT {
         String c = cluster("C", "clock.offset.ms=-" + DAY_MS);
         admin(a).createTopic("t", 1, 0, Map.of());
         admin(c).createTopic("t", 1, 0, Map.of());
-        MirrorProcess fromAToB = mirror("a-to-b", a, "A", b, "B");
-        mirror("c-to-b", c, "C", b, "B");
+        MirrorProcess fromAToB = mirror("a-to-b", a, "A", b);
+        mirror("c-to-b", c, "C", b, "--target-name", "B");
         long now = System.currentTimeMillis();
         CompletableFuture<Map<String, RecordMetadata>> fromA = CompletableFuture.supplyAsync(() -> produceQuietly(a,
                 "A", null));
@@ -266,7 +275,7 @@ class MirrorIT {
         }
 
         fromAToB.close();
-        mirror("a-to-b-again", a, "A", b, "B");
+        mirror("a-to-b-again", a, "A", b);
         admin(a).commitOffsets("ga", Map.of(t0, new OffsetAndMetadata(1234)));
         MirrorCheckpoint checkpoint = awaitState(b, r -> r.hasCheckpoint() && r.getCheckpoint().getGroup().equals("ga"))
                 .getCheckpoint();
@@ -314,15 +323,15 @@ class MirrorIT {
         admin(a).createTopic("t", 2, 0, Map.of());
         TidemarkAdmin adminB = admin(b);
         TidemarkProducer producer = producer(a);
-        MirrorProcess first = mirror("first", a, "A", b, "B");
+        MirrorProcess first = mirror("first", a, "A", b);
         CompletableFuture<Void> killed = new CompletableFuture<>();
         CompletableFuture<Map<String, RecordMetadata>> load = loadInTwoHalves(producer, 2, 60, killed);
         TopicPartition t0 = new TopicPartition("t", 0);
         await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(10)).ignoreException(TidemarkException.class)
                 .until(() -> adminB.listOffsets(t0, OffsetSpec.latest()).offset() > 1000);
         first.kill();
-        mirror("restarted", a, "A", b, "B");
-        mirror("by-mistake", a, "A", b, "B");
+        mirror("restarted", a, "A", b);
+        mirror("by-mistake", a, "A", b);
         killed.complete(null);
         Map<String, RecordMetadata> sent = load.get(60, TimeUnit.SECONDS);
 
@@ -342,11 +351,12 @@ class MirrorIT {
     @Test
     void theTargetPartitionsLeaderDyingDuringACopyLosesAndDuplicatesNothing() throws Exception {
         String a = cluster("A");
-        ClusterProcesses b = new ClusterProcesses(Files.createDirectories(dir.resolve("B")), Map.of());
+        ClusterProcesses b = new ClusterProcesses(Files.createDirectories(dir.resolve("B")), Map.of(1,
+                "cluster.name=B", 2, "cluster.name=B", 3, "cluster.name=B"));
         running.add(b);
         admin(a).createTopic("t", 1, 0, Map.of());
         TidemarkProducer producer = producer(a);
-        mirror("a-to-b", a, "A", b.bootstrap(), "B");
+        mirror("a-to-b", a, "A", b.bootstrap());
         CompletableFuture<Void> killed = new CompletableFuture<>();
         CompletableFuture<Map<String, RecordMetadata>> load = loadInTwoHalves(producer, 1, 40, killed);
         TopicPartition t0 = new TopicPartition("t", 0);
@@ -374,8 +384,8 @@ class MirrorIT {
         TidemarkAdmin adminB = admin(b);
         adminA.createTopic("t", 1, 0, Map.of());
         adminB.createTopic("t", 1, 0, Map.of());
-        mirror("a-to-b", a, "A", b, "B");
-        mirror("b-to-a", b, "B", a, "A");
+        mirror("a-to-b", a, "A", b);
+        mirror("b-to-a", b, "B", a);
         Map<String, RecordMetadata> fromA = produce(producer(a), "t", 1, 500, "A", null);
         Map<String, RecordMetadata> fromB = produce(producer(b), "t", 1, 500, "B", null);
         Set<String> all = new java.util.HashSet<>(fromA.keySet());
@@ -400,5 +410,43 @@ class MirrorIT {
                 }
             }
         }
+    }
+
+    @Test
+    void aMirrorPointedAtAnotherClusterThanNamedStopsAtStartOrWhenTheSourceFirstAnswers() throws Exception {
+        String b = cluster("B");
+        int port = FreePorts.freeBasePort();
+        String a = "127.0.0.1:" + port;
+        mirror("waiting", a, "A", b);
+        MirrorProcess misnamed = mirror("misnamed", a, "C", b);
+        brokerOn(port, "A");
+        String wrongSource = "error: the source cluster " + a + " is named 'A' (its cluster.name), not 'C' as "
+                + "--source-name says: check --source and --source-name";
+        assertEquals(1, misnamed.awaitExit(), "stopped when the source first answered");
+        assertEquals(List.of(wrongSource), misnamed.errors());
+
+        admin(a).createTopic("t", 1, 0, Map.of());
+        Map<String, RecordMetadata> sent = produce(producer(a), "t", 1, 10, "A", null);
+        TopicPartition t0 = new TopicPartition("t", 0);
+        awaitEnd(admin(b), t0, 10);
+        for (ConsumerRecord copy : readChecked(b, t0, sent.keySet())) {
+            assertCopy(copy, sent.get(text(copy.value())), "A");
+        }
+
+        assertRefused(wrongSource, "--source", a, "--source-name", "C", "--target", b);
+        assertRefused("error: the target cluster " + b + " is named 'B' (its cluster.name), not 'X' as --target-name "
+                + "says: check --target, or leave --target-name out to take the target's own name",
+                "--source", a, "--source-name", "A", "--target", b, "--target-name", "X");
+        assertRefused("error: the source and target names are both 'B'; a mirror copies between two clusters with "
+                + "different names", "--source", b, "--source-name", "B", "--target", b);
+    }
+
+    /** Runs a mirror that exits 1 at start with {@code error}. */
+    private void assertRefused(String error, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of("mirror"));
+        command.addAll(List.of(args));
+        Tidemark.Result refused = Tidemark.run(dir, command.toArray(String[]::new));
+        assertEquals(1, refused.exitCode(), refused.err());
+        assertEquals(List.of(error), MirrorProcess.errorLines(refused.err()));
     }
 }
