@@ -51,8 +51,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The disaster drill, on a cluster A of one standalone broker and on one of three brokers replicating every partition:
- * cluster B (one broker), a mirror A -> B held to {@value #MIRROR_BYTES_PER_SECOND} bytes a second (a thin link:
- * less than the producer writes, more than the groups consume), a producer writing to A at a fixed rate with SendTime,
+ * cluster B (one broker; both named by {@code cluster.name}), a mirror A -> B held to
+ * {@value #MIRROR_BYTES_PER_SECOND} bytes a second (a thin link: less than the producer writes, more than the groups
+ * consume), a producer writing to A at a fixed rate with SendTime,
  * and two consumer groups committing on A, one to be moved exactly and one by time. Every A process is SIGKILLed
  * mid-stream, right after both groups committed; then {@code tidemark failover plan} and {@code apply} move the groups
  * to B, where they continue. Checked for each group: every record it had not committed on A that the mirror had
@@ -110,7 +111,8 @@ class FailoverIT {
     private SourceCluster sourceCluster(int nodes) throws IOException {
         Path home = Files.createDirectories(dir.resolve("A"));
         if (nodes == 1) {
-            BrokerProcess broker = closing(BrokerProcess.start(home.resolve("data"), home));
+            BrokerProcess broker = closing(BrokerProcess.start(home.resolve("data"), home, "--config",
+                    Files.writeString(home.resolve("broker.properties"), "cluster.name=A\n").toString()));
             return new SourceCluster() {
                 @Override
                 public String bootstrap() {
@@ -129,7 +131,11 @@ class FailoverIT {
                 }
             };
         }
-        ClusterProcesses cluster = closing(new ClusterProcesses(home, Map.of()));
+        Map<Integer, String> configs = new HashMap<>();
+        for (int node = 1; node <= nodes; node++) {
+            configs.put(node, "cluster.name=A\n");
+        }
+        ClusterProcesses cluster = closing(new ClusterProcesses(home, configs));
         return new SourceCluster() {
             @Override
             public String bootstrap() {
@@ -154,9 +160,11 @@ class FailoverIT {
         };
     }
 
+    /** A single-broker cluster named {@code name}. */
     private BrokerProcess broker(String name) throws IOException {
         Path home = Files.createDirectories(dir.resolve(name));
-        BrokerProcess broker = BrokerProcess.start(home.resolve("data"), home);
+        BrokerProcess broker = BrokerProcess.start(home.resolve("data"), home, "--config",
+                Files.writeString(home.resolve("broker.properties"), "cluster.name=" + name + "\n").toString());
         running.add(broker::close);
         return broker;
     }
@@ -308,7 +316,7 @@ class FailoverIT {
         TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(3_000).build()));
         TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
         adminA.createTopic(TOPIC, PARTITIONS, 0, Map.of());
-        closing(MirrorProcess.start(dir, "mirror", a, "A", b, "B", "--max-bytes-per-second",
+        closing(MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b, "--max-bytes-per-second",
                 Long.toString(MIRROR_BYTES_PER_SECOND)));
         await().atMost(TIMEOUT).ignoreException(TidemarkException.class)
                 .until(() -> adminB.describeTopics(List.of(TOPIC)).size() == 1);
