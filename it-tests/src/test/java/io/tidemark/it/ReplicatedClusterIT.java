@@ -1,5 +1,8 @@
 package io.tidemark.it;
 
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
@@ -10,8 +13,12 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.TopicDescription;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -26,6 +33,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -91,6 +99,11 @@ class ReplicatedClusterIT {
             });
         }
         assertEquals(900, records.size(), "every acknowledged record, exactly once");
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            int leader = leaderOf(0);
+            assertEquals("NOT_LEADER: node " + leader + " leads orders-0, not this broker",
+                    followerAnswer(leader % 3 + 1), "clients read a partition on its leader only");
+        });
         for (int i = 0; i < records.size(); i++) {
             ConsumerRecord r = records.get(i);
             assertEquals(i, r.offset(), "offsets are contiguous");
@@ -165,6 +178,25 @@ class ReplicatedClusterIT {
         assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the "
                 + "transfers; first failure: " + PartitionChecker.firstFailure(sends));
         PartitionChecker.check(bootstrap(), new TopicPartition("orders", 0), acknowledged);
+    }
+
+    /** The error a ListOffsets and a Fetch of orders-0 get from node {@code follower} (they must be the same). */
+    private String followerAnswer(int follower) throws InterruptedException {
+        ManagedChannel channel = NettyChannelBuilder.forTarget(cluster.clientAddress(follower)).usePlaintext().build();
+        try {
+            BrokerServiceGrpc.BrokerServiceBlockingStub stub = BrokerServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS);
+            TidemarkException listOffsets = GrpcErrors.fromThrowable(assertThrows(StatusRuntimeException.class,
+                    () -> stub.listOffsets(ListOffsetsRequest.newBuilder().setTopic("orders").setPartition(0)
+                            .setLatest(true).build())));
+            TidemarkException fetch = GrpcErrors.fromThrowable(assertThrows(StatusRuntimeException.class,
+                    () -> stub.fetch(FetchRequest.newBuilder().setTopic("orders").setPartition(0).setOffset(0)
+                            .setMaxBytes(1024).build())));
+            assertEquals(listOffsets.toString(), fetch.toString());
+            return listOffsets.toString();
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
     }
 
     private int leaderOf(int partition) {

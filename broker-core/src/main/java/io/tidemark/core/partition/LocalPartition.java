@@ -69,6 +69,11 @@ public final class LocalPartition implements Partition {
         return CompletableFuture.completedFuture(result);
     }
 
+    /** A single broker's partition: always readable. */
+    @Override
+    public void checkClientReadable() {
+    }
+
     @Override
     public LogReadResult read(long offset, int maxBytes) {
         return log.read(offset, maxBytes);

@@ -32,6 +32,17 @@ public interface Partition extends Closeable {
      */
     CompletableFuture<AppendResult> append(ByteBuffer batch);
 
+    /**
+     * Throws when clients (Fetch, ListOffsets) must not read this replica now. A replicated partition is read on its
+     * leader only, and only once the leader applied every entry its predecessors committed: a new leader's log may
+     * lag what the old one answered for a moment, and a client must never see the high watermark go back (a consumer
+     * at the old end would be told its position is out of range).
+     *
+     * @throws io.tidemark.proto.error.TidemarkException NOT_LEADER naming the leader; NOT_AVAILABLE while a new
+     *                                                   leader applies its predecessors' entries (retry)
+     */
+    void checkClientReadable();
+
     /** Whole batches from the one holding {@code offset}, up to the high watermark. */
     LogReadResult read(long offset, int maxBytes);
 

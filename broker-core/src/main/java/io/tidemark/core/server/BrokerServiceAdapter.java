@@ -95,6 +95,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         try {
             checkFetchLimits(request);
             partition = topics.partition(request.getTopic(), request.getPartition());
+            partition.checkClientReadable();
             appended = partition.nextAppend();
             waitForData = request.getMaxWaitMs() > 0 && request.getOffset() == partition.highWatermark();
         } catch (RuntimeException e) {
@@ -141,6 +142,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         responses.respond(observer, () -> {
             try {
                 Partition partition = topics.partition(request.getTopic(), request.getPartition());
+                partition.checkClientReadable();
                 return listOffsets(request, partition);
             } finally {
                 timer.stop();

@@ -54,6 +54,11 @@ public final class RemotePartition implements Partition {
     }
 
     @Override
+    public void checkClientReadable() {
+        throw elsewhere();
+    }
+
+    @Override
     public LogReadResult read(long offset, int maxBytes) {
         throw elsewhere();
     }

@@ -46,7 +46,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A partition this broker holds a replica of: its Raft group's division on the local server. Produce goes
  * through Raft and only on the leader (a follower answers NOT_LEADER naming the leader's client address), except
  * for internal topics, whose appends a follower forwards to the leader through Raft; reads and lookups are
- * served from the local replica's log, which only holds committed, applied batches.
+ * served from the local replica's log, which only holds committed, applied batches, and clients read the leader's
+ * ({@link #checkClientReadable}).
  *
  * <p>Thread-safe.
  */
@@ -205,6 +206,22 @@ public final class ReplicatedPartition implements Partition {
         int node = RaftPeerIds.nodeId(leader);
         String address = members.find(node).map(ClusterMembers.Member::clientAddress).orElse("");
         return TidemarkException.notLeader("node " + node + " leads " + id + ", not this broker", node, address);
+    }
+
+    /**
+     * Readable on the leader once Ratis calls it ready: the first entry of its term is applied, and with it every entry
+     * committed before (Ratis' LeaderStateImpl.isReady).
+     */
+    @Override
+    public void checkClientReadable() {
+        RaftServer.Division division = division();
+        if (!division.getInfo().isLeader()) {
+            throw notLeader(division.getInfo().getLeaderId());
+        }
+        if (!division.getInfo().isLeaderReady()) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "this broker has just become the leader of " + id
+                    + " and is applying what its predecessors committed; retry");
+        }
     }
 
     @Override
