@@ -18,6 +18,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Reads records from assigned partitions. {@link #poll} fetches every assigned partition at once (long poll,
@@ -165,9 +166,26 @@ public final class TidemarkConsumer implements Closeable {
         commitSync(currentPositions());
     }
 
-    /** Commits {@code offsets} for the group and waits for the broker to store them. */
+    /**
+     * Commits {@code offsets} for the group and waits for the broker to store them. A retriable failure (the group
+     * offsets' partition is electing a leader, a broker is unreachable) is retried every {@code retry.backoff.ms}
+     * for up to {@code request.timeout.ms}, as a commit of the same offsets may safely be repeated; then the last
+     * failure is thrown.
+     */
     public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        GrpcFutures.await(commitAsync(offsets));
+        long deadlineMs = clock.millis() + config.requestTimeoutMs();
+        while (true) {
+            try {
+                GrpcFutures.await(commitAsync(offsets));
+                return;
+            } catch (TidemarkException e) {
+                if (!e.retriable() || clock.millis() >= deadlineMs) {
+                    throw e;
+                }
+                LOG.debug("commit of group {} failed, retrying after retry.backoff.ms: {}", group(), e.toString());
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(config.retryBackoffMs()));
+            }
+        }
     }
 
     /** Commits the current positions without waiting; the future fails with a TidemarkException. */

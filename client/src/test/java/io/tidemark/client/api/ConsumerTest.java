@@ -243,6 +243,23 @@ class ConsumerTest {
     }
 
     @Test
+    void commitSyncRetriesARetriableFailureAndThrowsTheOthers() {
+        TidemarkConsumer consumer = consumer(b -> b.group("g"));
+        consumer.assign(List.of(T0));
+        cluster.failNext("CommitOffsets", 2, TidemarkException.notLeader("no leader of __group_offsets-0 yet",
+                TidemarkException.NO_LEADER, ""));
+        consumer.commitSync(Map.of(T0, new OffsetAndMetadata(7, "")));
+        assertEquals(new OffsetAndMetadata(7, ""), cluster.groups.get("g").get(T0), "committed on the third try");
+        assertEquals(2, cluster.errorsSent.size());
+
+        cluster.failNext("CommitOffsets", 1, new TidemarkException(ErrorCode.INVALID_REQUEST, "offset -2"));
+        TidemarkException refused = assertThrows(TidemarkException.class,
+                () -> consumer.commitSync(Map.of(T0, new OffsetAndMetadata(8, ""))));
+        assertEquals("INVALID_REQUEST: offset -2", refused.toString());
+        assertEquals(new OffsetAndMetadata(7, ""), cluster.groups.get("g").get(T0));
+    }
+
+    @Test
     void commitWithoutAGroupIsRefused() {
         TidemarkConsumer consumer = consumer(b -> { });
         consumer.assign(List.of(T0));
