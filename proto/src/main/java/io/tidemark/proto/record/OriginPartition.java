@@ -1,20 +1,21 @@
 package io.tidemark.proto.record;
 
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * A partition of another cluster that mirrored records were copied from: the cluster's name (as mirrors are told
  * it), the topic there and the partition.
  *
- * @param cluster   1 to 64 of a-z A-Z 0-9 . _ - (so a path of names joins with ',' unambiguously)
+ * @param cluster   1 to 64 of a-z A-Z 0-9 . _ - (ASCII: a name takes one byte a character in provenance, which
+ *                  checks it byte by byte)
  * @param topic     not empty
  * @param partition not negative
  */
 public record OriginPartition(String cluster, String topic, int partition) {
     /** What a cluster name may be, as error messages say it. */
     public static final String CLUSTER_NAME_RULE = "1 to 64 characters from a-z A-Z 0-9 . _ -";
-    private static final Pattern CLUSTER_NAME = Pattern.compile("[a-zA-Z0-9._-]{1,64}");
+    /** The longest cluster name, in characters and, since they are ASCII, in UTF-8 bytes. */
+    public static final int CLUSTER_NAME_LENGTH_MAX = 64;
 
     public OriginPartition {
         checkClusterName(cluster);
@@ -29,14 +30,36 @@ public record OriginPartition(String cluster, String topic, int partition) {
 
     /** Whether {@code name} is a cluster name: {@value #CLUSTER_NAME_RULE}. */
     public static boolean isClusterName(String name) {
-        return name != null && CLUSTER_NAME.matcher(name).matches();
+        if (name == null || name.isEmpty() || name.length() > CLUSTER_NAME_LENGTH_MAX) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            if (!isClusterNameCharacter(name.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether {@code c} may appear in a cluster name. Every such character is ASCII, one byte in UTF-8, so a name's
+     * bytes can be checked one by one; a negative byte (part of a longer UTF-8 sequence) is refused.
+     */
+    static boolean isClusterNameCharacter(int c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+                || c == '-';
     }
 
     /** @throws IllegalArgumentException saying which names are allowed */
     public static void checkClusterName(String name) {
         if (!isClusterName(name)) {
-            throw new IllegalArgumentException("cluster name '" + name + "' is not allowed: use " + CLUSTER_NAME_RULE);
+            throw new IllegalArgumentException(clusterNameRefusal(name));
         }
+    }
+
+    /** Why {@code name}, which is not a cluster name, is refused. */
+    static String clusterNameRefusal(String name) {
+        return "cluster name '" + name + "' is not allowed: use " + CLUSTER_NAME_RULE;
     }
 
     @Override

@@ -9,9 +9,20 @@ import java.nio.ByteBuffer;
  * <p>Not thread-safe: each validator and reader owns one.
  */
 final class RecordCursor {
+    private final String end;
     private ByteBuffer buffer;
     private int position;
     private int limit;
+
+    /** A cursor over records: errors name the limit "the record end". */
+    RecordCursor() {
+        this("record");
+    }
+
+    /** @param region what the limit is the end of, as errors name it: "the {@code region} end" */
+    RecordCursor(String region) {
+        this.end = "the " + region + " end";
+    }
 
     void reset(ByteBuffer buffer, int position, int limit) {
         this.buffer = buffer;
@@ -61,15 +72,16 @@ final class RecordCursor {
     }
 
     long readSignedLong() {
-        long raw = 0;
-        for (int shift = 0; shift < 70; shift += 7) {
-            byte b = next();
-            raw |= (long) (b & 0x7F) << shift;
-            if (b >= 0) {
-                return (raw >>> 1) ^ -(raw & 1);
-            }
+        long raw = readUnsignedLongBits();
+        return (raw >>> 1) ^ -(raw & 1);
+    }
+
+    long readUnsignedLong() {
+        long value = readUnsignedLongBits();
+        if (value < 0) {
+            throw new RecordFormatException("varlong " + Long.toUnsignedString(value) + " is above " + Long.MAX_VALUE);
         }
-        throw new RecordFormatException("varlong longer than " + Varints.MAX_LONG_BYTES + " bytes");
+        return value;
     }
 
     /** Reads a zigzag length that may be -1 (null), checks the bytes are there, and skips them. */
@@ -98,7 +110,7 @@ final class RecordCursor {
 
     private void skip(int length, String what) {
         if (length > limit - position) {
-            throw new RecordFormatException(what + " of " + length + " bytes runs past the record end ("
+            throw new RecordFormatException(what + " of " + length + " bytes runs past " + end + " ("
                     + (limit - position) + " bytes left)");
         }
         position += length;
@@ -116,9 +128,21 @@ final class RecordCursor {
         throw new RecordFormatException("varint longer than " + Varints.MAX_INT_BYTES + " bytes");
     }
 
+    private long readUnsignedLongBits() {
+        long value = 0;
+        for (int shift = 0; shift < 70; shift += 7) {
+            byte b = next();
+            value |= (long) (b & 0x7F) << shift;
+            if (b >= 0) {
+                return value;
+            }
+        }
+        throw new RecordFormatException("varlong longer than " + Varints.MAX_LONG_BYTES + " bytes");
+    }
+
     private byte next() {
         if (position >= limit) {
-            throw new RecordFormatException("varint runs past the record end");
+            throw new RecordFormatException("varint runs past " + end);
         }
         return buffer.get(position++);
     }

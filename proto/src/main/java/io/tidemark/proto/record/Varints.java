@@ -30,12 +30,15 @@ public final class Varints {
     }
 
     public static void writeSignedLong(ByteBuffer buffer, long value) {
-        long zigzag = (value << 1) ^ (value >> 63);
-        while ((zigzag & ~0x7FL) != 0) {
-            buffer.put((byte) ((zigzag & 0x7F) | 0x80));
-            zigzag >>>= 7;
+        writeUnsignedLong(buffer, (value << 1) ^ (value >> 63));
+    }
+
+    public static void writeUnsignedLong(ByteBuffer buffer, long value) {
+        while ((value & ~0x7FL) != 0) {
+            buffer.put((byte) ((value & 0x7F) | 0x80));
+            value >>>= 7;
         }
-        buffer.put((byte) zigzag);
+        buffer.put((byte) value);
     }
 
     public static int sizeOfUnsignedInt(int value) {
@@ -52,11 +55,14 @@ public final class Varints {
     }
 
     public static int sizeOfSignedLong(long value) {
-        long zigzag = (value << 1) ^ (value >> 63);
+        return sizeOfUnsignedLong((value << 1) ^ (value >> 63));
+    }
+
+    public static int sizeOfUnsignedLong(long value) {
         int bytes = 1;
-        while ((zigzag & ~0x7FL) != 0) {
+        while ((value & ~0x7FL) != 0) {
             bytes++;
-            zigzag >>>= 7;
+            value >>>= 7;
         }
         return bytes;
     }
