@@ -21,9 +21,12 @@ final class JsonLines {
         out.println(GSON.toJson(fields));
     }
 
-    /** Headers as a JSON object, values as text (provenance numbers in decimal, {@link ProvenanceHeaders}). */
-    static Map<String, String> headers(List<Header> headers) {
-        Map<String, String> fields = new LinkedHashMap<>();
+    /**
+     * Headers as a JSON object: values as text, the provenance header as an object of its fields
+     * ({@link ProvenanceHeaders#displayValue}).
+     */
+    static Map<String, Object> headers(List<Header> headers) {
+        Map<String, Object> fields = new LinkedHashMap<>();
         for (Header header : headers) {
             fields.put(header.name(), ProvenanceHeaders.displayValue(header));
         }

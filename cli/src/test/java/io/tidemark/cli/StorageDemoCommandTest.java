@@ -1,16 +1,26 @@
 package io.tidemark.cli;
 
+import io.tidemark.proto.record.Header;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.ProvenanceHeaders;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
+import java.util.zip.CRC32C;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -57,6 +67,25 @@ class StorageDemoCommandTest {
         String firstRecord = out.toString().split("\n")[1];
         assertEquals("{\"offset\":0,\"sendTime\":1699999980000,\"receiveTime\":1699999980000,\"key\":\"key-0\","
                 + "\"value\":\"value-0\",\"headers\":{}}", firstRecord);
+    }
+
+    @Test
+    void dumpLogPrintsTheProvenanceOfACopyAsItsFields() throws Exception {
+        ByteBuffer batch = new RecordBatchBuilder().mirrored().append(1_700_000_000_000L, null, "v".getBytes(UTF_8),
+                ProvenanceHeaders.forCopy(List.of(new Header("h", "x".getBytes(UTF_8))),
+                        new OriginPartition("A", "orders", 0), 41, 1_700_000_000_001L)).build();
+        RecordBatchFormat.stamp(new CRC32C(), batch, 0, 0, 1_700_000_000_002L);
+        Path log = Files.write(dir.resolve("00000000000000000000.log"), batch.array());
+        assertEquals(0, run(new DumpLogCommand(), "--records", "--output", "json", log.toString()));
+        assertEquals("{\"offset\":0,\"sendTime\":1700000000000,\"receiveTime\":1700000000002,\"value\":\"v\","
+                + "\"headers\":{\"h\":\"x\",\"tidemark.origin\":{\"cluster\":\"A\",\"topic\":\"orders\","
+                + "\"partition\":0,\"offset\":41,\"receiveTime\":1700000000001,\"path\":[\"A\"]}}}",
+                out.toString().split("\n")[1]);
+        out.getBuffer().setLength(0);
+        assertEquals(0, run(new DumpLogCommand(), "--records", log.toString()));
+        assertEquals("| offset: 0 sendTime: 1700000000000 receiveTime: 1700000000002 key: null value: v headers: {h=x, "
+                + "tidemark.origin={cluster=A, topic=orders, partition=0, offset=41, receiveTime=1700000000001, "
+                + "path=[A]}}", out.toString().split("\n")[2]);
     }
 
     @Test

@@ -151,11 +151,13 @@ class MirrorIT {
         return ProvenanceHeaders.read(record.headers()).orElseThrow(() -> new AssertionError("no provenance: " + record));
     }
 
-    /** Checks a copy against its original: key, value, user headers and SendTime kept, provenance added. */
+    /** Checks a copy against its original: key, value, user headers and SendTime kept, one provenance header added. */
     private static void assertCopy(ConsumerRecord copy, RecordMetadata original, String sourceName) {
         String value = text(copy.value());
         assertEquals(original.sendTimeMs(), copy.sendTimeMs(), "SendTime of " + value);
         assertEquals(new Header("h", bytes(value)), copy.headers().get(0), "user header of " + value);
+        assertEquals(List.of("h", ProvenanceHeaders.NAME), copy.headers().stream().map(Header::name).toList(),
+                "headers of " + value);
         assertEquals(new Provenance(new OriginPartition(sourceName, original.topic(), original.partition()),
                 original.offset(), original.receiveTimeMs(), List.of(sourceName)), provenance(copy));
     }

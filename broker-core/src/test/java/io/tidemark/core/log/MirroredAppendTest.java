@@ -25,6 +25,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MirroredAppendTest {
     private static final OriginPartition A0 = new OriginPartition("A", "t", 0);
     private static final OriginPartition C0 = new OriginPartition("C", "t", 0);
+    /** segment.bytes that holds two of {@link #mirrored}'s batches of two records (148 to 150 bytes each). */
+    private static final String TWO_BATCHES_BYTES = "400";
+    /** segment.bytes that holds one of {@link #mirrored}'s batches. */
+    private static final String ONE_BATCH_BYTES = "200";
 
     @TempDir
     Path dir;
@@ -110,13 +114,13 @@ class MirroredAppendTest {
 
     @Test
     void theTableIsRebuiltWhenTheLogOpensAndAfterATruncation() throws Exception {
-        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "1000"), BASE_MS)) {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", TWO_BATCHES_BYTES), BASE_MS)) {
             for (int i = 0; i < 10; i++) {
                 log.append(mirrored(A0, 2 * i, 2 * i + 1), BASE_MS);
             }
             assertEquals(5, log.segments().size(), "two batches of two records a segment");
         }
-        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "1000"), BASE_MS)) {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", TWO_BATCHES_BYTES), BASE_MS)) {
             assertEquals(Optional.of(new HeldOrigin(19, 19)), log.heldOrigin(A0));
             log.truncateTo(8);
             assertEquals(Optional.of(new HeldOrigin(7, 7)), log.heldOrigin(A0), "the snapshot at the cut");
@@ -131,7 +135,7 @@ class MirroredAppendTest {
 
     @Test
     void theTableOutlivesTheSegmentsRetentionDeletes() throws Exception {
-        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600", "retention.ms", "1000"),
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", ONE_BATCH_BYTES, "retention.ms", "1000"),
                 BASE_MS)) {
             log.append(mirrored(C0, 40), BASE_MS);
             for (int i = 0; i < 10; i++) {
@@ -141,7 +145,7 @@ class MirroredAppendTest {
             assertTrue(log.deleteExpiredSegments(BASE_MS + 5_000).deletedSegments() > 1);
             assertEquals(1, log.segments().size(), "only the active segment is left");
         }
-        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600"), BASE_MS)) {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", ONE_BATCH_BYTES), BASE_MS)) {
             assertEquals(Optional.of(new HeldOrigin(40, 0)), log.heldOrigin(C0));
             assertEquals(Optional.of(new HeldOrigin(19, 20)), log.heldOrigin(A0));
             assertEquals(1, OriginSnapshotFile.offsets(dir).size(), "the deleted segments' snapshots went with them");
@@ -150,7 +154,7 @@ class MirroredAppendTest {
 
     @Test
     void aDamagedSnapshotFallsBackToAnEarlierOne() throws Exception {
-        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600"), BASE_MS)) {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", ONE_BATCH_BYTES), BASE_MS)) {
             for (int i = 0; i < 10; i++) {
                 log.append(mirrored(A0, 2 * i, 2 * i + 1), BASE_MS);
             }
@@ -160,7 +164,7 @@ class MirroredAppendTest {
         byte[] bytes = Files.readAllBytes(file);
         bytes[bytes.length - 1] ^= 1;
         Files.write(file, bytes);
-        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "600"), BASE_MS)) {
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", ONE_BATCH_BYTES), BASE_MS)) {
             assertEquals(Optional.of(new HeldOrigin(19, 19)), log.heldOrigin(A0));
         }
         assertFalse(OriginSnapshotFile.read(dir, latest).isPresent());

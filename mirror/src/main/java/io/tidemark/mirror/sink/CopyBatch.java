@@ -29,7 +29,7 @@ public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records
     /**
      * Bytes of a copy besides its key, value and headers' names and values, at most: the record's length, offset and
      * SendTime deltas, key and value lengths and header count (5 varints of up to 5 bytes and one of up to 10), and
-     * two length varints per header (at most 5 bytes each for the 6 provenance headers and a few user ones).
+     * two length varints per header (at most 5 bytes each for the provenance header and up to 7 user ones).
      */
     private static final int RECORD_OVERHEAD_BYTES = 35 + 2 * 5 * 8;
 

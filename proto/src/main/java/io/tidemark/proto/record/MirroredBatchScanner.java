@@ -10,32 +10,25 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * Reads the origin of a mirrored batch ({@link RecordBatchFormat#ATTRIBUTE_MIRRORED}) straight from its bytes: the
- * origin partition its records name in their {@link ProvenanceHeaders} and the first and last origin offset, after
- * checking that every record names the same origin partition and that origin offsets strictly increase (they may
- * skip: records the mirror did not copy). The broker calls it on every mirrored batch it appends, and on the
- * mirrored batches of a log's tail when it rebuilds its origin offsets.
+ * origin partition its records name in their provenance header ({@link ProvenanceHeaders}, {@link ProvenanceFormat})
+ * and the first and last origin offset, after checking that every record carries a well-formed provenance value,
+ * that every record names the same origin partition and that origin offsets strictly increase (they may skip:
+ * records the mirror did not copy). The broker calls it on every mirrored batch it appends, and on the mirrored
+ * batches of a log's tail when it rebuilds its origin offsets.
  *
- * <p>Works on a batch that passed {@link RecordBatchValidator}. Walks the records once with a reusable cursor and
- * compares header names as bytes; it allocates only the origin of the first record.
+ * <p>Works on a batch that passed {@link RecordBatchValidator}. Walks the records once with a reusable cursor,
+ * compares header names as bytes and reads provenance values in place with a reusable {@link ProvenanceDecoder}; it
+ * allocates only the origin of the first record.
  *
  * <p>Not thread-safe: each log owns one and uses it under its append lock.
  */
 public final class MirroredBatchScanner {
-    private static final byte[] CLUSTER = utf8(ProvenanceHeaders.ORIGIN_CLUSTER);
-    private static final byte[] TOPIC = utf8(ProvenanceHeaders.ORIGIN_TOPIC);
-    private static final byte[] PARTITION = utf8(ProvenanceHeaders.ORIGIN_PARTITION);
-    private static final byte[] OFFSET = utf8(ProvenanceHeaders.ORIGIN_OFFSET);
-    private static final int FOUND_ALL = 0b1111;
+    // Read with absolute gets only, which leave it unchanged, so one buffer serves every scanner.
+    private static final ByteBuffer NAME = ByteBuffer.wrap(ProvenanceHeaders.NAME.getBytes(StandardCharsets.UTF_8))
+            .asReadOnlyBuffer();
 
     private final RecordCursor cursor = new RecordCursor();
-    // Where the current record's origin values lie in the buffer, and which were found.
-    private int clusterAt;
-    private int clusterLength;
-    private int topicAt;
-    private int topicLength;
-    private int partition;
-    private long offset;
-    private int found;
+    private final ProvenanceDecoder provenance = new ProvenanceDecoder();
 
     /** A mirrored batch's origin partition and the origin offsets of its first and last record. */
     public record OriginRange(OriginPartition origin, long firstOriginOffset, long lastOriginOffset) {
@@ -44,8 +37,9 @@ public final class MirroredBatchScanner {
     /**
      * The origin range of the mirrored batch at {@code position}.
      *
-     * @throws TidemarkException CORRUPT_BATCH when a record lacks provenance, names another origin partition than
-     *                           the first record, or does not increase the origin offset
+     * @throws TidemarkException CORRUPT_BATCH when a record lacks provenance or carries a malformed one, names
+     *                           another origin partition than the first record, or does not increase the origin
+     *                           offset
      */
     public OriginRange scan(ByteBuffer buffer, int position) {
         int end = position + totalSize(buffer, position);
@@ -60,17 +54,20 @@ public final class MirroredBatchScanner {
         long previous = -1;
         for (int i = 0; i < count; i++) {
             next = cursor.openRecord(buffer, next, end);
-            readOrigin(buffer, i, count);
+            readProvenance(buffer, i, count);
+            long offset = provenance.offset();
             if (i == 0) {
-                origin = firstOrigin(buffer, count);
-                firstClusterAt = clusterAt;
-                firstClusterLength = clusterLength;
-                firstTopicAt = topicAt;
-                firstTopicLength = topicLength;
+                origin = provenance.origin();
+                firstClusterAt = provenance.clusterAt();
+                firstClusterLength = provenance.clusterLength();
+                firstTopicAt = provenance.topicAt();
+                firstTopicLength = provenance.topicLength();
                 first = offset;
-            } else if (partition != origin.partition()
-                    || !sameBytes(buffer, clusterAt, clusterLength, firstClusterAt, firstClusterLength)
-                    || !sameBytes(buffer, topicAt, topicLength, firstTopicAt, firstTopicLength)) {
+            } else if (provenance.partition() != origin.partition()
+                    || !sameBytes(buffer, provenance.clusterAt(), provenance.clusterLength(), buffer, firstClusterAt,
+                    firstClusterLength)
+                    || !sameBytes(buffer, provenance.topicAt(), provenance.topicLength(), buffer, firstTopicAt,
+                    firstTopicLength)) {
                 throw corrupt("record " + i + " of " + count + " names another origin partition than record 0 ("
                         + origin + "); a mirrored batch copies one origin partition");
             } else if (offset <= previous) {
@@ -82,94 +79,46 @@ public final class MirroredBatchScanner {
         return new OriginRange(origin, first, previous);
     }
 
-    private OriginPartition firstOrigin(ByteBuffer buffer, int count) {
-        try {
-            return new OriginPartition(string(buffer, clusterAt, clusterLength), string(buffer, topicAt, topicLength),
-                    partition);
-        } catch (IllegalArgumentException e) {
-            throw corrupt("record 0 of " + count + ": " + e.getMessage());
-        }
-    }
-
-    /** Reads the record the cursor is on up to its headers and notes where its origin values are. */
-    private void readOrigin(ByteBuffer buffer, int record, int count) {
+    /** Reads the record the cursor is on up to the end of its headers and decodes its last provenance header. */
+    private void readProvenance(ByteBuffer buffer, int record, int count) {
         try {
             cursor.readUnsignedInt();
             cursor.readSignedLong();
             cursor.skipNullableBytes("key");
             cursor.skipNullableBytes("value");
-            found = 0;
+            int valueAt = -1;
+            int valueLength = 0;
             int headers = cursor.readUnsignedInt();
             for (int h = 0; h < headers; h++) {
                 int nameLength = cursor.skipBytes("header name");
                 int nameAt = cursor.position() - nameLength;
-                int valueLength = cursor.skipBytes("header value");
-                int valueAt = cursor.position() - valueLength;
-                noteHeader(buffer, nameAt, nameLength, valueAt, valueLength);
+                int length = cursor.skipBytes("header value");
+                if (sameBytes(buffer, nameAt, nameLength, NAME, 0, NAME.capacity())) {
+                    valueAt = cursor.position() - length;
+                    valueLength = length;
+                }
             }
+            if (valueAt < 0) {
+                throw corrupt("record " + record + " of " + count + " lacks the " + ProvenanceHeaders.NAME
+                        + " header: every record of a mirrored batch carries its provenance");
+            }
+            provenance.wrap(buffer, valueAt, valueLength);
         } catch (RecordFormatException e) {
             throw corrupt("record " + record + " of " + count + ": " + e.getMessage());
         }
-        if (found != FOUND_ALL) {
-            throw corrupt("record " + record + " of " + count + " lacks provenance headers: a mirrored batch's "
-                    + "records carry " + ProvenanceHeaders.ORIGIN_CLUSTER + ", " + ProvenanceHeaders.ORIGIN_TOPIC
-                    + ", " + ProvenanceHeaders.ORIGIN_PARTITION + " (4 bytes) and " + ProvenanceHeaders.ORIGIN_OFFSET
-                    + " (8 bytes, not negative)");
-        }
     }
 
-    private void noteHeader(ByteBuffer buffer, int nameAt, int nameLength, int valueAt, int valueLength) {
-        if (nameIs(buffer, nameAt, nameLength, CLUSTER)) {
-            clusterAt = valueAt;
-            clusterLength = valueLength;
-            found |= 1;
-        } else if (nameIs(buffer, nameAt, nameLength, TOPIC)) {
-            topicAt = valueAt;
-            topicLength = valueLength;
-            found |= 2;
-        } else if (nameIs(buffer, nameAt, nameLength, PARTITION) && valueLength == ProvenanceHeaders.PARTITION_BYTES
-                && buffer.getInt(valueAt) >= 0) {
-            partition = buffer.getInt(valueAt);
-            found |= 4;
-        } else if (nameIs(buffer, nameAt, nameLength, OFFSET) && valueLength == ProvenanceHeaders.OFFSET_BYTES
-                && buffer.getLong(valueAt) >= 0) {
-            offset = buffer.getLong(valueAt);
-            found |= 8;
-        }
-    }
-
-    private static boolean nameIs(ByteBuffer buffer, int at, int length, byte[] name) {
-        if (length != name.length) {
-            return false;
-        }
-        for (int i = 0; i < length; i++) {
-            if (buffer.get(at + i) != name[i]) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean sameBytes(ByteBuffer buffer, int at, int length, int otherAt, int otherLength) {
+    private static boolean sameBytes(ByteBuffer buffer, int at, int length, ByteBuffer other, int otherAt,
+                                     int otherLength) {
         if (length != otherLength) {
             return false;
         }
         for (int i = 0; i < length; i++) {
-            if (buffer.get(at + i) != buffer.get(otherAt + i)) {
+            if (buffer.get(at + i) != other.get(otherAt + i)) {
                 return false;
             }
         }
         return true;
-    }
-
-    private static String string(ByteBuffer buffer, int at, int length) {
-        byte[] bytes = new byte[length];
-        buffer.get(at, bytes);
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
-
-    private static byte[] utf8(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     private static TidemarkException corrupt(String detail) {

@@ -56,7 +56,7 @@ import java.util.zip.CRC32C;
  *   <li><b>Magic</b>: format version, {@value #MAGIC_V1}. Bytes 0-15 are the same in every version; a reader
  *       checks Magic before it trusts any later field.</li>
  *   <li><b>Attributes</b>: bit 6 ({@link #ATTRIBUTE_MIRRORED}, 0x40) marks a <i>mirrored</i> batch, written by a
- *       mirror: every record carries the provenance headers of {@link ProvenanceHeaders}, all naming the same
+ *       mirror: every record carries the provenance header of {@link ProvenanceHeaders}, all naming the same
  *       origin partition, with origin offsets strictly increasing from record to record
  *       ({@link MirroredBatchScanner} checks it). A partition log keeps, per origin partition, the last origin
  *       offset it holds and refuses a mirrored batch that starts at or below it (ORIGIN_OFFSET_HELD), so a record

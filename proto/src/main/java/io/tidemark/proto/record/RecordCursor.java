@@ -4,7 +4,8 @@ import java.nio.ByteBuffer;
 
 /**
  * A reading position inside one record of a batch: decodes the varints of {@link RecordBatchFormat}'s record
- * layout without allocating, and refuses to read past the end it was given. Reused for every record.
+ * layout without allocating, and refuses to read past the end it was given. Reused for every record, and inside a
+ * header value for {@link ProvenanceDecoder}.
  *
  * <p>Not thread-safe: each validator and reader owns one.
  */

@@ -1,10 +1,14 @@
 package io.tidemark.proto.record;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.ProvenanceHeaders.Provenance;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,17 +54,45 @@ class MirroredBatchScannerTest {
 
     @Test
     void everyRecordCarriesProvenance() {
-        assertEquals("corrupt mirrored batch: record 1 of 2 lacks provenance headers: a mirrored batch's records "
-                + "carry tidemark.origin.cluster, tidemark.origin.topic, tidemark.origin.partition (4 bytes) and "
-                + "tidemark.origin.offset (8 bytes, not negative)",
+        assertEquals("corrupt mirrored batch: record 1 of 2 lacks the tidemark.origin header: every record of a "
+                + "mirrored batch carries its provenance",
                 refusal(batch(List.of(copied(ORIGIN, 5), List.of(new Header("user", new byte[0]))))));
     }
 
     @Test
+    void malformedProvenanceIsRefusedNamingTheRecordAndTheField() {
+        byte[] value = ProvenanceHeaders.encode(new Provenance(ORIGIN, 5, 10, List.of("A"))).value();
+        assertEquals("corrupt mirrored batch: record 1 of 2: malformed tidemark.origin value (12 bytes): origin "
+                + "ReceiveTime: varint runs past the value end",
+                refusal(batch(List.of(copied(ORIGIN, 4), withProvenance(Arrays.copyOf(value, 12))))));
+        value[0] = 9;
+        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (14 bytes): version: 9 "
+                + "is not known; this reader knows version 1", refusal(batch(List.of(withProvenance(value)))));
+    }
+
+    @Test
     void aBadClusterNameIsRefused() {
-        List<Header> headers = new java.util.ArrayList<>(copied(ORIGIN, 5));
-        headers.set(1, new Header(ProvenanceHeaders.ORIGIN_CLUSTER, "a,b".getBytes()));
-        assertEquals("corrupt mirrored batch: record 0 of 1: cluster name 'a,b' is not allowed: use 1 to 64 "
-                + "characters from a-z A-Z 0-9 . _ -", refusal(batch(List.of(headers))));
+        byte[] commaInName = HexFormat.of().parseHex("01" + "03612c62" + "066f7264657273" + "03" + "05" + "0a" + "00");
+        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (16 bytes): origin "
+                + "cluster: cluster name 'a,b' is not allowed: use 1 to 64 characters from a-z A-Z 0-9 . _ -",
+                refusal(batch(List.of(withProvenance(commaInName)))));
+        byte[] badEarlier = HexFormat.of().parseHex("01" + "0141" + "066f7264657273" + "03" + "05" + "0a" + "01"
+                + "0120");
+        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (16 bytes): earlier "
+                + "cluster 0 of 1: cluster name ' ' is not allowed: use 1 to 64 characters from a-z A-Z 0-9 . _ -",
+                refusal(batch(List.of(withProvenance(badEarlier)))));
+    }
+
+    @Test
+    void theLastProvenanceHeaderOfARecordCounts() {
+        List<Header> twice = new ArrayList<>(copied(new OriginPartition("C", "orders", 3), 1));
+        twice.add(ProvenanceHeaders.encode(new Provenance(ORIGIN, 5, 10, List.of("A"))));
+        assertEquals(new MirroredBatchScanner.OriginRange(ORIGIN, 5, 5),
+                new MirroredBatchScanner().scan(batch(List.of(twice)), 0));
+    }
+
+    /** A record with a user header and {@code value} as its provenance header. */
+    private static List<Header> withProvenance(byte[] value) {
+        return List.of(new Header("user", new byte[] {1}), new Header(ProvenanceHeaders.NAME, value));
     }
 }
