@@ -72,8 +72,8 @@ public final class ProvenanceHeaders {
      * @param headers             the record's headers as read from the origin
      * @param origin              where the record is read from
      * @param originOffset        its offset there
-     * @param originReceiveTimeMs its ReceiveTime there
-     * @throws IllegalArgumentException when the record's own provenance is malformed ({@link #read})
+     * @param originReceiveTimeMs its ReceiveTime there; a malformed provenance header of the record counts as none
+     *                            ({@link #path}) and is dropped like any reserved one
      */
     public static List<Header> forCopy(List<Header> headers, OriginPartition origin, long originOffset,
                                        long originReceiveTimeMs) {
@@ -136,9 +136,17 @@ public final class ProvenanceHeaders {
         return fields;
     }
 
-    /** The clusters a record crossed, oldest first; empty for a record that was never copied. */
+    /**
+     * The clusters a record crossed, oldest first; empty for a record that was never copied, and for one whose
+     * provenance header is malformed: no mirror wrote that (brokers check every mirrored batch's provenance), so a
+     * producer set the reserved header, and the record must not stop a mirror that copies it.
+     */
     public static List<String> path(List<Header> headers) {
-        return read(headers).map(Provenance::path).orElse(List.of());
+        try {
+            return read(headers).map(Provenance::path).orElse(List.of());
+        } catch (IllegalArgumentException e) {
+            return List.of();
+        }
     }
 
     /** Whether the record crossed (or started in) {@code cluster}: the loop rule says not to copy it there. */

@@ -93,6 +93,16 @@ class ProvenanceHeadersTest {
                 .getMessage());
     }
 
+    @Test
+    void aProducersMalformedProvenanceHeaderCountsAsNoneAndIsReplacedByTheCopys() {
+        List<Header> spoofed = List.of(new Header("h", new byte[] {9}), new Header("tidemark.origin", new byte[] {1}));
+        assertEquals(List.of(), ProvenanceHeaders.path(spoofed));
+        assertEquals(false, ProvenanceHeaders.crossed(spoofed, "B"));
+        List<Header> copy = ProvenanceHeaders.forCopy(spoofed, ORIGIN, 300, 1000);
+        assertEquals(List.of("h", "tidemark.origin"), copy.stream().map(Header::name).toList());
+        assertEquals(Optional.of(new Provenance(ORIGIN, 300, 1000, List.of("A"))), ProvenanceHeaders.read(copy));
+    }
+
     /** A mirrored batch of two copied records: the golden bytes of the whole batch. */
     @Test
     void mirroredBatchGoldenBytes() {
