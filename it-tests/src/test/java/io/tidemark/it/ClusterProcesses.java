@@ -6,6 +6,10 @@ import io.tidemark.proto.error.TidemarkException;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +23,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Three {@code tidemark broker --cluster} processes on 127.0.0.1, each with its own config file (for example a
- * skewed clock), for chaos tests: SIGKILL, SIGSTOP and SIGCONT of one node. Logs go to {@code node-N.log}.
+ * skewed clock), for chaos tests: SIGKILL, SIGSTOP and SIGCONT of one node. Logs go to {@code node-N.log}; each
+ * serves its metrics on its client port + 1.
  */
 final class ClusterProcesses implements Closeable {
     private final Path dir;
@@ -64,10 +69,21 @@ final class ClusterProcesses implements Closeable {
     void start(int node) throws IOException {
         List<String> command = Tidemark.command("broker", "--node-id", Integer.toString(node), "--data-dir",
                 dataDir(node).toString(), "--listen", "127.0.0.1:" + clientPort(node), "--cluster",
-                members(), "--config", config(node).toString());
+                members(), "--config", config(node).toString(), "--metrics-listen",
+                "127.0.0.1:" + (clientPort(node) + 1));
         processes.put(node, new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("node-" + node + ".log").toFile()))
                 .start());
+    }
+
+    /** The Prometheus text a broker serves at /metrics (on its client port + 1). */
+    String metrics(int node) throws IOException, InterruptedException {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + (clientPort(node) + 1) + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IOException("/metrics of node " + node + " answered " + response.statusCode());
+        }
+        return response.body();
     }
 
     /** Waits until the cluster answers and its internal topic has a leader. */

@@ -122,6 +122,9 @@ class ReassignIT {
                     .until(() -> !Files.exists(leftReplica));
             assertEquals(List.of(), describeOn(cluster, leaving).getReplicaNodeIdsList().stream()
                     .filter(n -> n == leaving).toList(), "the broker left out knows it holds no replica");
+            String gauge = "partition_log_end_offset_moves_0 ";
+            assertTrue(cluster.metrics(joining).contains(gauge + RECORDS + ".0"), "the new replica's gauge");
+            assertFalse(cluster.metrics(leaving).contains(gauge), "the replica that left has no gauge");
 
             Tidemark.Result described = Tidemark.run(dir, "topics", "describe", "--bootstrap", cluster.bootstrap(),
                     "--topic", PARTITION.topic());

@@ -5,6 +5,7 @@ import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.core.topic.ReplicaListener;
 import io.tidemark.proto.v1.ErrorCode;
 
 /**
@@ -15,14 +16,16 @@ import io.tidemark.proto.v1.ErrorCode;
  *       latency quantiles) of the requests, from arrival to response, errors included;</li>
  *   <li>{@code produce.bytes}, {@code produce.records}, {@code fetch.bytes}: bytes in and out, records in;</li>
  *   <li>{@code errors.CODE}: responses that failed with each error code;</li>
- *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges;</li>
+ *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges of the
+ *       partitions whose log this broker holds (a {@link ReplicaListener}: they follow creations, deletions and
+ *       reassignments);</li>
  *   <li>on a cluster node, {@code leader-balance.transfers} and {@code leader-balance.partitions-led-away}
  *       (the replication module's preferred-leader balancer).</li>
  * </ul>
  *
  * <p>Thread-safe (Dropwizard metrics are).
  */
-public final class BrokerMetrics {
+public final class BrokerMetrics implements ReplicaListener {
     private final MetricRegistry registry;
     private final Timer produceLatency;
     private final Timer fetchLatency;
@@ -70,14 +73,17 @@ public final class BrokerMetrics {
         registry.meter("errors." + code.name()).mark();
     }
 
-    /** Adds the offset gauges of a partition. */
-    public void addPartition(Partition partition) {
+    /** Adds the offset gauges of a partition held here, replacing those of an earlier object of it. */
+    @Override
+    public void holding(Partition partition) {
+        released(partition);
         registry.gauge(name("partition.log-end-offset", partition), () -> (Gauge<Long>) partition::logEndOffset);
         registry.gauge(name("partition.log-start-offset", partition), () -> (Gauge<Long>) partition::logStartOffset);
     }
 
-    /** Removes the gauges of a partition whose topic was deleted. */
-    public void removePartition(Partition partition) {
+    /** Removes the gauges of a partition no longer held here. */
+    @Override
+    public void released(Partition partition) {
         registry.remove(name("partition.log-end-offset", partition));
         registry.remove(name("partition.log-start-offset", partition));
     }

@@ -41,14 +41,12 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     private final Topics topics;
     private final BrokerConfig config;
     private final ClusterServices cluster;
-    private final BrokerMetrics metrics;
     private final Responses responses;
 
     AdminServiceAdapter(Topics topics, BrokerConfig config, ClusterServices cluster, BrokerMetrics metrics) {
         this.topics = topics;
         this.config = config;
         this.cluster = cluster;
-        this.metrics = metrics;
         this.responses = new Responses(metrics);
     }
 
@@ -57,7 +55,6 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
         responses.respond(observer, () -> {
             Topic topic = topics.create(request.getName(), request.getPartitions(), request.getReplicationFactor(),
                     request.getConfigsMap());
-            topic.partitions().forEach(metrics::addPartition);
             return CreateTopicResponse.newBuilder().setTopic(describe(topic)).build();
         });
     }
@@ -65,9 +62,7 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     @Override
     public void deleteTopic(DeleteTopicRequest request, StreamObserver<DeleteTopicResponse> observer) {
         responses.respond(observer, () -> {
-            List<Partition> partitions = topics.topic(request.getName()).partitions();
             topics.delete(request.getName());
-            partitions.forEach(metrics::removePartition);
             return DeleteTopicResponse.getDefaultInstance();
         });
     }

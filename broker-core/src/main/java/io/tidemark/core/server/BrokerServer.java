@@ -49,18 +49,15 @@ public final class BrokerServer implements Closeable {
     /** Starts a broker; it serves until {@link #close()}. */
     public static BrokerServer start(BrokerConfig config, InstantSource clock) throws IOException {
         Files.createDirectories(config.dataDir());
+        MetricRegistry registry = new MetricRegistry();
+        BrokerMetrics metrics = new BrokerMetrics(registry);
         TopicRegistry topics = TopicRegistry.open(config.dataDir(), config.topicDefaults(),
                 (id, dir, topicConfig) -> LocalPartition.open(id, config.nodeId(), dir, topicConfig, clock),
-                new TopicRegistry.Limits(config.maxPartitionsPerTopic(), 1));
+                new TopicRegistry.Limits(config.maxPartitionsPerTopic(), 1), metrics);
         try {
-            MetricRegistry registry = new MetricRegistry();
-            BrokerMetrics metrics = new BrokerMetrics(registry);
             Topic offsetsTopic = topics.ensureInternal(GroupOffsetStore.TOPIC, 1, GroupOffsetStore.TOPIC_CONFIG);
             topics.ensureInternal(MirrorStateFormat.TOPIC, MirrorStateFormat.PARTITIONS, MirrorStateFormat.TOPIC_CONFIG);
             GroupOffsetStore store = GroupOffsetStore.over(offsetsTopic.partitions().get(0), clock);
-            for (Topic topic : topics.topics()) {
-                topic.partitions().forEach(metrics::addPartition);
-            }
             ServerAddress self = new ServerAddress(config.nodeId(), config.listen().host());
             GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, ClusterServices.singleNode(self), metrics);
             self.bind(grpc.server());

@@ -52,27 +52,36 @@ public final class TopicRegistry implements Topics, Closeable {
     private final Map<String, String> topicDefaults;
     private final PartitionFactory factory;
     private final Limits limits;
+    private final ReplicaListener replicaListener;
     private final Map<String, Topic> topics = new ConcurrentHashMap<>();
 
-    private TopicRegistry(Path dataDir, Map<String, String> topicDefaults, PartitionFactory factory, Limits limits) {
+    private TopicRegistry(Path dataDir, Map<String, String> topicDefaults, PartitionFactory factory, Limits limits,
+                          ReplicaListener replicaListener) {
         this.dataDir = dataDir;
         this.topicDefaults = Map.copyOf(topicDefaults);
         this.factory = factory;
         this.limits = limits;
+        this.replicaListener = replicaListener;
     }
 
-    /** Opens every topic under {@code dataDir} and finishes deletions a crash interrupted. */
+    /**
+     * Opens every topic under {@code dataDir} and finishes deletions a crash interrupted.
+     *
+     * @param replicaListener told of every partition opened, created or deleted (all are held here)
+     */
     public static TopicRegistry open(Path dataDir, Map<String, String> topicDefaults, PartitionFactory factory,
-                                     Limits limits) throws IOException {
+                                     Limits limits, ReplicaListener replicaListener) throws IOException {
         TopicConfig.parse(topicDefaults);
-        TopicRegistry registry = new TopicRegistry(dataDir, topicDefaults, factory, limits);
+        TopicRegistry registry = new TopicRegistry(dataDir, topicDefaults, factory, limits, replicaListener);
         Files.createDirectories(dataDir.resolve(TOPICS_DIR));
         DurableFiles.deleteTree(dataDir.resolve(DELETED_DIR));
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(dataDir.resolve(TOPICS_DIR))) {
             for (Path dir : dirs) {
                 if (Files.exists(dir.resolve(TopicMetadataFile.NAME))) {
                     String name = dir.getFileName().toString();
-                    registry.topics.put(name, registry.openTopic(name, TopicMetadataFile.read(dir)));
+                    Topic topic = registry.openTopic(name, TopicMetadataFile.read(dir));
+                    registry.topics.put(name, topic);
+                    topic.partitions().forEach(replicaListener::holding);
                 } else {
                     LOG.warn("Ignoring {}: it has no {}", dir, TopicMetadataFile.NAME);
                 }
@@ -144,6 +153,7 @@ public final class TopicRegistry implements Topics, Closeable {
         TopicMetadataFile.write(dir, contents);
         Topic topic = openTopic(name, contents);
         topics.put(name, topic);
+        topic.partitions().forEach(replicaListener::holding);
         LOG.info("Created topic {} with {} partitions, replication factor {}, overrides {}", name, partitions, factor,
                 overrides);
         return topic;
@@ -175,6 +185,7 @@ public final class TopicRegistry implements Topics, Closeable {
         }
         topics.remove(name);
         for (Partition partition : topic.partitions()) {
+            replicaListener.released(partition);
             partition.close();
         }
         Path deleted = dataDir.resolve(DELETED_DIR);

@@ -55,6 +55,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -231,6 +232,8 @@ class BrokerServerTest {
                 .setTopic("t").setPartition(0).setOffset(1).setMetadata("m")).build());
         restart();
         assertEquals(2, fetchAll("t", 0, 0).size());
+        assertEquals(2L, broker.metrics().getGauges().get("partition.log-end-offset.t.0").getValue(),
+                "the gauges of the topics opened at start");
         TopicDescription t = admin.describeTopics(DescribeTopicsRequest.newBuilder().addNames("t").build())
                 .getTopics(0);
         assertEquals("86400000", t.getConfigsMap().get("retention.ms"));
@@ -283,10 +286,15 @@ class BrokerServerTest {
         assertEquals("127.0.0.1:" + broker.port(), metadata.getBrokers(0).getAddress());
         assertEquals(3, metadata.getTopics(0).getPartitionsCount());
         assertEquals(1, metadata.getTopics(0).getPartitions(2).getLeaderNodeId());
+        assertEquals(3, broker.metrics().getGauges((name, metric) -> name.startsWith("partition.log-end-offset.a."))
+                .size());
         admin.deleteTopic(DeleteTopicRequest.newBuilder().setName("a").build());
         assertEquals(ErrorCode.UNKNOWN_TOPIC, error(() -> produce("a", 0, BASE_MS)).code());
+        assertEquals(Set.of(), broker.metrics().getGauges((name, metric) -> name.endsWith(".a.0")).keySet(),
+                "a deleted topic's gauges go with it");
         create("a", 1);
         assertEquals(0, produce("a", 0, BASE_MS).getBaseOffset(), "a new topic of the same name starts empty");
+        assertEquals(1L, broker.metrics().getGauges().get("partition.log-end-offset.a.0").getValue());
     }
 
     @Test

@@ -110,13 +110,14 @@ public final class ClusterNode implements Closeable {
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities,
                 liveness, raftStorageDir);
-        ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata);
+        MetricRegistry registry = new MetricRegistry();
+        BrokerMetrics metrics = new BrokerMetrics(registry);
+        ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata,
+                metrics);
         topicsRef.set(topics);
         server.start();
         joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
 
-        MetricRegistry registry = new MetricRegistry();
-        BrokerMetrics metrics = new BrokerMetrics(registry);
         AtomicReference<Partition> offsets = new AtomicReference<>();
         GroupOffsetStore store = GroupOffsetStore.awaiting(() -> {
             Partition partition = offsets.get();

@@ -3,6 +3,7 @@ package io.tidemark.replication.cluster;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.core.topic.ReplicaListener;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.TopicNames;
 import io.tidemark.core.topic.Topics;
@@ -42,14 +43,17 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     private final int maxPartitionsPerTopic;
     private final PartitionReplicas replicas;
     private final MetadataGroup metadata;
+    private final ReplicaListener replicaListener;
     private final Map<String, Topic> topics = new ConcurrentHashMap<>();
 
+    /** @param replicaListener told of the partitions whose replica this broker starts or stops holding */
     public ReplicatedTopics(ClusterMembers members, int maxPartitionsPerTopic, PartitionReplicas replicas,
-                            MetadataGroup metadata) {
+                            MetadataGroup metadata, ReplicaListener replicaListener) {
         this.members = members;
         this.maxPartitionsPerTopic = maxPartitionsPerTopic;
         this.replicas = replicas;
         this.metadata = metadata;
+        this.replicaListener = replicaListener;
     }
 
     @Override
@@ -162,6 +166,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         }
         topics.put(assignment.getName(), new Topic(assignment.getName(), assignment.getReplicationFactor(),
                 assignment.getOverridesMap(), config, partitions));
+        partitions.stream().filter(ReplicatedPartition.class::isInstance).forEach(replicaListener::holding);
     }
 
     @Override
@@ -175,7 +180,11 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
 
     @Override
     public void topicDeleted(TopicAssignment assignment) {
-        topics.remove(assignment.getName());
+        Topic removed = topics.remove(assignment.getName());
+        if (removed != null) {
+            removed.partitions().stream().filter(ReplicatedPartition.class::isInstance)
+                    .forEach(replicaListener::released);
+        }
         for (PartitionAssignment p : assignment.getPartitionsList()) {
             replicas.remove(new TopicPartition(assignment.getName(), p.getPartition()));
         }
@@ -186,9 +195,17 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         Topic topic = topics.get(assignment.getName());
         TopicPartition id = new TopicPartition(assignment.getName(), before.getPartition());
         List<Partition> partitions = new ArrayList<>(topic.partitions());
-        partitions.set(id.partition(), replicas.reassigned(id, before, assignment.getPartitions(id.partition()),
-                assignment.getOverridesMap()));
+        Partition was = partitions.get(id.partition());
+        Partition now = replicas.reassigned(id, before, assignment.getPartitions(id.partition()),
+                assignment.getOverridesMap());
+        partitions.set(id.partition(), now);
         topics.put(topic.name(), new Topic(topic.name(), topic.replicationFactor(), topic.overrides(), topic.config(),
                 partitions));
+        if (was instanceof ReplicatedPartition) {
+            replicaListener.released(was);
+        }
+        if (now instanceof ReplicatedPartition) {
+            replicaListener.holding(now);
+        }
     }
 }
