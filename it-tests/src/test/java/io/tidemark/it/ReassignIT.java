@@ -133,6 +133,15 @@ class ReassignIT {
             assertTrue(status.out().contains("moves-0  leader") && status.out().contains("replicas " + target),
                     status.out());
             assertFalse(status.out().contains("down"), status.out());
+
+            Tidemark.Result grown = Tidemark.run(dir, "partitions", "reassign", "--bootstrap", cluster.bootstrap(),
+                    "--topic", PARTITION.topic(), "--partition", "0", "--replicas",
+                    target.get(0) + "," + target.get(1) + "," + leaving, "--timeout", "40s");
+            assertEquals(0, grown.exitCode(), grown.err());
+            try (TidemarkAdmin admin = cluster.admin()) {
+                assertEquals(3, admin.describeTopics(List.of(PARTITION.topic())).get(0).getReplicationFactor(),
+                        "the replication factor follows the replica count");
+            }
         }
     }
 

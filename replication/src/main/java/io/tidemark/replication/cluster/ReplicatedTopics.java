@@ -190,6 +190,14 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         }
     }
 
+    /**
+     * A topic's replication factor once a reassignment changed a partition's replica count: partition 0's count, as
+     * Kafka's tools show it (the partitions' own replica lists say the rest).
+     */
+    private static int replicationFactor(TopicAssignment assignment) {
+        return assignment.getPartitions(0).getReplicaNodeIdsCount();
+    }
+
     @Override
     public void partitionReassigned(TopicAssignment assignment, PartitionAssignment before) {
         Topic topic = topics.get(assignment.getName());
@@ -199,8 +207,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         Partition now = replicas.reassigned(id, before, assignment.getPartitions(id.partition()),
                 assignment.getOverridesMap());
         partitions.set(id.partition(), now);
-        topics.put(topic.name(), new Topic(topic.name(), topic.replicationFactor(), topic.overrides(), topic.config(),
-                partitions));
+        topics.put(topic.name(), new Topic(topic.name(), replicationFactor(assignment), topic.overrides(),
+                topic.config(), partitions));
         if (was instanceof ReplicatedPartition) {
             replicaListener.released(was);
         }
