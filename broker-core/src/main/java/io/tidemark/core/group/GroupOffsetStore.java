@@ -1,6 +1,6 @@
 package io.tidemark.core.group;
 
-import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.record.Record;
@@ -16,8 +16,11 @@ import java.util.Optional;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -38,6 +41,7 @@ public final class GroupOffsetStore {
             "send.time.before.max.ms", "-1");
     private static final Logger LOG = LoggerFactory.getLogger(GroupOffsetStore.class);
     private static final int REPLAY_FETCH_BYTES = 1 << 20;
+    private static final long LOCAL_REPLICA_WAIT_MS = 5_000;
 
     /** A committed offset. */
     public record Committed(long offset, String metadata, long commitTimeMs) {
@@ -111,8 +115,33 @@ public final class GroupOffsetStore {
             builder.append(now, OffsetCommitFormat.key(group, entry.getKey()), OffsetCommitFormat.value(
                     new OffsetCommitFormat.Value(entry.getValue().offset(), now, entry.getValue().metadata())));
         }
-        partition.get().append(builder.build()).get();
+        Partition log = partition.get();
+        AppendResult stored = log.append(builder.build()).get();
+        awaitLocalReplica(log, stored.lastOffset() + 1);
         catchUp();
+    }
+
+    /**
+     * Waits until this broker's replica holds the log up to {@code end}. On a cluster a commit made through a
+     * follower is acknowledged once the leader applied it, maybe before the follower did; without the wait a
+     * FetchOffsets through the same broker right after could miss the commit. Gives up after
+     * {@value #LOCAL_REPLICA_WAIT_MS} ms (the commit is stored; this replica is lagging) and answers anyway.
+     */
+    private static void awaitLocalReplica(Partition log, long end) throws InterruptedException, ExecutionException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LOCAL_REPLICA_WAIT_MS);
+        while (log.highWatermark() < end) {
+            CompletableFuture<Void> next = log.nextAppend();
+            if (log.highWatermark() >= end) {
+                return;
+            }
+            try {
+                next.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                LOG.warn("{} on this broker is behind the commit at offset {} after {} ms; answering anyway",
+                        log.id(), end - 1, LOCAL_REPLICA_WAIT_MS);
+                return;
+            }
+        }
     }
 
     public Optional<Committed> committed(String group, TopicPartition partition) {

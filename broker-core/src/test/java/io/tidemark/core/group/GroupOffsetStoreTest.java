@@ -1,0 +1,156 @@
+package io.tidemark.core.group;
+
+import io.tidemark.core.ManualClock;
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.HeldOrigin;
+import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.partition.LocalPartition;
+import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.PartitionStatus;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.RecordBatchFormat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class GroupOffsetStoreTest {
+    private static final TopicPartition ORDERS = new TopicPartition("orders", 0);
+
+    @TempDir
+    Path dir;
+    private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+    private LocalPartition local;
+
+    @BeforeEach
+    void open() throws IOException {
+        local = LocalPartition.open(new TopicPartition(GroupOffsetStore.TOPIC, 0), 1, dir,
+                TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG), clock);
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        local.close();
+    }
+
+    @Test
+    void aCommitThroughALaggingReplicaIsReadBackThroughIt() throws Exception {
+        GroupOffsetStore store = GroupOffsetStore.over(new LaggingReplica(local), clock);
+        store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(42, "m", 0)));
+        assertEquals(Optional.of(new GroupOffsetStore.Committed(42, "m", clock.millis())),
+                store.committed("billing", ORDERS), "the commit waited for this broker's replica to hold it");
+    }
+
+    /**
+     * A follower's replica of the group offsets: an append is acknowledged as the leader would (committed there,
+     * at the replica's log end), but reaches this replica only when someone waits for its next append.
+     */
+    private static final class LaggingReplica implements Partition {
+        private final LocalPartition replica;
+        private ByteBuffer notYetHere;
+
+        LaggingReplica(LocalPartition replica) {
+            this.replica = replica;
+        }
+
+        @Override
+        public synchronized CompletableFuture<AppendResult> append(ByteBuffer batch) {
+            notYetHere = batch;
+            long base = replica.logEndOffset();
+            return CompletableFuture.completedFuture(new AppendResult(base,
+                    base + RecordBatchFormat.recordCount(batch, batch.position()) - 1, 0));
+        }
+
+        @Override
+        public synchronized CompletableFuture<Void> nextAppend() {
+            if (notYetHere == null) {
+                return new CompletableFuture<>();
+            }
+            ByteBuffer batch = notYetHere;
+            notYetHere = null;
+            return replica.append(batch).thenApply(stored -> null);
+        }
+
+        @Override
+        public TopicPartition id() {
+            return replica.id();
+        }
+
+        @Override
+        public void checkClientReadable() {
+            replica.checkClientReadable();
+        }
+
+        @Override
+        public LogReadResult read(long offset, int maxBytes) {
+            return replica.read(offset, maxBytes);
+        }
+
+        @Override
+        public long highWatermark() {
+            return replica.highWatermark();
+        }
+
+        @Override
+        public long logStartOffset() {
+            return replica.logStartOffset();
+        }
+
+        @Override
+        public long logEndOffset() {
+            return replica.logEndOffset();
+        }
+
+        @Override
+        public TimeLookup lookupByReceiveTime(long receiveTimeMs) {
+            return replica.lookupByReceiveTime(receiveTimeMs);
+        }
+
+        @Override
+        public TimeLookup lookupBySendTime(long sendTimeMs) {
+            return replica.lookupBySendTime(sendTimeMs);
+        }
+
+        @Override
+        public Optional<HeldOrigin> heldOrigin(OriginPartition origin) {
+            return replica.heldOrigin(origin);
+        }
+
+        @Override
+        public PartitionStatus status() {
+            return replica.status();
+        }
+
+        @Override
+        public void updateConfig(TopicConfig config) {
+            replica.updateConfig(config);
+        }
+
+        @Override
+        public void applyRetention(long nowMs) {
+            replica.applyRetention(nowMs);
+        }
+
+        @Override
+        public void flushIfDue(long nowMs) {
+            replica.flushIfDue(nowMs);
+        }
+
+        @Override
+        public void close() throws IOException {
+            replica.close();
+        }
+    }
+}
