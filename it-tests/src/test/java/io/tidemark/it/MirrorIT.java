@@ -348,6 +348,18 @@ class MirrorIT {
                 assertEquals(original.offset(), copy.offset(), "every source record once, in order");
             }
         }
+
+        Tidemark.Result perf = Tidemark.run(dir, "perf", "mirror", "--source", a, "--target", b, "--topic", "t",
+                "--latency", "--warm-up", "0s");
+        assertEquals(0, perf.exitCode(), perf.err());
+        List<String> lines = perf.out().lines().toList();
+        assertEquals("waiting for 12000 records of t on the target", lines.get(0));
+        assertTrue(lines.get(1).matches("12000 records on the target, first to last in \\d+\\.\\d s: \\d+ records/s, "
+                + "\\d+\\.\\d MB/s of source bytes; bytes on the target \\d+, on the source \\d+ \\(\\+\\d+\\.\\d%\\); "
+                + "\\d+\\.\\d s since this command started"), perf.out());
+        assertEquals("latency over 12000 records after the first 0 ms (negative values count as 0):", lines.get(2));
+        assertTrue(lines.get(3).matches("  target ReceiveTime - origin ReceiveTime \\(the hop\\): "
+                + "p50 \\d+ ms, p99 \\d+ ms, p99\\.9 \\d+ ms, max \\d+ ms"), perf.out());
     }
 
     @Test
