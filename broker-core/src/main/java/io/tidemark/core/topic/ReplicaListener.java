@@ -10,17 +10,6 @@ import io.tidemark.core.partition.Partition;
  * <p>Implementations are called from the thread that changed the topics and must be thread-safe.
  */
 public interface ReplicaListener {
-    /** Does nothing: for tests and tools that keep no metrics. */
-    ReplicaListener NONE = new ReplicaListener() {
-        @Override
-        public void holding(Partition partition) {
-        }
-
-        @Override
-        public void released(Partition partition) {
-        }
-    };
-
     /** This broker holds {@code partition}'s log from now on; it replaces any earlier object of the same partition. */
     void holding(Partition partition);
 
