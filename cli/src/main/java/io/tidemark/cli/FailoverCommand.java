@@ -55,7 +55,8 @@ final class FailoverCommand {
                 "Resume every partition by time at T - X, T being TIME (epoch ms or ISO-8601, not in the future), the "
                         + "last consumed record's source ReceiveTime from the checkpoint (last-consumed), or when the "
                         + "mirror last heard from the source (source-silent).",
-                "Default: exactly at the checkpoints; by time from when the source went silent where there is none."})
+                "Default: exactly at the checkpoints; by time from when the source went silent where there is none. "
+                        + "A partition the group never committed on the source stays uncommitted."})
         String time;
         @Option(names = "--buffer", defaultValue = "auto", paramLabel = "DURATION|auto",
                 description = "X: a duration (15m, 30s, PT1H), or auto to derive it from the mirror's latencies "
@@ -128,7 +129,8 @@ final class FailoverCommand {
     }
 
     @Command(name = "apply", mixinStandardHelpOptions = true, description = "Plan, then commit the plan's offsets for "
-            + "the group on the target; refused while the group has active consumers there; applying twice commits once.")
+            + "the group on the target; refused while the group has active consumers there, and when the plan skips "
+            + "records unless --allow-skip; applying twice commits once.")
     static final class Apply implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -138,6 +140,9 @@ final class FailoverCommand {
                 description = "A commit of the group on the target this recent, not by a failover, means it has active "
                         + "consumers there (default: ${DEFAULT-VALUE}).")
         String activeWindow;
+        @Option(names = "--allow-skip", description = "Apply a plan that skips records the group had not consumed "
+                + "(the plan's SKIPPED column); without it such a plan is refused.")
+        boolean allowSkip;
 
         @Override
         public Integer call() {
@@ -146,7 +151,8 @@ final class FailoverCommand {
             Clock clock = Clock.systemUTC();
             try (TidemarkAdmin admin = options.admin()) {
                 FailoverPlan plan = options.plan(admin, clock);
-                FailoverCommitter.Decision applied = new FailoverCommitter(admin, clock, activeWindowMs).apply(plan);
+                FailoverCommitter.Decision applied = new FailoverCommitter(admin, clock, activeWindowMs,
+                        allowSkip).apply(plan);
                 out.print(options.output == OutputFormat.json ? FailoverPlanFormat.json(plan, applied) + "\n"
                         : FailoverPlanFormat.text(plan, applied));
                 out.flush();

@@ -5,6 +5,7 @@ import com.google.gson.JsonParser;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.OffsetSpec;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
@@ -16,8 +17,10 @@ import io.tidemark.mirror.failover.MirrorState;
 import io.tidemark.mirror.failover.MirrorStateReader;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.ProvenanceHeaders;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -44,9 +47,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
+import java.util.stream.LongStream;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -487,6 +492,107 @@ class FailoverIT {
             System.out.println(tp + ": the plan counted " + notCopied + " records not copied; A held " + lost
                     + " that B does not (" + sent.get(tp.partition()) + " sent)");
         }
+    }
+
+    /**
+     * What a new user found (issue 10): a group that read only partition 1 of A must not lose partition 0 on B, and a
+     * plan that would pass over records a group had not consumed names them and is applied only when allowed. A and
+     * B are one broker each, the mirror copies all 1,000 records; group {@code reader} consumed 400 of partition 1
+     * and never committed partition 0; group {@code early} committed partition 0 at 100, then partition 1 at 450.
+     */
+    @Test
+    void aPartitionTheGroupNeverCommittedStaysUncommittedAndSkipsAreNamedAndRefused() throws Exception {
+        BrokerProcess brokerA = broker("A");
+        String a = brokerA.bootstrap();
+        String b = broker("B").bootstrap();
+        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(3_000).build()));
+        TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
+        adminA.createTopic(TOPIC, PARTITIONS, 0, Map.of());
+        closing(MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b));
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(a).build())) {
+            for (int i = 0; i < 500; i++) {
+                for (int p = 0; p < PARTITIONS; p++) {
+                    producer.send(new ProducerRecord(TOPIC, p, null, ("p" + p + "-" + i).getBytes(),
+                            System.currentTimeMillis()));
+                }
+            }
+            producer.flush();
+        }
+        TopicPartition p0 = new TopicPartition(TOPIC, 0);
+        TopicPartition p1 = new TopicPartition(TOPIC, 1);
+        TidemarkConsumer reader = closing(new TidemarkConsumer(ConsumerConfig.builder(a).group("reader")
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build()));
+        reader.assign(List.of(p1));
+        await().atMost(TIMEOUT).until(() -> {
+            reader.poll(Duration.ofMillis(200));
+            return reader.position(p1) >= 400;
+        });
+        reader.commitSync(Map.of(p1, new OffsetAndMetadata(400)));
+        adminA.commitOffsets("early", Map.of(p0, new OffsetAndMetadata(100)));
+        await().atMost(TIMEOUT).until(() -> mirrorState(adminB, "early").checkpoints().containsKey(p0));
+        adminA.commitOffsets("early", Map.of(p1, new OffsetAndMetadata(450)));
+        await().atMost(TIMEOUT).ignoreException(TidemarkException.class).until(() -> {
+            MirrorState readerState = mirrorState(adminB, "reader");
+            MirrorState earlyState = mirrorState(adminB, "early");
+            return logEnd(adminB, p0) == 500 && logEnd(adminB, p1) == 500
+                    && readerState.checkpoints().containsKey(p0) && readerState.checkpoints().get(p0).getNoCommit()
+                    && readerState.checkpoints().containsKey(p1)
+                    && earlyState.checkpoints().containsKey(p1)
+                    && earlyState.checkpoints().get(p1).getSourceOffset() == 450;
+        });
+        reader.close();
+        brokerA.kill();
+        long killedMs = System.currentTimeMillis();
+        await().atMost(TIMEOUT).until(() -> mirrorState(adminB, "reader").lastHeartbeat()
+                .filter(h -> h.getMirrorTimeMs() > killedMs + 1_000).isPresent());
+
+        // reader: partition 0 stays uncommitted (its reset policy reads all of it on B), partition 1 exact at 400.
+        Tidemark.Result text = failover("plan", b, "reader");
+        assertEquals(0, text.exitCode(), text.err());
+        System.out.print(text.out());
+        assertTrue(text.out().contains("no commit on A, checkpoint made "), text.out());
+        JsonObject plan = failoverJson("plan", b, "reader");
+        JsonObject row0 = plan.getAsJsonArray("partitions").get(0).getAsJsonObject();
+        JsonObject row1 = plan.getAsJsonArray("partitions").get(1).getAsJsonObject();
+        assertEquals("none", row0.get("mode").getAsString(), row0.toString());
+        assertTrue(row0.get("offset").isJsonNull(), row0.toString());
+        assertEquals("exact", row1.get("mode").getAsString(), row1.toString());
+        assertEquals(400, row1.get("offset").getAsLong(), row1.toString());
+        JsonObject totals = plan.getAsJsonObject("totals");
+        assertEquals(0, totals.get("skipped").getAsLong());
+        assertEquals(0, totals.get("notCopied").getAsLong());
+        assertEquals("committed", failoverJson("apply", b, "reader").get("applied").getAsString());
+        assertEquals(List.of(p1), adminB.describeGroup("reader").getPartitionsList().stream()
+                .map(c -> new TopicPartition(c.getTopic(), c.getPartition())).toList(), "partition 0 not committed");
+        List<ConsumerRecord> consumed = consumeToEnd(b, "reader", adminB);
+        assertEquals(LongStream.range(0, 500).boxed().toList(), consumed.stream()
+                .filter(r -> r.partition() == 0).map(FailoverIT::originOffset).toList(), "all of partition 0");
+        assertEquals(LongStream.range(400, 500).boxed().toList(), consumed.stream()
+                .filter(r -> r.partition() == 1).map(FailoverIT::originOffset).toList(), "partition 1 from 400");
+
+        // early, by the silence with no buffer: both partitions would resume at the log end, passing over records it
+        // had not consumed (100 to 499 and 450 to 499): named, and refused unless allowed.
+        JsonObject skipping = failoverJson("plan", b, "early", "--time", "source-silent", "--buffer", "0s");
+        List<Long> skipped = skipping.getAsJsonArray("partitions").asList().stream()
+                .map(row -> row.getAsJsonObject().get("skipped").getAsLong()).toList();
+        assertEquals(List.of(400L, 50L), skipped, skipping.toString());
+        assertEquals(450, skipping.getAsJsonObject("totals").get("skipped").getAsLong());
+        Tidemark.Result refused = failover("apply", b, "early", "--time", "source-silent", "--buffer", "0s");
+        assertEquals(1, refused.exitCode());
+        assertEquals("error: the plan skips records group 'early' had not consumed on A: orders-0: 400 (from its "
+                + "position at the last checkpoint to T - X), orders-1: 50 (from its position at the last checkpoint "
+                + "to T - X); resume earlier (an earlier --time, or --time last-consumed where it has checkpoints), or "
+                + "give --allow-skip to skip them\n", refused.err());
+        assertEquals(ErrorCode.UNKNOWN_GROUP, assertThrows(TidemarkException.class,
+                () -> adminB.describeGroup("early")).code(), "nothing was committed");
+
+        // early, exactly: partition 0 at 100, committed long before the failure, partition 1 at 450.
+        JsonObject exact = failoverJson("apply", b, "early");
+        assertEquals(List.of(100L, 450L), exact.getAsJsonArray("partitions").asList().stream()
+                .map(row -> row.getAsJsonObject().get("offset").getAsLong()).toList(), exact.toString());
+        List<ConsumerRecord> early = consumeToEnd(b, "early", adminB);
+        assertEquals(400, early.stream().filter(r -> r.partition() == 0).count());
+        assertEquals(50, early.stream().filter(r -> r.partition() == 1).count());
     }
 
     /** The log end offset of a partition of a cluster. */

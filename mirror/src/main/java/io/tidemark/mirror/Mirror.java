@@ -12,6 +12,7 @@ import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.checkpoint.CheckpointAgent;
 import io.tidemark.mirror.checkpoint.HeartbeatAgent;
 import io.tidemark.mirror.checkpoint.MirrorStatePublisher;
+import io.tidemark.mirror.checkpoint.SourceGroups;
 import io.tidemark.mirror.checkpoint.TargetOffsetLookup;
 import io.tidemark.mirror.sink.PartitionCopier;
 import io.tidemark.mirror.sink.TargetPartitions;
@@ -202,8 +203,8 @@ public final class Mirror implements Closeable {
                         copiers.keySet().removeIf(tp -> tp.topic().equals(sourceTopic));
                     }
                 });
-        CheckpointAgent checkpoints = new CheckpointAgent(sourceAdmin, new TargetOffsetLookup(targetAdmin), publisher,
-                tp -> Optional.ofNullable(copiers.get(tp)), copiers.values(), config.groups(), names.source(),
+        CheckpointAgent checkpoints = new CheckpointAgent(SourceGroups.over(sourceAdmin),
+                new TargetOffsetLookup(targetAdmin), publisher, copiers.values(), config.groups(), names.source(),
                 names.target(), metrics, clock);
         HeartbeatAgent heartbeats = new HeartbeatAgent(sourceProbe, publisher, copiers.values(), names.source(),
                 names.target(), metrics, clock);

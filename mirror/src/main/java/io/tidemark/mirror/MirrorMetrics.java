@@ -24,8 +24,8 @@ import java.util.function.LongSupplier;
  *   <li>{@code mirror.records-skipped-loop} (records whose path holds the target), {@code mirror.records-skipped-gap}
  *       (records the source's retention removed before they were copied), {@code mirror.records-refused} (records
  *       the target refused, e.g. a SendTime outside its window), {@code mirror.batches-refused-held} (batches the
- *       target already held: another mirror, or a resend of unknown fate), {@code mirror.checkpoints-written}
- *       (counters);</li>
+ *       target already held: another mirror, or a resend of unknown fate), {@code mirror.checkpoints-written},
+ *       {@code mirror.checkpoint-failures} (a group's or a partition's checkpoint that failed in a round; counters);</li>
  *   <li>{@code mirror.last-heard-from-source-ms} (gauge, the mirror's clock).</li>
  * </ul>
  * It also keeps the latencies of the current heartbeat interval ({@link #takeInterval}).
@@ -43,6 +43,7 @@ public final class MirrorMetrics {
     private final Counter refused;
     private final Counter heldRefusals;
     private final Counter checkpoints;
+    private final Counter checkpointFailures;
     private final Counter throttledMs;
     private final AtomicLong lastHeardFromSourceMs = new AtomicLong();
     private IntervalLatency interval = IntervalLatency.EMPTY;
@@ -58,6 +59,7 @@ public final class MirrorMetrics {
         this.refused = registry.counter("mirror.records-refused");
         this.heldRefusals = registry.counter("mirror.batches-refused-held");
         this.checkpoints = registry.counter("mirror.checkpoints-written");
+        this.checkpointFailures = registry.counter("mirror.checkpoint-failures");
         this.throttledMs = registry.counter("mirror.throttled-ms");
         registry.gauge("mirror.last-heard-from-source-ms", () -> (Gauge<Long>) lastHeardFromSourceMs::get);
     }
@@ -111,6 +113,10 @@ public final class MirrorMetrics {
 
     public void checkpointWritten() {
         checkpoints.inc();
+    }
+
+    public void checkpointFailed() {
+        checkpointFailures.inc();
     }
 
     /** The mirror waited {@code ms} before reading more, to keep within its byte rate. */

@@ -4,6 +4,7 @@ import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,11 +16,11 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Writes checkpoints and heartbeats to the target's {@value MirrorStateFormat#TOPIC} topic
  * ({@link MirrorStateFormat}) through an idempotent producer, SendTime from the mirror's clock. A write that fails is
- * logged; the next interval writes again.
+ * logged, and its future fails: the caller decides whether to write it again.
  *
  * <p>Thread-safe.
  */
-public final class MirrorStatePublisher {
+public final class MirrorStatePublisher implements MirrorStateSink {
     private static final Logger LOG = LoggerFactory.getLogger(MirrorStatePublisher.class);
 
     private final TidemarkProducer producer;
@@ -30,12 +31,18 @@ public final class MirrorStatePublisher {
         this.clock = clock;
     }
 
+    @Override
     public CompletableFuture<?> publish(MirrorCheckpoint checkpoint) {
         return send(MirrorStateFormat.key(checkpoint), MirrorStateFormat.value(checkpoint), "checkpoint");
     }
 
     public CompletableFuture<?> publish(MirrorHeartbeat heartbeat) {
         return send(MirrorStateFormat.key(heartbeat), MirrorStateFormat.value(heartbeat), "heartbeat");
+    }
+
+    @Override
+    public CompletableFuture<?> publish(MirrorGap gap) {
+        return send(MirrorStateFormat.key(gap), MirrorStateFormat.value(gap), "gap");
     }
 
     private CompletableFuture<?> send(byte[] key, byte[] value, String what) {

@@ -3,7 +3,6 @@ package io.tidemark.mirror.failover;
 import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
-import io.tidemark.mirror.failover.FailoverPlan.Exact;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
@@ -17,8 +16,11 @@ import java.util.Objects;
 
 /**
  * Applies a {@link FailoverPlan}: commits its offsets for the group on the target, in one CommitOffsets call, each
- * with the metadata {@code tidemark failover from SOURCE (exact|time)}.
+ * with the metadata {@code tidemark failover from SOURCE (exact|time)}. A partition the plan leaves uncommitted (the
+ * group had no committed offset on the source) gets no commit.
  * <ul>
+ *   <li><b>Refused when the plan skips records</b> the group had not consumed ({@link FailoverPlan#skips}), unless
+ *       told to skip them ({@code --allow-skip}): the error names each partition and how many.</li>
  *   <li><b>Refused while the group has active consumers on the target.</b> The group service keeps committed offsets
  *       and no membership, so a consumer shows only by its commits: the group is active when it committed a
  *       partition within the active window ({@code --active-window}, default 1 minute, against each commit's time on
@@ -38,6 +40,7 @@ public final class FailoverCommitter {
     private final TidemarkAdmin target;
     private final InstantSource clock;
     private final long activeWindowMs;
+    private final boolean allowSkip;
 
     /**
      * What apply does.
@@ -51,22 +54,25 @@ public final class FailoverCommitter {
         }
     }
 
-    public FailoverCommitter(TidemarkAdmin target, InstantSource clock, long activeWindowMs) {
+    /** @param allowSkip whether to apply a plan that skips records the group had not consumed */
+    public FailoverCommitter(TidemarkAdmin target, InstantSource clock, long activeWindowMs, boolean allowSkip) {
         if (activeWindowMs < 0) {
             throw new IllegalArgumentException("--active-window " + activeWindowMs + " ms is negative");
         }
         this.target = target;
         this.clock = clock;
         this.activeWindowMs = activeWindowMs;
+        this.allowSkip = allowSkip;
     }
 
     /**
      * Commits the plan's offsets unless the group already has them.
      *
-     * @throws IllegalArgumentException when the group has active consumers on the target
+     * @throws IllegalArgumentException when the group has active consumers on the target, or the plan skips records
+     *                                  and that was not allowed
      */
     public Decision apply(FailoverPlan plan) {
-        Decision decision = decide(plan, committed(plan.group()), clock.millis(), activeWindowMs);
+        Decision decision = decide(plan, committed(plan.group()), clock.millis(), activeWindowMs, allowSkip);
         if (!decision.alreadyApplied()) {
             target.commitOffsets(plan.group(), decision.offsets());
         }
@@ -85,7 +91,8 @@ public final class FailoverCommitter {
     }
 
     /** The decision, from the group's commits on the target at {@code nowMs}. */
-    static Decision decide(FailoverPlan plan, List<GroupPartitionLag> committed, long nowMs, long activeWindowMs) {
+    static Decision decide(FailoverPlan plan, List<GroupPartitionLag> committed, long nowMs, long activeWindowMs,
+                           boolean allowSkip) {
         List<GroupPartitionLag> active = committed.stream().filter(c -> !c.getMetadata().startsWith(METADATA_PREFIX)
                 && c.getCommitTimeMs() > nowMs - activeWindowMs).toList();
         if (!active.isEmpty()) {
@@ -96,16 +103,32 @@ public final class FailoverCommitter {
                     + "the latest at " + FailoverPlanFormat.time(latest) + "; stop them first: apply would move the "
                     + "positions they read from");
         }
+        if (plan.skips() && !allowSkip) {
+            throw new IllegalArgumentException("the plan skips records group '" + plan.group() + "' had not consumed on "
+                    + plan.sourceCluster() + ": " + String.join(", ", plan.partitions().stream()
+                    .filter(p -> p.skipped().records() > 0).map(FailoverCommitter::skippedText).toList())
+                    + "; resume earlier (an earlier --time, or --time last-consumed where it has checkpoints), or give "
+                    + "--allow-skip to skip them");
+        }
         Map<TopicPartition, Long> current = new LinkedHashMap<>();
         committed.forEach(c -> current.put(new TopicPartition(c.getTopic(), c.getPartition()), c.getCommittedOffset()));
         Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
         boolean same = true;
         for (PartitionPlan p : plan.partitions()) {
-            String mode = p.basis() instanceof Exact ? "exact" : "time";
-            offsets.put(p.partition(), new OffsetAndMetadata(p.offset(), METADATA_PREFIX + " from "
+            if (p.offset().isEmpty()) {
+                continue;
+            }
+            String mode = FailoverPlanFormat.mode(p);
+            offsets.put(p.partition(), new OffsetAndMetadata(p.offset().getAsLong(), METADATA_PREFIX + " from "
                     + plan.sourceCluster() + " (" + mode + ")"));
-            same &= Objects.equals(current.get(p.partition()), p.offset());
+            same &= Objects.equals(current.get(p.partition()), p.offset().getAsLong());
         }
         return new Decision(offsets, same);
+    }
+
+    private static String skippedText(PartitionPlan p) {
+        return p.partition().topic() + "-" + p.partition().partition() + ": " + (p.skipped().positionKnown()
+                ? p.skipped().records() + " (from its position at the last checkpoint to T - X)"
+                : "up to " + p.skipped().records() + " (no checkpoint: its position is unknown)");
     }
 }

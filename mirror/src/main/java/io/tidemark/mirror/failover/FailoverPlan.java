@@ -19,8 +19,9 @@ import java.util.OptionalLong;
  * @param sourceLastHeardMs when the mirror last heard from the source (mirror clock); empty when it never did or no
  *                          heartbeat is on the target
  * @param lastHeartbeatMs   the mirror's last heartbeat on the target (mirror clock); empty when there is none
- * @param notCopied         records the source had that the mirror had not copied, at its last heartbeat: lost with
- *                          the source
+ * @param notCopied         records the source had that the mirror had not copied, at its last heartbeat, over every
+ *                          partition it copied: lost with the source (the group's partitions' share is in
+ *                          {@link #totals})
  * @param buffer            X; empty when no partition resumes by time
  * @param partitions        every partition of the group's topics on the target, by topic and partition
  */
@@ -35,31 +36,72 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
         }
     }
 
+    /** Whether applying the plan skips records the group had not consumed: {@code apply} does so only when allowed. */
+    public boolean skips() {
+        return partitions.stream().anyMatch(p -> p.skipped().records() > 0);
+    }
+
+    /** The plan's sums over its partitions. */
+    public Totals totals() {
+        long rereads = 0;
+        long skipped = 0;
+        boolean skippedKnown = true;
+        long notCopied = 0;
+        long removed = 0;
+        for (PartitionPlan p : partitions) {
+            rereads += p.rereads();
+            skipped += p.skipped().records();
+            skippedKnown &= p.skipped().records() == 0 || p.skipped().positionKnown();
+            notCopied += p.lost().notCopied();
+            removed += p.lost().removed();
+        }
+        return new Totals(rereads, skipped, skippedKnown, notCopied, removed);
+    }
+
     /**
-     * One partition's resume position.
+     * The sums of the partitions' accounting.
+     *
+     * @param skippedKnown false when some partition's skipped records are a bound (its position is unknown)
+     */
+    public record Totals(long rereads, long skipped, boolean skippedKnown, long notCopied, long removed) {
+    }
+
+    /**
+     * One partition's resume position and its accounting: of the source partition's records the group had not
+     * consumed, each is read on the target, or counted here as skipped (the position passes over it) or lost (never
+     * on the target); of those it had consumed, the ones read again are estimated.
      *
      * @param partition     the target partition
-     * @param offset        the offset the group resumes at: its committed offset after apply
+     * @param offset        the offset the group resumes at: its committed offset after apply; empty when the group
+     *                      has no committed offset on the source partition and gets none ({@link Uncommitted})
      * @param logEndOffset  the partition's log end offset when planned
      * @param record        the times of the record at {@code offset}; empty when {@code offset} is the log end offset
+     *                      or empty
      * @param rereads       records the group will read again that it had consumed on the source, estimated (see
      *                      {@link Exact} and {@link ByTime}); in exact mode without a commit rate, the bound
-     * @param rereadsAtMost in exact mode, the bound of the re-reads; empty in time mode
-     * @param notCopied     records of the source partition the mirror had not copied at its last heartbeat (lost)
+     * @param rereadsAtMost in exact mode, the bound of the re-reads; empty in the other modes
+     * @param skipped       records on the target the group had not consumed that {@code offset} passes over
+     * @param lost          records the group had not consumed that are not on the target
      * @param basis         how {@code offset} was found
      */
-    public record PartitionPlan(TopicPartition partition, long offset, long logEndOffset, Optional<RecordTimes> record,
-                                long rereads, OptionalLong rereadsAtMost, long notCopied, Basis basis) {
+    public record PartitionPlan(TopicPartition partition, OptionalLong offset, long logEndOffset,
+                                Optional<RecordTimes> record, long rereads, OptionalLong rereadsAtMost, Skipped skipped,
+                                Lost lost, Basis basis) {
         public PartitionPlan {
             Objects.requireNonNull(partition, "partition");
+            Objects.requireNonNull(offset, "offset");
             Objects.requireNonNull(record, "record");
             Objects.requireNonNull(rereadsAtMost, "rereadsAtMost");
+            Objects.requireNonNull(skipped, "skipped");
+            Objects.requireNonNull(lost, "lost");
             Objects.requireNonNull(basis, "basis");
-            if (offset < 0 || offset > logEndOffset || rereads < 0 || notCopied < 0
-                    || !rereadsFit(rereads, rereadsAtMost, basis)) {
+            if (offset.isPresent() == basis instanceof Uncommitted
+                    || (offset.isPresent() && (offset.getAsLong() < 0 || offset.getAsLong() > logEndOffset))
+                    || rereads < 0 || !rereadsFit(rereads, rereadsAtMost, basis)
+                    || (basis instanceof Exact && skipped.records() > 0)) {
                 throw new IllegalArgumentException("not a partition plan: offset " + offset + ", log end "
-                        + logEndOffset + ", " + rereads + " re-reads, at most " + rereadsAtMost + ", " + notCopied
-                        + " not copied, " + basis);
+                        + logEndOffset + ", " + rereads + " re-reads, at most " + rereadsAtMost + ", " + skipped + ", "
+                        + lost + ", " + basis);
             }
         }
 
@@ -78,12 +120,55 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
         }
     }
 
+    /**
+     * Records the group had not consumed that the resume offset passes over: they are on the target and the group
+     * never reads them.
+     *
+     * @param records       how many: the records from the group's position at its last checkpoint to the resume offset;
+     *                      when the position is unknown, at most this many (every record before the resume offset)
+     * @param positionKnown false when the group's position on the source is not known (no checkpoint)
+     */
+    public record Skipped(long records, boolean positionKnown) {
+        public static final Skipped NONE = new Skipped(0, true);
+
+        public Skipped {
+            if (records < 0) {
+                throw new IllegalArgumentException("skipped records " + records + " is negative");
+            }
+        }
+    }
+
+    /**
+     * Records of the source partition at or above the group's position that are not on the target, so the group
+     * cannot read them.
+     *
+     * @param notCopied       the source had them and the mirror had not copied them when it last heard from it: lost
+     *                        with the source
+     * @param removedBySource the source's retention removed them before the mirror read them
+     * @param removedOnTarget copies the target's retention removed before the failover
+     */
+    public record Lost(long notCopied, long removedBySource, long removedOnTarget) {
+        public static final Lost NONE = new Lost(0, 0, 0);
+
+        public Lost {
+            if (notCopied < 0 || removedBySource < 0 || removedOnTarget < 0) {
+                throw new IllegalArgumentException("lost records " + notCopied + ", " + removedBySource + ", "
+                        + removedOnTarget + ": none may be negative");
+            }
+        }
+
+        /** The records removed by retention, on either cluster. */
+        public long removed() {
+            return removedBySource + removedOnTarget;
+        }
+    }
+
     /** The two times of a record, ms since the epoch: ReceiveTime on the target, and SendTime. */
     public record RecordTimes(long receiveTimeMs, long sendTimeMs) {
     }
 
     /** How a partition's offset was found. */
-    public sealed interface Basis permits Exact, ByTime {
+    public sealed interface Basis permits Exact, ByTime, Uncommitted {
     }
 
     /**
@@ -99,23 +184,46 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
      * @param checkpointTimeMs   when the mirror made the checkpoint (mirror clock)
      * @param mirrorBehind       the group had consumed records the target did not hold yet
      * @param commitRate         the group's commit rate before the checkpoint; empty when unknown
+     * @param checkpointOffset   the checkpoint's target offset when the planner resumes elsewhere: the record there
+     *                           is not where the checkpoint says (the target topic was deleted and made again, or
+     *                           the checkpoint is wrong), and a search of the target found the copy of the group's
+     *                           next record; empty when the checkpoint's offset was checked and is the resume offset
      */
     public record Exact(String sourceTopic, long sourceOffset, long sourceCommitTimeMs, long checkpointTimeMs,
-                        boolean mirrorBehind, Optional<CommitRate> commitRate) implements Basis {
+                        boolean mirrorBehind, Optional<CommitRate> commitRate, OptionalLong checkpointOffset)
+            implements Basis {
         public Exact {
             Objects.requireNonNull(commitRate, "commitRate");
+            Objects.requireNonNull(checkpointOffset, "checkpointOffset");
         }
     }
 
     /**
-     * Time mode: the first record whose target ReceiveTime is at or after T - X. {@link PartitionPlan#rereads}
-     * estimates the records between T - X and T, which the group had consumed if it had reached T.
+     * Time mode: the first record whose target ReceiveTime is at or after T - X. Where the group has a checkpoint, its
+     * position there (the checkpoint's target offset) tells what the offset passes over ({@link PartitionPlan#skipped})
+     * and what the group reads again (from the offset to its position, and what it is estimated to have consumed
+     * after the checkpoint); without one, {@link PartitionPlan#rereads} estimates the records between T - X and T,
+     * which the group had consumed if it had reached T, and the records before the offset may have been unconsumed.
      *
      * @param timeMs   T, ms since the epoch
      * @param source   where T comes from
      * @param lookupMs T - X, not below 0: the ReceiveTime looked up
+     * @param position the target offset of the group's position at its last checkpoint; empty without a checkpoint
      */
-    public record ByTime(long timeMs, TimeSource source, long lookupMs) implements Basis {
+    public record ByTime(long timeMs, TimeSource source, long lookupMs, OptionalLong position) implements Basis {
+        public ByTime {
+            Objects.requireNonNull(position, "position");
+        }
+    }
+
+    /**
+     * The group has no committed offset on the source partition (its other partitions of the topic have one): it
+     * gets none on the target either, so its reset policy ({@code auto.offset.reset}) applies there as it would have
+     * on the source.
+     *
+     * @param checkpointTimeMs when the mirror read that the group had no commit there (mirror clock)
+     */
+    public record Uncommitted(long checkpointTimeMs) implements Basis {
     }
 
     /** Where T comes from. */

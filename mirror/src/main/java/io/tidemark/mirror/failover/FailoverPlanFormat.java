@@ -5,6 +5,7 @@ import com.google.gson.GsonBuilder;
 import io.tidemark.mirror.failover.FailoverPlan.ByTime;
 import io.tidemark.mirror.failover.FailoverPlan.Exact;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
+import io.tidemark.mirror.failover.FailoverPlan.Uncommitted;
 
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -27,35 +28,49 @@ import java.util.OptionalLong;
  * Source A: the mirror last heard from it at TIME (last heartbeat TIME); N records not copied, lost with it
  * Buffer X: S s (auto) = S s the target's clock ran behind the source's + S s spread of the mirror's latency
  *   (S s to S s over N records in N heartbeats, TIME to TIME)
- * TOPIC  PARTITION  MODE  OFFSET  LOG-END  RECEIVE-TIME  SEND-TIME  RE-READ  NOT-COPIED  BASIS
+ * TOPIC  PARTITION  MODE  OFFSET  LOG-END  RECEIVE-TIME  SEND-TIME  RE-READ  SKIPPED  LOST  BASIS
  * ...one row per partition
+ * Group G: re-reads ~N, skipped N (apply skips them only with --allow-skip), lost N (N not copied, N removed by
+ *   retention)
  * </pre>
  * The buffer line (one line; wrapped here) is there only when a partition resumes by time; a given buffer reads
  * {@code Buffer X: S s (--buffer)}. Without a heartbeat the source line reads {@code Source A: no heartbeat on the
- * target, records not copied unknown}. A row: MODE {@code exact} or {@code time}; RECEIVE-TIME (on the target) and
- * SEND-TIME of the record at OFFSET, {@code -} when OFFSET is the log end (the group waits for the next record);
- * RE-READ {@code ~N (<= M)} in exact mode (an estimate and the bound; only {@code <= M} when the group's commit rate
- * is unknown), {@code ~N} in time mode (an estimate); BASIS {@code checkpoint: source offset N committed TIME, made
- * S s before the source went silent} (0 for one written right after the last answer from the source, whose offsets it
- * holds; {@code made at TIME} when the silence is unknown; {@code , the mirror was
- * behind the group} added when it was) followed by {@code , group rate R records/s} or {@code , group rate unknown},
- * or {@code T TIME (given|last-consumed|source-silent), T - X TIME}. After {@code apply}, one more line:
- * {@code Committed the plan's offsets for group G on the target}, or {@code Already applied: group G has
- * these offsets on the target; nothing written}.
+ * target, records not copied unknown}; its N counts every partition the mirror copied, the last line the group's.
+ * A row: MODE {@code exact}, {@code time} or {@code none} (not committed: the group's reset policy applies; OFFSET
+ * and RE-READ are {@code -}); RECEIVE-TIME (on the target) and SEND-TIME of the record at OFFSET, {@code -} when
+ * OFFSET is the log end (the group waits for the next record); RE-READ {@code ~N (<= M)} in exact mode (an estimate
+ * and the bound; only {@code <= M} when the group's commit rate is unknown), {@code ~N} in time mode (an estimate);
+ * SKIPPED {@code N}, or {@code <= N} when the group's position is unknown; LOST the records not copied plus those
+ * removed by retention; BASIS {@code checkpoint: source offset N committed TIME, made S s before the source went
+ * silent} (0 for one written right after the last answer from the source, whose offsets it holds; {@code made at
+ * TIME} when the silence is unknown; {@code , the mirror was behind the group} added when it was) followed by
+ * {@code , group rate R records/s} or {@code , group rate unknown} and, when the checkpoint's target offset held
+ * another record, {@code , its target offset N did not hold the copy: found at M}; or {@code T TIME
+ * (given|last-consumed|source-silent), T - X TIME} followed by {@code , checkpoint position N} or {@code , no
+ * checkpoint: position unknown}; or {@code no commit on A, checkpoint made S s before the source went silent: left
+ * uncommitted, the group's auto.offset.reset applies}; each followed by {@code ; removed by retention: N on A
+ * before copied, N on B} when any was. The last line (one line; wrapped here) sums the rows; {@code skipped <= N} when
+ * a partition's position is unknown, and the note on apply only when some are skipped. After {@code apply}, one more line: {@code Committed the plan's offsets for group G on the target}, or
+ * {@code Already applied: group G has these offsets on the target; nothing written}.
  *
  * <h2>JSON</h2>
  * <pre>
  * {"group", "sourceCluster", "targetCluster", "plannedAt", "sourceLastHeard" (null when unknown),
- *  "lastHeartbeat" (null when none), "notCopied",
+ *  "lastHeartbeat" (null when none), "notCopied" (every partition the mirror copied),
  *  "buffer": null | {"ms", "derivation": "given"|"auto", and for auto: "targetBehindMs", "spreadMs",
  *            "latencyMinMs", "latencyMaxMs", "records", "heartbeats", "from", "to"},
- *  "partitions": [{"topic", "partition", "mode": "exact"|"time", "offset", "logEndOffset",
+ *  "partitions": [{"topic", "partition", "mode": "exact"|"time"|"none", "offset" (null for none), "logEndOffset",
  *                  "receiveTime", "sendTime" (null at the log end), "rereads" (the estimate),
  *                  "rereadsKind": "estimate"|"at-most" (at-most: exact mode without commit rate, the bound),
- *                  "rereadsAtMost" (the bound; null in time mode), "notCopied",
+ *                  "rereadsAtMost" (the bound; null in time mode), "skipped", "skippedPositionKnown",
+ *                  "notCopied", "removedBySource", "removedOnTarget",
  *                  "checkpoint": null | {"sourceTopic", "sourceOffset", "sourceCommitTime", "checkpointTime",
- *                                        "mirrorBehind", "commitRecordsPerSecond" (null when unknown)},
- *                  "time": null | {"time", "timeFrom": "given"|"last-consumed"|"source-silent", "lookupTime"}}]}
+ *                                        "mirrorBehind", "commitRecordsPerSecond" (null when unknown),
+ *                                        "checkpointOffset" (null when it held the copy)},
+ *                  "time": null | {"time", "timeFrom": "given"|"last-consumed"|"source-silent", "lookupTime",
+ *                                  "position" (null without checkpoint)},
+ *                  "uncommitted": null | {"checkpointTime"}}],
+ *  "totals": {"rereads", "skipped", "skippedPositionKnown", "notCopied", "removed"}}
  * </pre>
  * After {@code apply}, the object has one more field: {@code "applied": "committed"|"unchanged"}.
  *
@@ -65,7 +80,7 @@ public final class FailoverPlanFormat {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
             .withZone(ZoneOffset.UTC);
     private static final Gson GSON = new GsonBuilder().serializeNulls().disableHtmlEscaping().create();
-    private static final String ROW = "%-24s %9s %-5s %16s %16s %-24s %-24s %18s %10s  %s%n";
+    private static final String ROW = "%-24s %9s %-5s %16s %16s %-24s %-24s %18s %10s %10s  %s%n";
 
     private FailoverPlanFormat() {
     }
@@ -78,16 +93,29 @@ public final class FailoverPlanFormat {
         text.append(sourceLine(plan)).append('\n');
         plan.buffer().ifPresent(buffer -> text.append("Buffer X: ").append(bufferText(buffer)).append('\n'));
         text.append(String.format(Locale.ROOT, ROW, "TOPIC", "PARTITION", "MODE", "OFFSET", "LOG-END",
-                "RECEIVE-TIME", "SEND-TIME", "RE-READ", "NOT-COPIED", "BASIS"));
+                "RECEIVE-TIME", "SEND-TIME", "RE-READ", "SKIPPED", "LOST", "BASIS"));
         for (PartitionPlan p : plan.partitions()) {
-            boolean exact = p.basis() instanceof Exact;
             text.append(String.format(Locale.ROOT, ROW, p.partition().topic(), p.partition().partition(),
-                    exact ? "exact" : "time", p.offset(), p.logEndOffset(),
+                    mode(p), p.offset().isPresent() ? Long.toString(p.offset().getAsLong()) : "-", p.logEndOffset(),
                     p.record().map(r -> time(r.receiveTimeMs())).orElse("-"),
-                    p.record().map(r -> time(r.sendTimeMs())).orElse("-"), rereadsText(p), p.notCopied(),
-                    basisText(plan, p)));
+                    p.record().map(r -> time(r.sendTimeMs())).orElse("-"), rereadsText(p), skippedText(p.skipped()),
+                    p.lost().notCopied() + p.lost().removed(), basisText(plan, p)));
         }
+        FailoverPlan.Totals totals = plan.totals();
+        text.append("Group ").append(plan.group()).append(": re-reads ~").append(totals.rereads()).append(", skipped ")
+                .append(totals.skippedKnown() ? "" : "<= ").append(totals.skipped())
+                .append(totals.skipped() > 0 ? " (apply skips them only with --allow-skip)" : "").append(", lost ")
+                .append(totals.notCopied() + totals.removed()).append(" (").append(totals.notCopied())
+                .append(" not copied, ").append(totals.removed()).append(" removed by retention)\n");
         return text.toString();
+    }
+
+    /** The mode's name, in text and JSON. */
+    static String mode(PartitionPlan p) {
+        if (p.basis() instanceof Exact) {
+            return "exact";
+        }
+        return p.basis() instanceof ByTime ? "time" : "none";
     }
 
     /** The plan's text followed by what apply did: one more line. */
@@ -123,6 +151,14 @@ public final class FailoverPlanFormat {
         List<Map<String, Object>> partitions = new ArrayList<>();
         plan.partitions().forEach(p -> partitions.add(partitionJson(p)));
         fields.put("partitions", partitions);
+        FailoverPlan.Totals totals = plan.totals();
+        Map<String, Object> sums = new LinkedHashMap<>();
+        sums.put("rereads", totals.rereads());
+        sums.put("skipped", totals.skipped());
+        sums.put("skippedPositionKnown", totals.skippedKnown());
+        sums.put("notCopied", totals.notCopied());
+        sums.put("removed", totals.removed());
+        fields.put("totals", sums);
         return fields;
     }
 
@@ -161,7 +197,14 @@ public final class FailoverPlanFormat {
                 + ")";
     }
 
+    private static String skippedText(FailoverPlan.Skipped skipped) {
+        return (skipped.positionKnown() || skipped.records() == 0 ? "" : "<= ") + skipped.records();
+    }
+
     private static String rereadsText(PartitionPlan p) {
+        if (p.basis() instanceof Uncommitted) {
+            return "-";
+        }
         String estimate = "~" + p.rereads();
         if (p.rereadsAtMost().isEmpty()) {
             return estimate;
@@ -171,19 +214,36 @@ public final class FailoverPlanFormat {
     }
 
     private static String basisText(FailoverPlan plan, PartitionPlan p) {
+        String basis;
         if (p.basis() instanceof Exact exact) {
-            String made = plan.sourceLastHeardMs().isPresent()
-                    ? "made " + seconds(Math.max(0, plan.sourceLastHeardMs().getAsLong() - exact.checkpointTimeMs()))
-                    + " before the source went silent"
-                    : "made at " + time(exact.checkpointTimeMs());
-            return "checkpoint: source offset " + exact.sourceOffset() + " committed "
-                    + time(exact.sourceCommitTimeMs()) + ", " + made
+            basis = "checkpoint: source offset " + exact.sourceOffset() + " committed "
+                    + time(exact.sourceCommitTimeMs()) + ", " + made(plan, exact.checkpointTimeMs())
                     + (exact.mirrorBehind() ? ", the mirror was behind the group" : "") + ", group rate "
                     + exact.commitRate().map(r -> String.format(Locale.ROOT, "%.3f records/s", r.perSecond()))
-                    .orElse("unknown");
+                    .orElse("unknown") + (exact.checkpointOffset().isPresent() ? ", its target offset "
+                    + exact.checkpointOffset().getAsLong() + " did not hold the copy: found at "
+                    + p.offset().getAsLong() : "");
+        } else if (p.basis() instanceof ByTime byTime) {
+            basis = "T " + time(byTime.timeMs()) + " (" + byTime.source().label() + "), T - X "
+                    + time(byTime.lookupMs()) + (byTime.position().isPresent() ? ", checkpoint position "
+                    + byTime.position().getAsLong() : ", no checkpoint: position unknown");
+        } else {
+            basis = "no commit on " + plan.sourceCluster() + ", checkpoint "
+                    + made(plan, ((Uncommitted) p.basis()).checkpointTimeMs()) + ": left uncommitted, the group's "
+                    + "auto.offset.reset applies";
         }
-        ByTime byTime = (ByTime) p.basis();
-        return "T " + time(byTime.timeMs()) + " (" + byTime.source().label() + "), T - X " + time(byTime.lookupMs());
+        FailoverPlan.Lost lost = p.lost();
+        return lost.removed() == 0 ? basis : basis + "; removed by retention: " + lost.removedBySource() + " on "
+                + plan.sourceCluster() + " before copied, " + lost.removedOnTarget() + " on "
+                + (plan.targetCluster().isEmpty() ? "the target" : plan.targetCluster());
+    }
+
+    /** When a checkpoint was made: before the silence when that is known. */
+    private static String made(FailoverPlan plan, long checkpointTimeMs) {
+        return plan.sourceLastHeardMs().isPresent()
+                ? "made " + seconds(Math.max(0, plan.sourceLastHeardMs().getAsLong() - checkpointTimeMs))
+                + " before the source went silent"
+                : "made at " + time(checkpointTimeMs);
     }
 
     private static Map<String, Object> bufferJson(Buffer buffer) {
@@ -204,21 +264,25 @@ public final class FailoverPlanFormat {
     }
 
     private static Map<String, Object> partitionJson(PartitionPlan p) {
-        boolean exact = p.basis() instanceof Exact;
         Map<String, Object> fields = new LinkedHashMap<>();
         fields.put("topic", p.partition().topic());
         fields.put("partition", p.partition().partition());
-        fields.put("mode", exact ? "exact" : "time");
-        fields.put("offset", p.offset());
+        fields.put("mode", mode(p));
+        fields.put("offset", orNull(p.offset()));
         fields.put("logEndOffset", p.logEndOffset());
         fields.put("receiveTime", p.record().map(FailoverPlan.RecordTimes::receiveTimeMs).orElse(null));
         fields.put("sendTime", p.record().map(FailoverPlan.RecordTimes::sendTimeMs).orElse(null));
         fields.put("rereads", p.rereads());
         fields.put("rereadsKind", p.rereadsEstimated() ? "estimate" : "at-most");
         fields.put("rereadsAtMost", orNull(p.rereadsAtMost()));
-        fields.put("notCopied", p.notCopied());
+        fields.put("skipped", p.skipped().records());
+        fields.put("skippedPositionKnown", p.skipped().positionKnown());
+        fields.put("notCopied", p.lost().notCopied());
+        fields.put("removedBySource", p.lost().removedBySource());
+        fields.put("removedOnTarget", p.lost().removedOnTarget());
         Map<String, Object> checkpoint = null;
         Map<String, Object> time = null;
+        Map<String, Object> uncommitted = null;
         if (p.basis() instanceof Exact e) {
             checkpoint = new LinkedHashMap<>();
             checkpoint.put("sourceTopic", e.sourceTopic());
@@ -227,14 +291,19 @@ public final class FailoverPlanFormat {
             checkpoint.put("checkpointTime", e.checkpointTimeMs());
             checkpoint.put("mirrorBehind", e.mirrorBehind());
             checkpoint.put("commitRecordsPerSecond", e.commitRate().map(CommitRate::perSecond).orElse(null));
+            checkpoint.put("checkpointOffset", orNull(e.checkpointOffset()));
         } else if (p.basis() instanceof ByTime t) {
             time = new LinkedHashMap<>();
             time.put("time", t.timeMs());
             time.put("timeFrom", t.source().label());
             time.put("lookupTime", t.lookupMs());
+            time.put("position", orNull(t.position()));
+        } else if (p.basis() instanceof Uncommitted u) {
+            uncommitted = Map.of("checkpointTime", u.checkpointTimeMs());
         }
         fields.put("checkpoint", checkpoint);
         fields.put("time", time);
+        fields.put("uncommitted", uncommitted);
         return fields;
     }
 

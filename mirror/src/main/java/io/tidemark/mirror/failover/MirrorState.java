@@ -3,11 +3,13 @@ package io.tidemark.mirror.failover;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import io.tidemark.proto.v1.PartitionBehind;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
@@ -16,6 +18,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * What the target's {@value MirrorStateFormat#TOPIC} says about one source cluster and one consumer group: the
@@ -23,7 +26,10 @@ import java.util.TreeSet;
  *
  * @param sourceCluster  the source cluster asked about
  * @param group          the group asked about
- * @param checkpoints    the group's latest checkpoint from the source, per target partition
+ * @param checkpoints    the group's latest checkpoint from the source, per target partition (one of a partition it
+ *                       has no commit on says so: {@code no_commit})
+ * @param gaps           the holes the source's retention left in what was copied from the source, per target
+ *                       partition, in the order they were recorded
  * @param lastHeartbeat  the source's latest heartbeat
  * @param recentCopies   the source's heartbeats that report records copied, over the
  *                       {@value #LATENCY_WINDOW_MS} ms before the last such heartbeat: the latencies X is derived from
@@ -31,7 +37,7 @@ import java.util.TreeSet;
  * @param sources        every source cluster with a checkpoint or a heartbeat (to name them when the source has none)
  */
 public record MirrorState(String sourceCluster, String group, Map<TopicPartition, MirrorCheckpoint> checkpoints,
-                          Optional<MirrorHeartbeat> lastHeartbeat, List<MirrorHeartbeat> recentCopies,
+                          Map<TopicPartition, List<MirrorGap>> gaps, Optional<MirrorHeartbeat> lastHeartbeat, List<MirrorHeartbeat> recentCopies,
                           SortedSet<String> groupsOfSource, SortedSet<String> sources) {
     /**
      * 1 hour: the latencies of the last hour of copying. Long enough to hold the ups and downs of a normal day's
@@ -42,6 +48,8 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
 
     public MirrorState {
         checkpoints = Map.copyOf(checkpoints);
+        gaps = gaps.entrySet().stream().collect(Collectors.toUnmodifiableMap(Map.Entry::getKey,
+                e -> List.copyOf(e.getValue())));
         recentCopies = List.copyOf(recentCopies);
         groupsOfSource = new TreeSet<>(groupsOfSource);
         sources = new TreeSet<>(sources);
@@ -60,6 +68,16 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
                 .mapToLong(PartitionBehind::getRecords).sum()).orElse(0L);
     }
 
+    /**
+     * Records of {@code sourceTopic} (of any source topic when empty) copied into {@code tp} that the source's
+     * retention removed before the mirror read them, at or above source offset {@code fromOffset}.
+     */
+    public long removedBySource(TopicPartition tp, Optional<String> sourceTopic, long fromOffset) {
+        return gaps.getOrDefault(tp, List.of()).stream()
+                .filter(g -> sourceTopic.map(g.getSourceTopic()::equals).orElse(true))
+                .mapToLong(g -> Math.max(0, g.getToOffset() - Math.max(g.getFromOffset(), fromOffset))).sum();
+    }
+
     /** The target cluster's name, as the mirror was told; empty when the source left nothing on the target. */
     public Optional<String> targetCluster() {
         return checkpoints.values().stream().map(MirrorCheckpoint::getTargetCluster).findFirst()
@@ -68,8 +86,8 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
 
     /**
      * Builds a {@link MirrorState} from {@value MirrorStateFormat#TOPIC}'s records, fed in log order: a later record of
-     * a key replaces an earlier one. Keeps the checkpoints of one group and a bounded window of heartbeats, so a
-     * week of records fits in little memory.
+     * a key replaces an earlier one. Keeps the checkpoints of one group, the source's gaps and a bounded window of
+     * heartbeats, so a week of records fits in little memory. Kinds of records it does not use are skipped.
      *
      * <p>Not thread-safe.
      */
@@ -77,6 +95,7 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
         private final String sourceCluster;
         private final String group;
         private final Map<TopicPartition, MirrorCheckpoint> checkpoints = new HashMap<>();
+        private final Map<TopicPartition, List<MirrorGap>> gaps = new HashMap<>();
         private final Deque<MirrorHeartbeat> recentCopies = new ArrayDeque<>();
         private final SortedSet<String> groupsOfSource = new TreeSet<>();
         private final SortedSet<String> sources = new TreeSet<>();
@@ -91,8 +110,17 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
             switch (record.getRecordCase()) {
                 case CHECKPOINT -> add(record.getCheckpoint());
                 case HEARTBEAT -> add(record.getHeartbeat());
-                default -> throw new IllegalArgumentException("a " + MirrorStateFormat.TOPIC
-                        + " record holds neither a checkpoint nor a heartbeat");
+                case GAP -> add(record.getGap());
+                default -> {
+                }
+            }
+        }
+
+        private void add(MirrorGap gap) {
+            sources.add(gap.getSourceCluster());
+            if (gap.getSourceCluster().equals(sourceCluster)) {
+                gaps.computeIfAbsent(new TopicPartition(gap.getTargetTopic(), gap.getPartition()),
+                        tp -> new ArrayList<>()).add(gap);
             }
         }
 
@@ -122,7 +150,7 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
         }
 
         MirrorState state() {
-            return new MirrorState(sourceCluster, group, checkpoints, Optional.ofNullable(lastHeartbeat),
+            return new MirrorState(sourceCluster, group, checkpoints, gaps, Optional.ofNullable(lastHeartbeat),
                     List.copyOf(recentCopies), groupsOfSource, sources);
         }
     }

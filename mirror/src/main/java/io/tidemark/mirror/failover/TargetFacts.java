@@ -5,7 +5,9 @@ import io.tidemark.client.api.OffsetLookup;
 import io.tidemark.client.api.OffsetSpec;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.mirror.checkpoint.TargetOffsetLookup;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.ProvenanceHeaders;
 
 import java.util.List;
 import java.util.Optional;
@@ -33,11 +35,25 @@ public interface TargetFacts {
     /** The first record whose ReceiveTime is at or after {@code timeMs} (the time index). */
     OffsetLookup firstAtReceiveTime(TopicPartition tp, long timeMs);
 
-    /** The last origin offset of {@code origin} that {@code tp} holds; empty when it holds none. */
-    OptionalLong lastOriginOffset(TopicPartition tp, OriginPartition origin);
+    /** A copy of an origin partition's record in a target partition: where it is, and its origin offset. */
+    record Copy(long offset, long originOffset) {
+    }
+
+    /** The copy of the last origin offset of {@code origin} that {@code tp} holds; empty when it holds none. */
+    Optional<Copy> lastCopy(TopicPartition tp, OriginPartition origin);
+
+    /**
+     * The record at {@code offset} (from the log start to before the log end) when it is a copy of {@code origin};
+     * empty for another origin's copy or a record that is no copy.
+     */
+    Optional<Copy> copyAt(TopicPartition tp, long offset, OriginPartition origin);
+
+    /** The first copy of {@code origin} in {@code tp} with origin offset at least {@code originOffset}; empty if none. */
+    OptionalLong firstCopyAtOrAbove(TopicPartition tp, OriginPartition origin, long originOffset);
 
     /** The facts of a running cluster, through its admin client. */
     static TargetFacts over(TidemarkAdmin admin) {
+        TargetOffsetLookup copies = new TargetOffsetLookup(admin);
         return new TargetFacts() {
             @Override
             public Optional<String> clusterName() {
@@ -70,8 +86,28 @@ public interface TargetFacts {
             }
 
             @Override
-            public OptionalLong lastOriginOffset(TopicPartition tp, OriginPartition origin) {
-                return admin.originOffset(tp, origin);
+            public Optional<Copy> lastCopy(TopicPartition tp, OriginPartition origin) {
+                OptionalLong held = admin.originOffset(tp, origin);
+                if (held.isEmpty()) {
+                    return Optional.empty();
+                }
+                long at = copies.firstCopyAtOrAbove(tp, origin, held.getAsLong()).orElseThrow(() ->
+                        new IllegalStateException(tp + " holds " + origin + " up to origin offset "
+                                + held.getAsLong() + ", but no copy of it was found"));
+                return Optional.of(new Copy(at, held.getAsLong()));
+            }
+
+            @Override
+            public Optional<Copy> copyAt(TopicPartition tp, long offset, OriginPartition origin) {
+                // maxBytes 1: the fetch still returns the whole batch holding the offset.
+                return admin.read(tp, offset, 1).stream().filter(r -> r.offset() == offset).findFirst()
+                        .flatMap(r -> ProvenanceHeaders.read(r.headers()))
+                        .filter(p -> p.origin().equals(origin)).map(p -> new Copy(offset, p.originOffset()));
+            }
+
+            @Override
+            public OptionalLong firstCopyAtOrAbove(TopicPartition tp, OriginPartition origin, long originOffset) {
+                return copies.firstCopyAtOrAbove(tp, origin, originOffset);
             }
         };
     }

@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
@@ -33,12 +34,14 @@ import java.util.concurrent.TimeUnit;
  *       writer's retries. A batch refused for one of its records (a SendTime outside the target's window, a record
  *       too large) is resent one record per batch, and the record refused alone is dropped, logged and counted.</li>
  * </ol>
+ * Records the source's retention removed before they were read show as a jump in source offsets: the copier keeps
+ * each such gap ({@link #takeGaps}) for the checkpoint agent to record on the target, so the failover tool counts them.
  * It remembers where its copies went ({@link OffsetMap}) for exact checkpoints.
  *
  * <p>Thread-safe: every method takes the copier's lock. Records come from the source thread, answers from the
  * writer's threads, resyncs from the timer thread; the lock is never held across a call that waits.
  */
-public final class PartitionCopier {
+public final class PartitionCopier implements CopiedPartition {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionCopier.class);
     /** Batches remembered for translation: 10,000 batches, at least a few million records. */
     static final int OFFSET_MAP_BATCHES = 10_000;
@@ -60,6 +63,7 @@ public final class PartitionCopier {
     private final MirrorMetrics metrics;
     private final OffsetMap offsets = new OffsetMap(OFFSET_MAP_BATCHES);
     private final ArrayDeque<ConsumerRecord> pending = new ArrayDeque<>();
+    private final List<Gap> gaps = new ArrayList<>();
 
     private State state = State.RESYNCING;
     private int generation;
@@ -86,14 +90,17 @@ public final class PartitionCopier {
         metrics.lagGauge(source.topic(), source.partition(), this::lagRecords);
     }
 
+    @Override
     public TopicPartition source() {
         return source;
     }
 
+    @Override
     public TopicPartition target() {
         return target;
     }
 
+    @Override
     public OriginPartition origin() {
         return origin;
     }
@@ -136,10 +143,12 @@ public final class PartitionCopier {
                 continue;
             }
             if (lastQueued != OffsetMap.NONE && record.offset() > lastQueued + 1) {
-                long skipped = record.offset() - lastQueued - 1;
-                metrics.skippedGap(skipped);
+                Gap gap = new Gap(lastQueued + 1, record.offset());
+                gaps.add(gap);
+                metrics.skippedGap(gap.records());
                 LOG.warn("{}: source offsets {} to {} are gone (retention removed them before they were copied); "
-                        + "{} records skipped", source, lastQueued + 1, record.offset() - 1, skipped);
+                        + "{} records not copied, recorded on the target", source, gap.fromOffset(),
+                        gap.toOffset() - 1, gap.records());
             }
             lastQueued = record.offset();
             pending.addLast(record);
@@ -152,10 +161,17 @@ public final class PartitionCopier {
      * The source partition's log end offset as a fetch or a listing saw it, for the lag. The highest seen counts: an
      * answer that was on its way while a fresher one came does not lower it.
      */
+    @Override
     public synchronized void sourceLogEndOffset(long offset) {
         sourceLogEndOffset = Math.max(sourceLogEndOffset, offset);
     }
 
+    @Override
+    public synchronized List<Gap> takeGaps() {
+        List<Gap> taken = List.copyOf(gaps);
+        gaps.clear();
+        return taken;
+    }
 
     /**
      * How far the target is behind the source partition.
@@ -178,7 +194,7 @@ public final class PartitionCopier {
         return lag().records();
     }
 
-    /** How a group's committed offset on the source maps to the target, as far as this copier knows. */
+    @Override
     public synchronized OffsetMap.Translation translate(long committed) {
         return offsets.translate(committed);
     }

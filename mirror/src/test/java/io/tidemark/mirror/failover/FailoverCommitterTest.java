@@ -5,8 +5,11 @@ import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.failover.FailoverCommitter.Decision;
 import io.tidemark.mirror.failover.FailoverPlan.ByTime;
 import io.tidemark.mirror.failover.FailoverPlan.Exact;
+import io.tidemark.mirror.failover.FailoverPlan.Lost;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
+import io.tidemark.mirror.failover.FailoverPlan.Skipped;
 import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
+import io.tidemark.mirror.failover.FailoverPlan.Uncommitted;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import org.junit.jupiter.api.Test;
 
@@ -22,14 +25,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class FailoverCommitterTest {
     private static final TopicPartition P0 = new TopicPartition("orders", 0);
     private static final TopicPartition P1 = new TopicPartition("orders", 1);
+    private static final TopicPartition P2 = new TopicPartition("orders", 2);
     private static final long NOW_MS = BASE_MS + 600_000;
     private static final long WINDOW_MS = 60_000;
     private static final FailoverPlan PLAN = new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.empty(),
             OptionalLong.empty(), 0, Optional.of(new Buffer(0, Optional.empty())), List.of(
-            new PartitionPlan(P0, 6, 10, Optional.empty(), 0, OptionalLong.of(0), 0,
-                    new Exact("orders", 6, 0, 0, false, Optional.empty())),
-            new PartitionPlan(P1, 4, 5, Optional.empty(), 0, OptionalLong.empty(), 0,
-                    new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS))));
+            new PartitionPlan(P0, OptionalLong.of(6), 10, Optional.empty(), 0, OptionalLong.of(0), Skipped.NONE,
+                    Lost.NONE, new Exact("orders", 6, 0, 0, false, Optional.empty(), OptionalLong.empty())),
+            new PartitionPlan(P1, OptionalLong.of(4), 5, Optional.empty(), 0, OptionalLong.empty(), Skipped.NONE,
+                    Lost.NONE, new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS, OptionalLong.of(4))),
+            new PartitionPlan(P2, OptionalLong.empty(), 7, Optional.empty(), 0, OptionalLong.empty(), Skipped.NONE,
+                    Lost.NONE, new Uncommitted(BASE_MS))));
     private static final Map<TopicPartition, OffsetAndMetadata> OFFSETS = Map.of(
             P0, new OffsetAndMetadata(6, "tidemark failover from A (exact)"),
             P1, new OffsetAndMetadata(4, "tidemark failover from A (time)"));
@@ -40,27 +46,54 @@ class FailoverCommitterTest {
     }
 
     @Test
+    void aPartitionLeftUncommittedGetsNoCommit() {
+        assertEquals(false, FailoverCommitter.decide(PLAN, List.of(), NOW_MS, WINDOW_MS, false).offsets()
+                .containsKey(P2));
+    }
+
+    @Test
+    void aPlanThatSkipsRecordsIsRefusedUnlessAllowed() {
+        FailoverPlan skipping = new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.empty(), OptionalLong.empty(), 0,
+                Optional.of(new Buffer(0, Optional.empty())), List.of(
+                new PartitionPlan(P0, OptionalLong.of(506), 506, Optional.empty(), 0, OptionalLong.empty(),
+                        new Skipped(506, false), Lost.NONE, new ByTime(BASE_MS, TimeSource.SOURCE_SILENT, BASE_MS,
+                        OptionalLong.empty())),
+                new PartitionPlan(P1, OptionalLong.of(9), 10, Optional.empty(), 0, OptionalLong.empty(),
+                        new Skipped(5, true), Lost.NONE, new ByTime(BASE_MS, TimeSource.SOURCE_SILENT, BASE_MS,
+                        OptionalLong.of(4)))));
+
+        assertEquals("the plan skips records group 'g' had not consumed on A: orders-0: up to 506 (no checkpoint: its "
+                + "position is unknown), orders-1: 5 (from its position at the last checkpoint to T - X); resume "
+                + "earlier (an earlier --time, or --time last-consumed where it has checkpoints), or give --allow-skip "
+                + "to skip them", assertThrows(IllegalArgumentException.class,
+                () -> FailoverCommitter.decide(skipping, List.of(), NOW_MS, WINDOW_MS, false)).getMessage());
+        assertEquals(Map.of(P0, new OffsetAndMetadata(506, "tidemark failover from A (time)"),
+                        P1, new OffsetAndMetadata(9, "tidemark failover from A (time)")),
+                FailoverCommitter.decide(skipping, List.of(), NOW_MS, WINDOW_MS, true).offsets());
+    }
+
+    @Test
     void aGroupWithoutCommitsOnTheTargetGetsThePlansOffsets() {
-        assertEquals(new Decision(OFFSETS, false), FailoverCommitter.decide(PLAN, List.of(), NOW_MS, WINDOW_MS));
+        assertEquals(new Decision(OFFSETS, false), FailoverCommitter.decide(PLAN, List.of(), NOW_MS, WINDOW_MS, false));
     }
 
     @Test
     void commitsOlderThanTheWindowAreOverwritten() {
         assertEquals(new Decision(OFFSETS, false), FailoverCommitter.decide(PLAN, List.of(
-                committed(P0, 100, "", NOW_MS - WINDOW_MS)), NOW_MS, WINDOW_MS));
+                committed(P0, 100, "", NOW_MS - WINDOW_MS)), NOW_MS, WINDOW_MS, false));
     }
 
     @Test
     void theSameOffsetsAlreadyCommittedByAFailoverAreLeftAlone() {
         List<GroupPartitionLag> applied = List.of(committed(P0, 6, "tidemark failover from A (exact)", NOW_MS - 1),
                 committed(P1, 4, "tidemark failover from A (time)", NOW_MS - 1));
-        assertEquals(new Decision(OFFSETS, true), FailoverCommitter.decide(PLAN, applied, NOW_MS, WINDOW_MS));
+        assertEquals(new Decision(OFFSETS, true), FailoverCommitter.decide(PLAN, applied, NOW_MS, WINDOW_MS, false));
     }
 
     @Test
     void anotherFailoverCommitIsNotAnActiveConsumer() {
         assertEquals(new Decision(OFFSETS, false), FailoverCommitter.decide(PLAN, List.of(
-                committed(P0, 3, "tidemark failover from A (time)", NOW_MS)), NOW_MS, WINDOW_MS));
+                committed(P0, 3, "tidemark failover from A (time)", NOW_MS)), NOW_MS, WINDOW_MS, false));
     }
 
     @Test
@@ -71,6 +104,6 @@ class FailoverCommitterTest {
         assertEquals("group 'g' has active consumers on the target: it committed orders-0, audit-0 in the last "
                 + "60.000 s (--active-window), the latest at 2023-11-14T22:23:15.000Z; stop them first: apply would "
                 + "move the positions they read from", assertThrows(IllegalArgumentException.class,
-                () -> FailoverCommitter.decide(PLAN, active, NOW_MS, WINDOW_MS)).getMessage());
+                () -> FailoverCommitter.decide(PLAN, active, NOW_MS, WINDOW_MS, false)).getMessage());
     }
 }

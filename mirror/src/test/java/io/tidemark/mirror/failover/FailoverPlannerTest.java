@@ -3,14 +3,18 @@ package io.tidemark.mirror.failover;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.failover.FailoverPlan.ByTime;
 import io.tidemark.mirror.failover.FailoverPlan.Exact;
+import io.tidemark.mirror.failover.FailoverPlan.Lost;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
 import io.tidemark.mirror.failover.FailoverPlan.RecordTimes;
+import io.tidemark.mirror.failover.FailoverPlan.Skipped;
 import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
+import io.tidemark.mirror.failover.FailoverPlan.Uncommitted;
 import io.tidemark.mirror.failover.FailoverRequest.TimeChoice;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import org.junit.jupiter.api.Test;
 
@@ -40,6 +44,8 @@ class FailoverPlannerTest {
     private static final long NOW_MS = BASE_MS + 60_000;
     private static final long SILENT_MS = BASE_MS + 9_500;
 
+    private static final OriginPartition ORIGIN_0 = new OriginPartition("A", "orders", 0);
+
     private final ScriptedTarget target = new ScriptedTarget().topic("orders", 2);
     private final FailoverPlanner planner = new FailoverPlanner(target);
 
@@ -63,7 +69,7 @@ class FailoverPlannerTest {
 
     /** Exact on orders-0: 6 committed at BASE + 6.5 s, B = 4 copies at or above it. */
     private static final Exact EXACT_0 = new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false,
-            Optional.of(new CommitRate(2, 2_000)));
+            Optional.of(new CommitRate(2, 2_000)), OptionalLong.empty());
 
     /** The group's checkpoint of orders-0, its previous commit {@code previousOffset} at {@code previousMs}. */
     private static MirrorCheckpoint.Builder checkpoint0(long previousOffset, long previousMs) {
@@ -98,10 +104,14 @@ class FailoverPlannerTest {
 
         assertEquals(new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.of(SILENT_MS),
                 OptionalLong.of(BASE_MS + 12_000), 3, Optional.empty(), List.of(
-                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 3, OptionalLong.of(4), 0, EXACT_0),
-                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 3, OptionalLong.of(3), 3,
-                        new Exact("orders", 2, BASE_MS + 4_100, BASE_MS + 4_500, false, Optional.empty())))), plan,
+                new PartitionPlan(P0, OptionalLong.of(6), 10, Optional.of(times(6_000)), 3, OptionalLong.of(4),
+                        Skipped.NONE, Lost.NONE, EXACT_0),
+                new PartitionPlan(P1, OptionalLong.of(2), 5, Optional.of(times(4_000)), 3, OptionalLong.of(3),
+                        Skipped.NONE, new Lost(3, 0, 0), new Exact("orders", 2, BASE_MS + 4_100, BASE_MS + 4_500,
+                        false, Optional.empty(), OptionalLong.empty())))), plan,
                 "orders-0: 1 record/s for the 3 s from the commit to the silence; orders-1: rate unknown, the bound");
+        assertEquals(new FailoverPlan.Totals(6, 0, true, 3, 0), plan.totals());
+        assertEquals(false, plan.skips());
     }
 
     @Test
@@ -153,10 +163,14 @@ class FailoverPlannerTest {
 
         assertEquals(Optional.of(new Buffer(1_500, Optional.of(new LatencySample(-200, 1_100, 15, 2, BASE_MS + 5_000,
                 BASE_MS + 9_000)))), plan.buffer());
-        ByTime basis = new ByTime(BASE_MS + 5_000, TimeSource.GIVEN, BASE_MS + 3_500);
-        assertEquals(List.of(new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, OptionalLong.empty(), 0, basis),
-                new PartitionPlan(P1, 2, 5, Optional.of(times(4_000)), 1, OptionalLong.empty(), 3, basis)),
-                plan.partitions());
+        assertEquals(List.of(new PartitionPlan(P0, OptionalLong.of(4), 10, Optional.of(times(4_000)), 5,
+                        OptionalLong.empty(), Skipped.NONE, Lost.NONE, new ByTime(BASE_MS + 5_000, TimeSource.GIVEN,
+                        BASE_MS + 3_500, OptionalLong.of(6))),
+                new PartitionPlan(P1, OptionalLong.of(2), 5, Optional.of(times(4_000)), 3, OptionalLong.empty(),
+                        Skipped.NONE, new Lost(3, 0, 0), new ByTime(BASE_MS + 5_000, TimeSource.GIVEN, BASE_MS + 3_500,
+                        OptionalLong.of(2)))), plan.partitions(),
+                "re-read: from T - X to the checkpoint's position, and what the group is estimated to have consumed "
+                        + "after it (orders-0: 4 and 5, then 3 at 1 record/s; orders-1: the 3 copies above it)");
     }
 
     @Test
@@ -166,11 +180,15 @@ class FailoverPlannerTest {
 
         assertEquals(Optional.of(new Buffer(1_000, Optional.empty())), plan.buffer());
         assertEquals(List.of(
-                new PartitionPlan(P0, 4, 10, Optional.of(times(4_000)), 1, OptionalLong.empty(), 0,
-                        new ByTime(BASE_MS + 5_010, TimeSource.LAST_CONSUMED, BASE_MS + 4_010)),
-                new PartitionPlan(P1, 5, 5, Optional.empty(), 0, OptionalLong.empty(), 3,
-                        new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_000))), plan.partitions(),
-                "orders-1's checkpoint knows no last consumed record; T - X is after its last record: the log end");
+                new PartitionPlan(P0, OptionalLong.of(4), 10, Optional.of(times(4_000)), 5, OptionalLong.empty(),
+                        Skipped.NONE, Lost.NONE, new ByTime(BASE_MS + 5_010, TimeSource.LAST_CONSUMED, BASE_MS + 4_010,
+                        OptionalLong.of(6))),
+                new PartitionPlan(P1, OptionalLong.of(5), 5, Optional.empty(), 0, OptionalLong.empty(),
+                        new Skipped(3, true), new Lost(3, 0, 0), new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT,
+                        SILENT_MS - 1_000, OptionalLong.of(2)))), plan.partitions(),
+                "orders-1's checkpoint knows no last consumed record; T - X is after its last record: the log end, "
+                        + "which skips the 3 records from the group's position at its checkpoint");
+        assertEquals(true, plan.skips());
     }
 
     @Test
@@ -179,9 +197,13 @@ class FailoverPlannerTest {
                 request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
         assertEquals(List.of(
-                new PartitionPlan(P0, 6, 10, Optional.of(times(6_000)), 3, OptionalLong.of(4), 0, EXACT_0),
-                new PartitionPlan(P1, 4, 5, Optional.of(times(8_000)), 1, OptionalLong.empty(), 3,
-                        new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_500))), plan.partitions());
+                new PartitionPlan(P0, OptionalLong.of(6), 10, Optional.of(times(6_000)), 3, OptionalLong.of(4),
+                        Skipped.NONE, Lost.NONE, EXACT_0),
+                new PartitionPlan(P1, OptionalLong.of(4), 5, Optional.of(times(8_000)), 1, OptionalLong.empty(),
+                        new Skipped(4, false), new Lost(3, 0, 0), new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT,
+                        SILENT_MS - 1_500, OptionalLong.empty()))), plan.partitions(),
+                "the group's position on orders-1 is unknown: up to the 4 records before T - X may be skipped");
+        assertEquals(new FailoverPlan.Totals(4, 4, false, 3, 0), plan.totals());
     }
 
     @Test
@@ -190,17 +212,17 @@ class FailoverPlannerTest {
         FailoverPlan plan = planner.plan(state(HEARTBEATS), request(TimeChoice.sourceSilent(), OptionalLong.of(0),
                 "audit"), NOW_MS);
 
-        assertEquals(List.of(new PartitionPlan(new TopicPartition("audit", 0), 0, 0, Optional.empty(), 0,
-                OptionalLong.empty(), 0, new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS))),
-                plan.partitions());
+        assertEquals(List.of(new PartitionPlan(new TopicPartition("audit", 0), OptionalLong.of(0), 0,
+                Optional.empty(), 0, OptionalLong.empty(), new Skipped(0, false), Lost.NONE,
+                new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS, OptionalLong.empty()))), plan.partitions());
     }
 
     @Test
     void aBufferLargerThanTIsLookedUpFromTime0() {
         FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.given(1_000), OptionalLong.of(5_000)), NOW_MS);
 
-        assertEquals(new ByTime(1_000, TimeSource.GIVEN, 0), plan.partitions().get(0).basis());
-        assertEquals(0, plan.partitions().get(0).offset());
+        assertEquals(new ByTime(1_000, TimeSource.GIVEN, 0, OptionalLong.of(6)), plan.partitions().get(0).basis());
+        assertEquals(OptionalLong.of(0), plan.partitions().get(0).offset());
     }
 
     @Test
@@ -213,6 +235,90 @@ class FailoverPlannerTest {
                 "C's copies are new to the group, not re-reads");
         assertEquals(3, plan.partitions().get(0).rereads());
         assertEquals(12, plan.partitions().get(0).logEndOffset());
+    }
+
+    @Test
+    void aPartitionTheGroupNeverCommittedOnTheSourceStaysUncommitted() {
+        MirrorStateRecord noCommit = record(MirrorStates.noCommit(0, BASE_MS + 9_000));
+        FailoverPlan plan = planner.plan(state(noCommit, CHECKPOINT_1, HEARTBEATS[0], HEARTBEATS[1], HEARTBEATS[2]),
+                request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        assertEquals(new PartitionPlan(P0, OptionalLong.empty(), 10, Optional.empty(), 0, OptionalLong.empty(),
+                Skipped.NONE, Lost.NONE, new Uncommitted(BASE_MS + 9_000)), plan.partitions().get(0),
+                "not moved to the log end by time: the group's auto.offset.reset applies on the target as on A");
+        assertEquals(false, plan.skips());
+        FailoverPlan byTime = planner.plan(state(noCommit, CHECKPOINT_1, HEARTBEATS[0], HEARTBEATS[1], HEARTBEATS[2]),
+                request(TimeChoice.sourceSilent(), OptionalLong.empty()), NOW_MS);
+        assertEquals(new Uncommitted(BASE_MS + 9_000), byTime.partitions().get(0).basis(), "whatever the time");
+    }
+
+    @Test
+    void sourceSilentSkipsNothingWhereTheCheckpointShowsTheGroupCaughtUp() {
+        MirrorStateRecord caughtUp = record(checkpoint(1, 5, 5).setSourceCommitTimeMs(BASE_MS + 9_000)
+                .setCheckpointTimeMs(BASE_MS + 9_200));
+        FailoverPlan plan = planner.plan(state(CHECKPOINT_0, caughtUp, HEARTBEATS[0], HEARTBEATS[1], HEARTBEATS[2]),
+                request(TimeChoice.sourceSilent(), OptionalLong.of(1_000)), NOW_MS);
+
+        assertEquals(new PartitionPlan(P1, OptionalLong.of(5), 5, Optional.empty(), 0, OptionalLong.empty(),
+                Skipped.NONE, new Lost(3, 0, 0), new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_000,
+                OptionalLong.of(5))), plan.partitions().get(1), "its position is the log end, past T - X");
+        assertEquals(new Skipped(3, true), plan.partitions().get(0).skipped(),
+                "orders-0 was at 6 at its checkpoint: 6, 7 and 8 were not consumed then, and are before T - X");
+    }
+
+    @Test
+    void aCheckpointWhoseTargetOffsetHoldsAnotherRecordIsCorrectedByASearch() {
+        FailoverPlan plan = planner.plan(state(record(checkpoint0(4, BASE_MS + 4_500).setTargetOffset(8)),
+                CHECKPOINT_1, HEARTBEATS[2]), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        PartitionPlan p0 = plan.partitions().get(0);
+        assertEquals(OptionalLong.of(6), p0.offset(), "the copy of 6, not 8: resuming there would skip 6 and 7");
+        assertEquals(OptionalLong.of(8), ((Exact) p0.basis()).checkpointOffset());
+    }
+
+    @Test
+    void aCheckpointInAPartitionInterleavedWithAnotherOriginIsSearchedAndKept() {
+        OriginPartition c = new OriginPartition("C", "orders", 0);
+        ScriptedTarget mixed = new ScriptedTarget().topic("orders", 1).copy(P0, BASE_MS + 40, BASE_MS, c, 0)
+                .copy(P0, BASE_MS + 50, BASE_MS, ORIGIN_0, 0).copy(P0, BASE_MS + 1_040, BASE_MS, c, 1)
+                .copy(P0, BASE_MS + 1_050, BASE_MS, ORIGIN_0, 1);
+        FailoverPlan plan = new FailoverPlanner(mixed).plan(state(record(checkpoint(0, 1, 3)
+                .setCheckpointTimeMs(BASE_MS + 2_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        assertEquals(OptionalLong.of(3), plan.partitions().get(0).offset());
+        assertEquals(OptionalLong.empty(), ((Exact) plan.partitions().get(0).basis()).checkpointOffset(),
+                "the record before is C's: the search confirms the checkpoint");
+    }
+
+    @Test
+    void aCheckpointMadeWhileTheMirrorWasBehindRereadsTheCopiesBelowTheCommittedOffset() {
+        ScriptedTarget behind = new ScriptedTarget().topic("orders", 1);
+        for (int i = 0; i < 10; i++) {
+            behind.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, ORIGIN_0, i);
+        }
+        FailoverPlan plan = new FailoverPlanner(behind).plan(state(record(checkpoint(0, 8, 5).setMirrorBehind(true)
+                .setCheckpointTimeMs(BASE_MS + 5_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        PartitionPlan p0 = plan.partitions().get(0);
+        assertEquals(OptionalLong.of(5), p0.offset(), "the copies came after the checkpoint, from 5 on");
+        assertEquals(OptionalLong.of(3 + 2), p0.rereadsAtMost(), "5, 6 and 7, consumed on A, and the 2 above 8");
+    }
+
+    @Test
+    void recordsRemovedByRetentionOnEitherClusterAreLostFromTheGroupsPosition() {
+        MirrorStateRecord gapBelow = record(MirrorGap.newBuilder().setSourceCluster("A").setSourceTopic("orders")
+                .setPartition(0).setTargetTopic("orders").setFromOffset(2).setToOffset(4));
+        MirrorStateRecord gapAbove = record(MirrorGap.newBuilder().setSourceCluster("A").setSourceTopic("orders")
+                .setPartition(0).setTargetTopic("orders").setFromOffset(5).setToOffset(9));
+        target.removeBefore(P0, 8);
+        FailoverPlan plan = planner.plan(state(gapBelow, gapAbove, CHECKPOINT_0, CHECKPOINT_1, HEARTBEATS[2]),
+                request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        PartitionPlan p0 = plan.partitions().get(0);
+        assertEquals(OptionalLong.of(8), p0.offset(), "the target's log start");
+        assertEquals(new Lost(0, 3, 2), p0.lost(), "A removed 6 to 8 above the group's 6 before they were copied; "
+                + "B removed the copies of 6 and 7");
+        assertEquals(new FailoverPlan.Totals(p0.rereads() + 3, 0, true, 3, 5), plan.totals());
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.tidemark.mirror.failover;
 
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import io.tidemark.proto.v1.PartitionBehind;
@@ -17,6 +18,13 @@ final class MirrorStates {
         return MirrorCheckpoint.newBuilder().setSourceCluster("A").setTargetCluster("B").setGroup("g")
                 .setSourceTopic("orders").setPartition(partition).setTargetTopic("orders")
                 .setSourceOffset(sourceOffset).setTargetOffset(targetOffset);
+    }
+
+    /** A checkpoint saying the group has no committed offset on {@code partition}, made at {@code checkpointMs}. */
+    static MirrorCheckpoint.Builder noCommit(int partition, long checkpointMs) {
+        return MirrorCheckpoint.newBuilder().setSourceCluster("A").setTargetCluster("B").setGroup("g")
+                .setSourceTopic("orders").setPartition(partition).setTargetTopic("orders")
+                .setCheckpointTimeMs(checkpointMs).setNoCommit(true);
     }
 
     /** A heartbeat of A at {@code mirrorTimeMs} that last heard from A at {@code lastHeardMs}, nothing copied. */
@@ -38,6 +46,10 @@ final class MirrorStates {
 
     static MirrorStateRecord record(MirrorCheckpoint.Builder checkpoint) {
         return MirrorStateRecord.newBuilder().setCheckpoint(checkpoint).build();
+    }
+
+    static MirrorStateRecord record(MirrorGap.Builder gap) {
+        return MirrorStateRecord.newBuilder().setGap(gap).build();
     }
 
     static MirrorStateRecord record(MirrorHeartbeat.Builder heartbeat) {

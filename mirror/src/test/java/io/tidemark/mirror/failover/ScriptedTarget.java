@@ -15,7 +15,7 @@ import java.util.OptionalLong;
 
 /**
  * A target cluster in memory: its name (none unless {@link #named}) and its partitions, each a list of records in
- * offset order from offset 0.
+ * offset order from offset 0, of which retention may have removed those below a log start ({@link #removeBefore}).
  */
 final class ScriptedTarget implements TargetFacts {
     /** A record of a target partition: its times and, for a copy, its origin. */
@@ -23,6 +23,7 @@ final class ScriptedTarget implements TargetFacts {
     }
 
     private final Map<String, List<List<Stored>>> topics = new HashMap<>();
+    private final Map<TopicPartition, Integer> logStarts = new HashMap<>();
     private Optional<String> clusterName = Optional.empty();
 
     /** Gives the target a cluster.name. */
@@ -46,6 +47,22 @@ final class ScriptedTarget implements TargetFacts {
                         long originOffset) {
         log(tp).add(new Stored(receiveTimeMs, sendTimeMs, origin, originOffset));
         return this;
+    }
+
+    /** Appends a record that is no copy. */
+    ScriptedTarget produce(TopicPartition tp, long receiveTimeMs, long sendTimeMs) {
+        log(tp).add(new Stored(receiveTimeMs, sendTimeMs, null, -1));
+        return this;
+    }
+
+    /** Retention removes the records below {@code offset}. */
+    ScriptedTarget removeBefore(TopicPartition tp, int offset) {
+        logStarts.put(tp, offset);
+        return this;
+    }
+
+    private int logStart(TopicPartition tp) {
+        return logStarts.getOrDefault(tp, 0);
     }
 
     private List<List<Stored>> partitions(String topic) {
@@ -73,31 +90,62 @@ final class ScriptedTarget implements TargetFacts {
     @Override
     public OffsetLookup recordAt(TopicPartition tp, long offset) {
         List<Stored> log = log(tp);
-        return offset < log.size() ? found(log, (int) offset) : end(log);
+        return offset < log.size() ? found(tp, (int) Math.max(offset, logStart(tp))) : end(tp);
     }
 
     @Override
     public OffsetLookup firstAtReceiveTime(TopicPartition tp, long timeMs) {
         List<Stored> log = log(tp);
-        for (int i = 0; i < log.size(); i++) {
+        for (int i = logStart(tp); i < log.size(); i++) {
             if (log.get(i).receiveTimeMs() >= timeMs) {
-                return found(log, i);
+                return found(tp, i);
             }
         }
-        return end(log);
+        return end(tp);
     }
 
     @Override
-    public OptionalLong lastOriginOffset(TopicPartition tp, OriginPartition origin) {
-        return log(tp).stream().filter(r -> origin.equals(r.origin())).mapToLong(Stored::originOffset).max();
+    public Optional<Copy> lastCopy(TopicPartition tp, OriginPartition origin) {
+        List<Stored> log = log(tp);
+        for (int i = log.size() - 1; i >= logStart(tp); i--) {
+            if (origin.equals(log.get(i).origin())) {
+                return Optional.of(new Copy(i, log.get(i).originOffset()));
+            }
+        }
+        return Optional.empty();
     }
 
-    private static OffsetLookup found(List<Stored> log, int offset) {
+    @Override
+    public Optional<Copy> copyAt(TopicPartition tp, long offset, OriginPartition origin) {
+        List<Stored> log = log(tp);
+        if (offset < logStart(tp) || offset >= log.size()) {
+            throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, tp + " holds " + logStart(tp) + " to "
+                    + log.size() + ", not " + offset);
+        }
+        Stored record = log.get((int) offset);
+        return origin.equals(record.origin()) ? Optional.of(new Copy(offset, record.originOffset()))
+                : Optional.empty();
+    }
+
+    @Override
+    public OptionalLong firstCopyAtOrAbove(TopicPartition tp, OriginPartition origin, long originOffset) {
+        List<Stored> log = log(tp);
+        for (int i = logStart(tp); i < log.size(); i++) {
+            if (origin.equals(log.get(i).origin()) && log.get(i).originOffset() >= originOffset) {
+                return OptionalLong.of(i);
+            }
+        }
+        return OptionalLong.empty();
+    }
+
+    private OffsetLookup found(TopicPartition tp, int offset) {
+        List<Stored> log = log(tp);
         Stored record = log.get(offset);
-        return new OffsetLookup(true, offset, record.receiveTimeMs(), record.sendTimeMs(), 0, log.size());
+        return new OffsetLookup(true, offset, record.receiveTimeMs(), record.sendTimeMs(), logStart(tp), log.size());
     }
 
-    private static OffsetLookup end(List<Stored> log) {
-        return new OffsetLookup(false, log.size(), 0, 0, 0, log.size());
+    private OffsetLookup end(TopicPartition tp) {
+        List<Stored> log = log(tp);
+        return new OffsetLookup(false, log.size(), 0, 0, logStart(tp), log.size());
     }
 }

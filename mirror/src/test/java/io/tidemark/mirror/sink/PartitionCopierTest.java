@@ -179,12 +179,22 @@ class PartitionCopierTest {
     }
 
     @Test
-    void recordsThatCrossedTheTargetAreSkippedAndGapsCounted() {
+    void recordsThatCrossedTheTargetAreSkippedAndGapsCountedAndKeptForTheTarget() {
         start(held(9, 20));
         List<Header> fromB = ProvenanceHeaders.forCopy(List.of(), new OriginPartition("B", "t", 0), 1, 1);
         copier.offer(List.of(record(10, fromB), record(11, List.of()), record(15, List.of())));
         assertEquals(List.of(List.of(11L, 15L)), target.originOffsets());
         assertEquals(1, count("mirror.records-skipped-loop"));
         assertEquals(3, count("mirror.records-skipped-gap"));
+        assertEquals(List.of(new CopiedPartition.Gap(12, 15)), copier.takeGaps());
+        assertEquals(List.of(), copier.takeGaps(), "handed out once");
+    }
+
+    @Test
+    void aGapAfterAResyncIsKeptToo() {
+        start(held(9, 20));
+        copier.offer(records(20, 21));
+        assertEquals(List.of(new CopiedPartition.Gap(10, 20)), copier.takeGaps(),
+                "retention removed 10 to 19 before the copier read them");
     }
 }

@@ -2,6 +2,7 @@ package io.tidemark.proto.mirror;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
 
@@ -10,7 +11,8 @@ import java.util.Map;
 
 /**
  * The records mirrors keep on their target cluster, in the internal topic {@value #TOPIC}: consumer-group
- * checkpoints and heartbeats (mirror.proto), read by the failover tool. Every broker creates the topic at start
+ * checkpoints, heartbeats and the holes the source's retention left in what was copied (mirror.proto), read by the
+ * failover tool. Every broker creates the topic at start
  * ({@value #PARTITIONS} partition, {@link #TOPIC_CONFIG}); mirrors write it with an idempotent producer.
  *
  * <h2>Record</h2>
@@ -18,8 +20,10 @@ import java.util.Map;
  * key       UTF-8 text, one of
  *             checkpoint/SOURCE/GROUP/SOURCE_TOPIC/PARTITION   (SOURCE: the source cluster's name)
  *             heartbeat/SOURCE
+ *             gap/SOURCE/SOURCE_TOPIC/PARTITION/FROM_OFFSET
  *           for people and tools that filter; the value carries every field, so nothing parses the key
- * value     a MirrorStateRecord protobuf message: exactly one of checkpoint, heartbeat
+ * value     a MirrorStateRecord protobuf message: exactly one of its kinds (a reader skips kinds it does not know,
+ *           which later mirrors may write)
  * SendTime  the mirror's clock when it wrote the record
  * headers   none
  * </pre>
@@ -27,7 +31,8 @@ import java.util.Map;
  * checkpoint is written when the group's committed offset changed since the last one the mirror wrote, or when the
  * group committed the same offset again and the last checkpoint did not show it standing still (its previous reading,
  * mirror.proto), and again every {@link #CHECKPOINT_REFRESH_MS} ms while it stays, so retention never removes the
- * current checkpoint of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default).
+ * current checkpoint of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default); a gap
+ * once, when the mirror finds it (each has its own key: gaps are never replaced).
  *
  * <p>Stateless.
  */
@@ -43,6 +48,7 @@ public final class MirrorStateFormat {
     public static final long CHECKPOINT_REFRESH_MS = 24L * 60 * 60 * 1000;
     private static final String CHECKPOINT = "checkpoint";
     private static final String HEARTBEAT = "heartbeat";
+    private static final String GAP = "gap";
     private static final String SEPARATOR = "/";
 
     private MirrorStateFormat() {
@@ -57,6 +63,11 @@ public final class MirrorStateFormat {
         return utf8(String.join(SEPARATOR, HEARTBEAT, heartbeat.getSourceCluster()));
     }
 
+    public static byte[] key(MirrorGap gap) {
+        return utf8(String.join(SEPARATOR, GAP, gap.getSourceCluster(), gap.getSourceTopic(),
+                Integer.toString(gap.getPartition()), Long.toString(gap.getFromOffset())));
+    }
+
     public static byte[] value(MirrorCheckpoint checkpoint) {
         return MirrorStateRecord.newBuilder().setCheckpoint(checkpoint).build().toByteArray();
     }
@@ -65,16 +76,22 @@ public final class MirrorStateFormat {
         return MirrorStateRecord.newBuilder().setHeartbeat(heartbeat).build().toByteArray();
     }
 
+    public static byte[] value(MirrorGap gap) {
+        return MirrorStateRecord.newBuilder().setGap(gap).build().toByteArray();
+    }
+
     /**
      * Reads a record's value.
      *
-     * @throws IllegalArgumentException when it is not a MirrorStateRecord with one of its kinds set
+     * @throws IllegalArgumentException when it is not a MirrorStateRecord with one of its kinds set (a kind this
+     *                                  reader does not know counts as set: its number is kept as an unknown field)
      */
     public static MirrorStateRecord parse(byte[] value) {
         try {
             MirrorStateRecord record = MirrorStateRecord.parseFrom(value);
-            if (record.getRecordCase() == MirrorStateRecord.RecordCase.RECORD_NOT_SET) {
-                throw new IllegalArgumentException("a " + TOPIC + " record holds neither a checkpoint nor a heartbeat");
+            if (record.getRecordCase() == MirrorStateRecord.RecordCase.RECORD_NOT_SET
+                    && record.getUnknownFields().asMap().isEmpty()) {
+                throw new IllegalArgumentException("a " + TOPIC + " record holds none of its kinds");
             }
             return record;
         } catch (InvalidProtocolBufferException e) {

@@ -1,6 +1,7 @@
 package io.tidemark.proto.mirror;
 
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import io.tidemark.proto.v1.PartitionBehind;
@@ -58,8 +59,40 @@ class MirrorStateFormatTest {
     }
 
     @Test
-    void aValueOfNeitherKindIsRefused() {
-        assertEquals("a __mirror_state record holds neither a checkpoint nor a heartbeat",
+    void checkpointOfAPartitionWithoutCommit() {
+        MirrorCheckpoint checkpoint = MirrorCheckpoint.newBuilder().setSourceCluster("A").setTargetCluster("B")
+                .setGroup("g").setSourceTopic("t").setPartition(1).setTargetTopic("t").setCheckpointTimeMs(7)
+                .setNoCommit(true).build();
+        assertEquals("checkpoint/A/g/t/1", new String(MirrorStateFormat.key(checkpoint), UTF_8));
+        assertEquals(String.join("",
+                "0a", "16", // field 1 (checkpoint), length 22
+                "0a0141", "120142", "1a0167", "220174", "2801", "320174", "7007",
+                "980101"), // field 19 (no commit)
+                HexFormat.of().formatHex(MirrorStateFormat.value(checkpoint)));
+    }
+
+    @Test
+    void gapKeyAndValue() {
+        MirrorGap gap = MirrorGap.newBuilder().setSourceCluster("A").setTargetCluster("B").setSourceTopic("t")
+                .setPartition(1).setTargetTopic("u").setFromOffset(100).setToOffset(300).setRecordedTimeMs(7).build();
+        assertEquals("gap/A/t/1/100", new String(MirrorStateFormat.key(gap), UTF_8));
+        assertEquals(String.join("",
+                "22", "15", // field 4 (gap), length 21
+                "0a0141", "120142", "1a0174", "2001", "2a0175", // clusters, t-1 to u
+                "3064", "38ac02", "4007"), // offsets 100 to 300, recorded at 7
+                HexFormat.of().formatHex(MirrorStateFormat.value(gap)));
+        assertEquals(gap, MirrorStateFormat.parse(MirrorStateFormat.value(gap)).getGap());
+    }
+
+    @Test
+    void aKindThisReaderDoesNotKnowIsKept() {
+        byte[] later = HexFormat.of().parseHex("fa0102" + "0801"); // field 31, length 2: a kind of a later mirror
+        assertEquals(MirrorStateRecord.RecordCase.RECORD_NOT_SET, MirrorStateFormat.parse(later).getRecordCase());
+    }
+
+    @Test
+    void aValueOfNoKindIsRefused() {
+        assertEquals("a __mirror_state record holds none of its kinds",
                 assertThrows(IllegalArgumentException.class,
                         () -> MirrorStateFormat.parse(MirrorStateRecord.getDefaultInstance().toByteArray())).getMessage());
     }
