@@ -165,11 +165,12 @@ class FailoverIT {
         };
     }
 
-    /** A single-broker cluster named {@code name}. */
-    private BrokerProcess broker(String name) throws IOException {
+    /** A single-broker cluster named {@code name}, with more lines of broker config. */
+    private BrokerProcess broker(String name, String... config) throws IOException {
         Path home = Files.createDirectories(dir.resolve(name));
         BrokerProcess broker = BrokerProcess.start(home.resolve("data"), home, "--config",
-                Files.writeString(home.resolve("broker.properties"), "cluster.name=" + name + "\n").toString());
+                Files.writeString(home.resolve("broker.properties"), "cluster.name=" + name + "\n"
+                        + String.join("\n", config) + "\n").toString());
         running.add(broker::close);
         return broker;
     }
@@ -509,17 +510,10 @@ class FailoverIT {
         TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
         adminA.createTopic(TOPIC, PARTITIONS, 0, Map.of());
         closing(MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b));
-        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(a).build())) {
-            for (int i = 0; i < 500; i++) {
-                for (int p = 0; p < PARTITIONS; p++) {
-                    producer.send(new ProducerRecord(TOPIC, p, null, ("p" + p + "-" + i).getBytes(),
-                            System.currentTimeMillis()));
-                }
-            }
-            producer.flush();
-        }
         TopicPartition p0 = new TopicPartition(TOPIC, 0);
         TopicPartition p1 = new TopicPartition(TOPIC, 1);
+        produce(a, p0, 0, 500);
+        produce(a, p1, 0, 500);
         TidemarkConsumer reader = closing(new TidemarkConsumer(ConsumerConfig.builder(a).group("reader")
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build()));
         reader.assign(List.of(p1));
@@ -593,6 +587,68 @@ class FailoverIT {
         List<ConsumerRecord> early = consumeToEnd(b, "early", adminB);
         assertEquals(400, early.stream().filter(r -> r.partition() == 0).count());
         assertEquals(50, early.stream().filter(r -> r.partition() == 1).count());
+    }
+
+    /**
+     * Records the source's retention removed before the mirror copied them are named in the plan as lost: the mirror
+     * copies 100 records of A and stops; A takes 200 more and its retention removes every closed segment; the mirror
+     * starts again and finds the hole; A dies. A group committed at 50 lost the records of the hole.
+     */
+    @Test
+    void recordsTheSourcesRetentionRemovedBeforeTheyWereCopiedAreCountedAsLost() throws Exception {
+        BrokerProcess brokerA = broker("A", "retention.check.interval.ms=100");
+        String a = brokerA.bootstrap();
+        String b = broker("B").bootstrap();
+        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(3_000).build()));
+        TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
+        TopicPartition tp = new TopicPartition("retained", 0);
+        adminA.createTopic(tp.topic(), 1, 0, Map.of("segment.bytes", "1000"));
+        MirrorProcess mirror = MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b);
+        produce(a, tp, 0, 100);
+        adminA.commitOffsets("g", Map.of(tp, new OffsetAndMetadata(50)));
+        await().atMost(TIMEOUT).ignoreException(TidemarkException.class).until(() -> logEnd(adminB, tp) == 100
+                && mirrorState(adminB, "g").checkpoints().containsKey(tp));
+        mirror.close();
+
+        produce(a, tp, 100, 200);
+        adminA.alterTopicConfig(tp.topic(), Map.of("retention.bytes", "0"), List.of());
+        await().atMost(TIMEOUT).until(() -> adminA.listOffsets(tp, OffsetSpec.earliest()).logStartOffset() > 100);
+        long logStartOfA = adminA.listOffsets(tp, OffsetSpec.earliest()).logStartOffset();
+        closing(MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b));
+        await().atMost(TIMEOUT).ignoreException(TidemarkException.class).until(() -> logEnd(adminB, tp)
+                == 100 + 300 - logStartOfA && mirrorState(adminB, "g").gaps().containsKey(tp));
+        assertEquals(List.of(List.of(100L, logStartOfA)), mirrorState(adminB, "g").gaps().get(tp).stream()
+                .map(gap -> List.of(gap.getFromOffset(), gap.getToOffset())).toList());
+        brokerA.kill();
+        long killedMs = System.currentTimeMillis();
+        await().atMost(TIMEOUT).until(() -> mirrorState(adminB, "g").lastHeartbeat()
+                .filter(h -> h.getMirrorTimeMs() > killedMs + 1_000).isPresent());
+
+        Tidemark.Result text = failover("plan", b, "g");
+        assertEquals(0, text.exitCode(), text.err());
+        System.out.print(text.out());
+        assertTrue(text.out().contains("; removed by retention: " + (logStartOfA - 100) + " on A before copied, 0 on B"),
+                text.out());
+        JsonObject row = failoverJson("plan", b, "g").getAsJsonArray("partitions").get(0).getAsJsonObject();
+        assertEquals(50, row.get("offset").getAsLong(), row.toString());
+        assertEquals(logStartOfA - 100, row.get("removedBySource").getAsLong(), row.toString());
+    }
+
+    /**
+     * Sends {@code count} records to {@code tp} of a cluster, with values from {@code first} on, in batches of 10
+     * (so small segments roll between them), and waits for each batch.
+     */
+    private static void produce(String bootstrap, TopicPartition tp, int first, int count) {
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap).build())) {
+            for (int i = first; i < first + count; i++) {
+                producer.send(new ProducerRecord(tp.topic(), tp.partition(), null, ("record-" + i).getBytes(),
+                        System.currentTimeMillis()));
+                if ((i - first) % 10 == 9) {
+                    producer.flush();
+                }
+            }
+            producer.flush();
+        }
     }
 
     /** The log end offset of a partition of a cluster. */

@@ -58,7 +58,7 @@ import java.util.OptionalLong;
  * plus what the group committed on the source after the checkpoint:
  * <ul>
  *   <li>at most the copies of the source partition at or above the checkpoint's source offset o (the last origin
- *       offset the target holds + 1 - o, not below 0);</li>
+ *       offset the target holds + 1 - o, less the records of the gaps above o, not below 0);</li>
  *   <li>estimated as min(that, round(r * (S - c))): r the group's {@link CommitRate} before the checkpoint, (o - o') /
  *       (c - c') from the checkpoint's previous reading (o', c') and its own (o, c), commit times of the source's
  *       clock; S when the mirror last heard from the source (the mirror's clock, so S - c also holds the clocks'
@@ -210,7 +210,8 @@ public final class FailoverPlanner {
         Optional<TargetFacts.Copy> last = target.lastCopy(tp, origin);
         long nextCopyAtOrAbove = copyOfCommitted.orElse(last.map(c -> c.offset() + 1).orElse(offset));
         long below = Math.max(0, nextCopyAtOrAbove - offset);
-        long above = last.map(c -> Math.max(0, c.originOffset() + 1 - committed)).orElse(0L);
+        long removedBySource = state.removedBySource(tp, Optional.of(checkpoint.getSourceTopic()), committed);
+        long above = last.map(c -> Math.max(0, c.originOffset() + 1 - committed - removedBySource)).orElse(0L);
         long estimate = CommitRate.of(checkpoint).map(r -> Math.min(above,
                 r.recordsIn(silentMs - checkpoint.getSourceCommitTimeMs()))).orElse(above);
         long removedOnTarget = misplaced ? 0 : Math.max(0, logStart - checkpointOffset);

@@ -318,6 +318,7 @@ class FailoverPlannerTest {
         assertEquals(OptionalLong.of(8), p0.offset(), "the target's log start");
         assertEquals(new Lost(0, 3, 2), p0.lost(), "A removed 6 to 8 above the group's 6 before they were copied; "
                 + "B removed the copies of 6 and 7");
+        assertEquals(OptionalLong.of(1), p0.rereadsAtMost(), "of the 4 origin offsets 6 to 9, only 9 was copied");
         assertEquals(new FailoverPlan.Totals(p0.rereads() + 3, 0, true, 3, 5), plan.totals());
     }
 
