@@ -79,6 +79,18 @@ public final class TargetOffsetLookup implements TargetPositions {
         return answer;
     }
 
+    /**
+     * The provenance of a target record; empty for one without, and for one whose provenance header is malformed: no
+     * mirror wrote that (brokers check every mirrored batch), a producer set the reserved header, and it is no copy.
+     */
+    public static Optional<ProvenanceHeaders.Provenance> provenance(ConsumerRecord record) {
+        try {
+            return ProvenanceHeaders.read(record.headers());
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The first copy of {@code origin} in [from, end); empty when there is none. */
     private Optional<Copy> firstCopyFrom(TopicPartition tp, OriginPartition origin, long from, long end) {
         long offset = from;
@@ -91,7 +103,7 @@ public final class TargetOffsetLookup implements TargetPositions {
                 if (record.offset() >= end) {
                     return Optional.empty();
                 }
-                Optional<ProvenanceHeaders.Provenance> provenance = ProvenanceHeaders.read(record.headers());
+                Optional<ProvenanceHeaders.Provenance> provenance = provenance(record);
                 if (provenance.isPresent() && provenance.get().origin().equals(origin)) {
                     return Optional.of(new Copy(record.offset(), provenance.get().originOffset()));
                 }

@@ -7,7 +7,6 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.checkpoint.TargetOffsetLookup;
 import io.tidemark.proto.record.OriginPartition;
-import io.tidemark.proto.record.ProvenanceHeaders;
 
 import java.util.List;
 import java.util.Optional;
@@ -101,7 +100,7 @@ public interface TargetFacts {
             public Optional<Copy> copyAt(TopicPartition tp, long offset, OriginPartition origin) {
                 // maxBytes 1: the fetch still returns the whole batch holding the offset.
                 return admin.read(tp, offset, 1).stream().filter(r -> r.offset() == offset).findFirst()
-                        .flatMap(r -> ProvenanceHeaders.read(r.headers()))
+                        .flatMap(TargetOffsetLookup::provenance)
                         .filter(p -> p.origin().equals(origin)).map(p -> new Copy(offset, p.originOffset()));
             }
 
