@@ -200,7 +200,8 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     private static OriginPartition origin(OriginPartitionRef ref) {
         try {
-            return new OriginPartition(ref.getCluster(), ref.getTopic(), ref.getPartition());
+            return new OriginPartition(ref.getCluster(), ref.getTopic(), TopicIds.fromBytes(ref.getTopicId()),
+                    ref.getPartition());
         } catch (IllegalArgumentException e) {
             throw Responses.invalid("OriginOffset origin: " + e.getMessage());
         }

@@ -255,9 +255,11 @@ class BrokerServerTest {
     @Test
     void originOffsetAnswersWhatMirroredBatchesStoredAndARestartKeepsIt() throws Exception {
         create("m", 1);
-        OriginPartition origin = new OriginPartition("A", "m", 0);
+        UUID originTopicId = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
+        OriginPartition origin = new OriginPartition("A", "m", originTopicId, 0);
         OriginOffsetRequest ask = OriginOffsetRequest.newBuilder().setTopic("m").setPartition(0)
-                .setOrigin(OriginPartitionRef.newBuilder().setCluster("A").setTopic("m").setPartition(0)).build();
+                .setOrigin(OriginPartitionRef.newBuilder().setCluster("A").setTopic("m")
+                        .setTopicId(TopicIds.toBytes(originTopicId)).setPartition(0)).build();
         assertEquals(OriginOffsetResponse.newBuilder().setHeld(false).build(), data.originOffset(ask));
         produce("m", 0, BASE_MS);
         ByteString copy = ByteString.copyFrom(new RecordBatchBuilder().mirrored()
@@ -272,8 +274,14 @@ class BrokerServerTest {
         assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, held.code());
         restart();
         assertEquals(42, data.originOffset(ask).getOriginOffset());
+        assertEquals(OriginOffsetResponse.newBuilder().setHeld(false).build(), data.originOffset(ask.toBuilder()
+                .setOrigin(ask.getOrigin().toBuilder().setTopicId(TopicIds.toBytes(new UUID(0, 1)))).build()),
+                "the origin topic created again under its name is another origin");
         assertEquals(ErrorCode.INVALID_REQUEST, error(() -> data.originOffset(ask.toBuilder()
-                .setOrigin(OriginPartitionRef.newBuilder().setCluster("a,b").setTopic("m")).build())).code());
+                .setOrigin(ask.getOrigin().toBuilder().setCluster("a,b")).build())).code());
+        assertEquals("OriginOffset origin: a topic id of 0 bytes is not one: a topic id is 16 bytes, a UUID's most "
+                + "significant 8 bytes then its least significant 8, big-endian", error(() -> data.originOffset(
+                ask.toBuilder().setOrigin(ask.getOrigin().toBuilder().clearTopicId()).build())).getMessage());
     }
 
     private FetchResponse fetchPinned(String topic, long offset, UUID topicId) {

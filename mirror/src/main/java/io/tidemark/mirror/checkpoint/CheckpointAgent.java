@@ -9,6 +9,7 @@ import io.tidemark.mirror.sink.OffsetMap;
 import io.tidemark.mirror.sink.PartitionCopier;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.MirrorCheckpoint;
@@ -138,6 +139,7 @@ public final class CheckpointAgent {
         }
         MirrorCheckpoint.Builder checkpoint = MirrorCheckpoint.newBuilder().setSourceCluster(sourceCluster)
                 .setTargetCluster(targetCluster).setGroup(group).setSourceTopic(copier.source().topic())
+                .setSourceTopicId(TopicIds.toBytes(copier.origin().topicId()))
                 .setPartition(copier.source().partition()).setTargetTopic(copier.target().topic())
                 .setSourceOffset(offset).setSourceCommitTimeMs(reading.commitTimeMs())
                 .setTargetOffset(targetOffset).setMirrorBehind(behind).setCheckpointTimeMs(nowMs);

@@ -10,6 +10,7 @@ import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
 import io.tidemark.mirror.failover.FailoverRequest.TimeChoice;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
@@ -150,7 +151,8 @@ public final class FailoverPlanner {
     private PartitionPlan exact(MirrorState state, TopicPartition tp, MirrorCheckpoint checkpoint, long silentMs) {
         OffsetLookup at = target.recordAt(tp, checkpoint.getTargetOffset());
         OptionalLong held = target.lastOriginOffset(tp, new OriginPartition(state.sourceCluster(),
-                checkpoint.getSourceTopic(), checkpoint.getPartition()));
+                checkpoint.getSourceTopic(), TopicIds.fromBytes(checkpoint.getSourceTopicId()),
+                checkpoint.getPartition()));
         long atMost = held.isPresent() ? Math.max(0, held.getAsLong() + 1 - checkpoint.getSourceOffset()) : 0;
         Optional<CommitRate> rate = CommitRate.of(checkpoint);
         long estimate = rate.map(r -> Math.min(atMost, r.recordsIn(silentMs - checkpoint.getSourceCommitTimeMs())))

@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 import static io.tidemark.mirror.failover.MirrorStates.BASE_MS;
+import static io.tidemark.mirror.failover.MirrorStates.ORDERS_ID;
 import static io.tidemark.mirror.failover.MirrorStates.behind;
 import static io.tidemark.mirror.failover.MirrorStates.checkpoint;
 import static io.tidemark.mirror.failover.MirrorStates.copying;
@@ -45,10 +46,10 @@ class FailoverPlannerTest {
 
     FailoverPlannerTest() {
         for (int i = 0; i < 10; i++) {
-            target.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, new OriginPartition("A", "orders", 0), i);
+            target.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, new OriginPartition("A", "orders", ORDERS_ID, 0), i);
         }
         for (int i = 0; i < 5; i++) {
-            target.copy(P1, BASE_MS + 2000L * i + 50, BASE_MS + 2000L * i, new OriginPartition("A", "orders", 1), i);
+            target.copy(P1, BASE_MS + 2000L * i + 50, BASE_MS + 2000L * i, new OriginPartition("A", "orders", ORDERS_ID, 1), i);
         }
     }
 
@@ -205,7 +206,7 @@ class FailoverPlannerTest {
 
     @Test
     void exactModeAfterOtherOriginsCountsOnlyTheSourcesCopies() {
-        OriginPartition c = new OriginPartition("C", "orders", 0);
+        OriginPartition c = new OriginPartition("C", "orders", ORDERS_ID, 0);
         target.copy(P0, BASE_MS + 10_050, BASE_MS + 10_000, c, 77).copy(P0, BASE_MS + 10_060, BASE_MS + 10_000, c, 78);
         FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 

@@ -1,22 +1,27 @@
 package io.tidemark.mirror.failover;
 
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import io.tidemark.proto.v1.PartitionBehind;
 
+import java.util.UUID;
+
 /** Builders of __mirror_state records for the failover tests: mirror A -> B, group g, topic orders. */
 final class MirrorStates {
     /** 2023-11-14T22:13:20Z. */
     static final long BASE_MS = 1_700_000_000_000L;
+    /** The id of topic orders on A. */
+    static final UUID ORDERS_ID = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
 
     private MirrorStates() {
     }
 
     static MirrorCheckpoint.Builder checkpoint(int partition, long sourceOffset, long targetOffset) {
         return MirrorCheckpoint.newBuilder().setSourceCluster("A").setTargetCluster("B").setGroup("g")
-                .setSourceTopic("orders").setPartition(partition).setTargetTopic("orders")
-                .setSourceOffset(sourceOffset).setTargetOffset(targetOffset);
+                .setSourceTopic("orders").setSourceTopicId(TopicIds.toBytes(ORDERS_ID)).setPartition(partition)
+                .setTargetTopic("orders").setSourceOffset(sourceOffset).setTargetOffset(targetOffset);
     }
 
     /** A heartbeat of A at {@code mirrorTimeMs} that last heard from A at {@code lastHeardMs}, nothing copied. */
