@@ -20,9 +20,9 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.ObjLongConsumer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.ObjLongConsumer;
 
 /**
  * Reads records from assigned partitions. {@link #poll} fetches every assigned partition at once (long poll,
