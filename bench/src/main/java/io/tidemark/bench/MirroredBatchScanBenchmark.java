@@ -16,6 +16,7 @@ import org.openjdk.jmh.annotations.State;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,7 +36,8 @@ public class MirroredBatchScanBenchmark {
 
     @Setup
     public void setUp() {
-        OriginPartition origin = new OriginPartition("dc-a", "orders", 3);
+        OriginPartition origin = new OriginPartition("dc-a", "orders", UUID.fromString(
+                "0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95"), 3);
         RecordBatchBuilder builder = new RecordBatchBuilder().mirrored();
         byte[] value = new byte[1024];
         for (int i = 0; i < RECORDS; i++) {

@@ -1,6 +1,7 @@
 package io.tidemark.cli;
 
 import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicSummary;
@@ -53,7 +54,8 @@ final class TopicsCommand {
         }
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, description = "List topics.")
+    @Command(name = "list", mixinStandardHelpOptions = true,
+            description = "List topics: their names, one a line (json: with partitions, replication factor and id).")
     static final class ListTopics implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -72,6 +74,7 @@ final class TopicsCommand {
                     if (output == OutputFormat.json) {
                         Map<String, Object> row = new LinkedHashMap<>();
                         row.put("topic", topic.getName());
+                        row.put("topicId", TopicIds.fromBytes(topic.getTopicId()).toString());
                         row.put("partitions", topic.getPartitions());
                         row.put("replicationFactor", topic.getReplicationFactor());
                         JsonLines.print(out, row);
@@ -85,7 +88,8 @@ final class TopicsCommand {
     }
 
     @Command(name = "describe", mixinStandardHelpOptions = true,
-            description = "Describe topics: per partition its leader, replicas, offsets, size and last ReceiveTime.")
+            description = "Describe topics: the topic's id, and per partition its leader, replicas, offsets, size and last "
+                    + "ReceiveTime.")
     static final class Describe implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -101,13 +105,14 @@ final class TopicsCommand {
             PrintWriter out = spec.commandLine().getOut();
             try (TidemarkAdmin admin = client.admin()) {
                 for (TopicDescription topic : admin.describeTopics(topics)) {
+                    String id = TopicIds.fromBytes(topic.getTopicId()).toString();
                     if (output == OutputFormat.text) {
-                        out.printf("Topic: %s  partitions: %d  replication factor: %d  overrides: %s%n",
-                                topic.getName(), topic.getPartitionsCount(), topic.getReplicationFactor(),
+                        out.printf("Topic: %s  id: %s  partitions: %d  replication factor: %d  overrides: %s%n",
+                                topic.getName(), id, topic.getPartitionsCount(), topic.getReplicationFactor(),
                                 overrides(topic));
                     }
                     for (PartitionDescription p : topic.getPartitionsList()) {
-                        print(out, topic.getName(), p);
+                        print(out, topic.getName(), id, p);
                     }
                 }
             }
@@ -120,10 +125,11 @@ final class TopicsCommand {
             return overrides.toString();
         }
 
-        private void print(PrintWriter out, String topic, PartitionDescription p) {
+        private void print(PrintWriter out, String topic, String id, PartitionDescription p) {
             if (output == OutputFormat.json) {
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("topic", topic);
+                row.put("topicId", id);
                 row.put("partition", p.getPartition());
                 row.put("leader", p.getLeaderNodeId());
                 row.put("replicas", p.getReplicaNodeIdsList());

@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.UUID;
 import java.util.zip.CRC32C;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
@@ -73,19 +74,20 @@ class StorageDemoCommandTest {
     void dumpLogPrintsTheProvenanceOfACopyAsItsFields() throws Exception {
         ByteBuffer batch = new RecordBatchBuilder().mirrored().append(1_700_000_000_000L, null, "v".getBytes(UTF_8),
                 ProvenanceHeaders.forCopy(List.of(new Header("h", "x".getBytes(UTF_8))),
-                        new OriginPartition("A", "orders", 0), 41, 1_700_000_000_001L)).build();
+                        new OriginPartition("A", "orders", UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95"), 0),
+                        41, 1_700_000_000_001L)).build();
         RecordBatchFormat.stamp(new CRC32C(), batch, 0, 0, 1_700_000_000_002L);
         Path log = Files.write(dir.resolve("00000000000000000000.log"), batch.array());
         assertEquals(0, run(new DumpLogCommand(), "--records", "--output", "json", log.toString()));
         assertEquals("{\"offset\":0,\"sendTime\":1700000000000,\"receiveTime\":1700000000002,\"value\":\"v\","
                 + "\"headers\":{\"h\":\"x\",\"tidemark.origin\":{\"cluster\":\"A\",\"topic\":\"orders\","
-                + "\"partition\":0,\"offset\":41,\"receiveTime\":1700000000001,\"path\":[\"A\"]}}}",
+                + "\"topicId\":\"0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95\",\"partition\":0,\"offset\":41,\"receiveTime\":1700000000001,\"path\":[\"A\"]}}}",
                 out.toString().split("\n")[1]);
         out.getBuffer().setLength(0);
         assertEquals(0, run(new DumpLogCommand(), "--records", log.toString()));
         assertEquals("| offset: 0 sendTime: 1700000000000 receiveTime: 1700000000002 key: null value: v headers: {h=x, "
-                + "tidemark.origin={cluster=A, topic=orders, partition=0, offset=41, receiveTime=1700000000001, "
-                + "path=[A]}}", out.toString().split("\n")[2]);
+                + "tidemark.origin={cluster=A, topic=orders, topicId=0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95, partition=0, "
+                + "offset=41, receiveTime=1700000000001, path=[A]}}", out.toString().split("\n")[2]);
     }
 
     @Test

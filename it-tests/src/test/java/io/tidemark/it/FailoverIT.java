@@ -21,6 +21,7 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -92,7 +93,8 @@ class FailoverIT {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
             .withZone(ZoneOffset.UTC);
 
-    @TempDir
+    /** Kept when a test fails: the brokers' and the mirror's logs are in it. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
     private final List<AutoCloseable> running = new ArrayList<>();
 
@@ -614,9 +616,14 @@ class FailoverIT {
         adminA.alterTopicConfig(tp.topic(), Map.of("retention.bytes", "0"), List.of());
         await().atMost(TIMEOUT).until(() -> adminA.listOffsets(tp, OffsetSpec.earliest()).logStartOffset() > 100);
         long logStartOfA = adminA.listOffsets(tp, OffsetSpec.earliest()).logStartOffset();
+        long restartedMs = System.currentTimeMillis();
         closing(MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b));
-        await().atMost(TIMEOUT).ignoreException(TidemarkException.class).until(() -> logEnd(adminB, tp)
-                == 100 + 300 - logStartOfA && mirrorState(adminB, "g").gaps().containsKey(tp));
+        await().atMost(TIMEOUT).ignoreException(TidemarkException.class).until(() -> {
+            MirrorState state = mirrorState(adminB, "g");
+            return logEnd(adminB, tp) == 100 + 300 - logStartOfA && state.gaps().containsKey(tp)
+                    && state.checkpoints().get(tp).getCheckpointTimeMs() > restartedMs
+                    && !state.checkpoints().get(tp).getMirrorBehind();
+        });
         assertEquals(List.of(List.of(100L, logStartOfA)), mirrorState(adminB, "g").gaps().get(tp).stream()
                 .map(gap -> List.of(gap.getFromOffset(), gap.getToOffset())).toList());
         brokerA.kill();

@@ -18,6 +18,7 @@ import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.ProvenanceHeaders.Provenance;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
@@ -36,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -43,14 +45,15 @@ import java.util.function.Predicate;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Mirrors as real {@code tidemark mirror} processes between clusters of real broker processes (single-node ones, and a
  * three-node target whose partition leader is killed): what a copy keeps and adds, two mirrors writing into one topic
  * (one copying day-old data), a mirror killed and restarted during a copy with a second one started by mistake, a
- * target leader dying during a copy, two clusters mirroring each other, and mirrors pointed at other clusters than
- * their names say. Every cluster has its name as cluster.name, so the mirrors take the target's name from the target
+ * target leader dying during a copy, two clusters mirroring each other, mirrors pointed at other clusters than
+ * their names say, and a source topic deleted and created again under its name while a mirror copies it. Every cluster has its name as cluster.name, so the mirrors take the target's name from the target
  * and check the source's.
  */
 class MirrorIT {
@@ -151,15 +154,25 @@ class MirrorIT {
         return ProvenanceHeaders.read(record.headers()).orElseThrow(() -> new AssertionError("no provenance: " + record));
     }
 
-    /** Checks a copy against its original: key, value, user headers and SendTime kept, one provenance header added. */
-    private static void assertCopy(ConsumerRecord copy, RecordMetadata original, String sourceName) {
+    /** The id of {@code topic} on the cluster at {@code bootstrap}. */
+    private UUID topicId(String bootstrap, String topic) {
+        return TopicIds.fromBytes(admin(bootstrap).describeTopics(List.of(topic)).get(0).getTopicId());
+    }
+
+    /**
+     * Checks a copy against its original: key, value, user headers and SendTime kept, one provenance header added,
+     * naming the source topic by its id.
+     */
+    private static void assertCopy(ConsumerRecord copy, RecordMetadata original, String sourceName,
+                                   UUID sourceTopicId) {
         String value = text(copy.value());
         assertEquals(original.sendTimeMs(), copy.sendTimeMs(), "SendTime of " + value);
         assertEquals(new Header("h", bytes(value)), copy.headers().get(0), "user header of " + value);
         assertEquals(List.of("h", ProvenanceHeaders.NAME), copy.headers().stream().map(Header::name).toList(),
                 "headers of " + value);
-        assertEquals(new Provenance(new OriginPartition(sourceName, original.topic(), original.partition()),
-                original.offset(), original.receiveTimeMs(), List.of(sourceName)), provenance(copy));
+        assertEquals(new Provenance(new OriginPartition(sourceName, original.topic(), sourceTopicId,
+                original.partition()), original.offset(), original.receiveTimeMs(), List.of(sourceName)),
+                provenance(copy));
     }
 
     /** The first __mirror_state record of the target that matches. */
@@ -194,6 +207,8 @@ class MirrorIT {
         Map<String, RecordMetadata> sent = produce(producer(a), "orders", 2, 400, "A", sendTime);
         adminA.commitOffsets("g", Map.of(new TopicPartition("orders", 0), new OffsetAndMetadata(123)));
 
+        UUID ordersId = topicId(a, "orders");
+
         mirror("mirror", a, "A", b);
         for (int p = 0; p < 2; p++) {
             TopicPartition tp = new TopicPartition("orders", p);
@@ -202,7 +217,7 @@ class MirrorIT {
                     + "-")).toList());
             for (ConsumerRecord copy : readChecked(b, tp, expected)) {
                 RecordMetadata original = sent.get(text(copy.value()));
-                assertCopy(copy, original, "A");
+                assertCopy(copy, original, "A", ordersId);
                 assertEquals(original.offset(), copy.offset(), "partition p to p, in order");
                 assertTrue(copy.receiveTimeMs() >= original.receiveTimeMs(), "the target stamps a fresh ReceiveTime");
             }
@@ -214,7 +229,8 @@ class MirrorIT {
                 && r.getCheckpoint().getSourceOffset() == 123 && !r.getCheckpoint().getMirrorBehind()).getCheckpoint();
         RecordMetadata lastConsumed = sent.get("A-0-122");
         assertEquals(MirrorCheckpoint.newBuilder().setSourceCluster("A").setTargetCluster("B").setGroup("g")
-                .setSourceTopic("orders").setPartition(0).setTargetTopic("orders").setSourceOffset(123)
+                .setSourceTopic("orders").setSourceTopicId(TopicIds.toBytes(ordersId)).setPartition(0)
+                .setTargetTopic("orders").setSourceOffset(123)
                 .setSourceCommitTimeMs(checkpoint.getSourceCommitTimeMs()).setTargetOffset(123)
                 .setLastConsumedKnown(true).setLastConsumedSendTimeMs(lastConsumed.sendTimeMs())
                 .setLastConsumedReceiveTimeMs(lastConsumed.receiveTimeMs())
@@ -228,8 +244,9 @@ class MirrorIT {
         adminA.createTopic("later", 1, 0, Map.of());
         Map<String, RecordMetadata> later = produce(producer(a), "later", 1, 10, "L", null);
         awaitEnd(adminB, new TopicPartition("later", 0), 10);
+        UUID laterId = topicId(a, "later");
         for (ConsumerRecord copy : readChecked(b, new TopicPartition("later", 0), later.keySet())) {
-            assertCopy(copy, later.get(text(copy.value())), "A");
+            assertCopy(copy, later.get(text(copy.value())), "A", laterId);
         }
 
         brokerA.kill();
@@ -238,6 +255,56 @@ class MirrorIT {
                 > killedMs + 2_000).getHeartbeat();
         assertTrue(silent.getLastHeardFromSourceMs() <= killedMs, "heartbeats go on and show when the source went "
                 + "silent: " + silent);
+    }
+
+    /**
+     * Issue 10: a source topic deleted and created again under its name while a mirror copies it. The new topic's
+     * offsets start at 0 again, below what the mirror copied of the old one; every record of the new topic arrives once,
+     * with provenance naming the new topic's id, first while it holds fewer records than the old one had, then past
+     * the old one's end. The old copies stay, and a group's checkpoint on the new topic translates into its copies.
+     */
+    @Test
+    void aSourceTopicDeletedAndCreatedAgainIsCopiedWholeAsANewOrigin() throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        TidemarkAdmin adminA = admin(a);
+        TidemarkAdmin adminB = admin(b);
+        TopicPartition t0 = new TopicPartition("t", 0);
+        adminA.createTopic("t", 1, 0, Map.of());
+        UUID oldId = topicId(a, "t");
+        Map<String, RecordMetadata> old = produce(producer(a), "t", 1, 300, "old", null);
+        mirror("a-to-b", a, "A", b);
+        awaitEnd(adminB, t0, 300);
+
+        adminA.deleteTopic("t");
+        adminA.createTopic("t", 1, 0, Map.of());
+        UUID newId = topicId(a, "t");
+        assertNotEquals(oldId, newId, "a new topic, a new id");
+        TidemarkProducer newTopicProducer = producer(a);
+        Map<String, RecordMetadata> fewer = produce(newTopicProducer, "t", 1, 100, "new", null);
+        awaitEnd(adminB, t0, 400);
+        Map<String, RecordMetadata> past = produce(newTopicProducer, "t", 1, 300, "past", null);
+        awaitEnd(adminB, t0, 700);
+
+        Map<String, RecordMetadata> all = new HashMap<>(old);
+        all.putAll(fewer);
+        all.putAll(past);
+        List<ConsumerRecord> copies = readChecked(b, t0, all.keySet());
+        for (ConsumerRecord copy : copies) {
+            String value = text(copy.value());
+            RecordMetadata original = all.get(value);
+            boolean ofOld = value.startsWith("old-");
+            assertCopy(copy, original, "A", ofOld ? oldId : newId);
+            assertEquals(ofOld ? original.offset() : 300 + original.offset(), copy.offset(),
+                    "the old copies stay at 0-299; the new topic's offsets 0-399 follow in order: " + value);
+        }
+        assertEquals(399, past.get("past-0-299").offset(), "the new topic grew past the old one's end (300)");
+
+        adminA.commitOffsets("g", Map.of(t0, new OffsetAndMetadata(150)));
+        MirrorCheckpoint checkpoint = awaitState(b, r -> r.hasCheckpoint() && r.getCheckpoint().getGroup().equals("g"))
+                .getCheckpoint();
+        assertEquals(TopicIds.toBytes(newId), checkpoint.getSourceTopicId());
+        assertEquals(450, checkpoint.getTargetOffset(), "the copy of the new topic's offset 150");
     }
 
     @Test
@@ -259,6 +326,7 @@ class MirrorIT {
 
         TopicPartition t0 = new TopicPartition("t", 0);
         awaitEnd(admin(b), t0, sent.size());
+        Map<String, UUID> sourceTopicIds = Map.of("A", topicId(a, "t"), "C", topicId(c, "t"));
         long[] nextOrigin = new long[2];
         Map<Long, Long> copiesOfA = new HashMap<>();
         for (ConsumerRecord copy : readChecked(b, t0, sent.keySet())) {
@@ -267,7 +335,7 @@ class MirrorIT {
                 copiesOfA.put(provenance(copy).originOffset(), copy.offset());
             }
             RecordMetadata original = sent.get(text(copy.value()));
-            assertCopy(copy, original, source);
+            assertCopy(copy, original, source, sourceTopicIds.get(source));
             int which = source.equals("A") ? 0 : 1;
             assertEquals(nextOrigin[which]++, provenance(copy).originOffset(), "each origin in order, once");
             if (source.equals("C")) {
@@ -337,6 +405,7 @@ class MirrorIT {
         killed.complete(null);
         Map<String, RecordMetadata> sent = load.get(60, TimeUnit.SECONDS);
 
+        UUID tId = topicId(a, "t");
         for (int p = 0; p < 2; p++) {
             TopicPartition tp = new TopicPartition("t", p);
             awaitEnd(adminB, tp, 6000);
@@ -344,7 +413,7 @@ class MirrorIT {
                     == tp.partition()).map(Map.Entry::getKey).toList());
             for (ConsumerRecord copy : readChecked(b, tp, expected)) {
                 RecordMetadata original = sent.get(text(copy.value()));
-                assertCopy(copy, original, "A");
+                assertCopy(copy, original, "A", tId);
                 assertEquals(original.offset(), copy.offset(), "every source record once, in order");
             }
         }
@@ -383,9 +452,10 @@ class MirrorIT {
         killed.complete(null);
         Map<String, RecordMetadata> sent = load.get(60, TimeUnit.SECONDS);
         awaitEnd(adminB, t0, 4000);
+        UUID tId = topicId(a, "t");
         for (ConsumerRecord copy : readChecked(b.bootstrap(), t0, sent.keySet())) {
             RecordMetadata original = sent.get(text(copy.value()));
-            assertCopy(copy, original, "A");
+            assertCopy(copy, original, "A", tId);
             assertEquals(original.offset(), copy.offset(), "every source record once, in order");
         }
     }
@@ -410,6 +480,7 @@ class MirrorIT {
         await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() ->
                 adminA.listOffsets(t0, OffsetSpec.latest()).offset() == 1000
                         && adminB.listOffsets(t0, OffsetSpec.latest()).offset() == 1000);
+        Map<String, UUID> ids = Map.of("A", topicId(a, "t"), "B", topicId(b, "t"));
         for (String cluster : List.of("A", "B")) {
             String bootstrap = cluster.equals("A") ? a : b;
             for (ConsumerRecord record : readChecked(bootstrap, t0, all)) {
@@ -419,8 +490,8 @@ class MirrorIT {
                 assertEquals(!local, provenance.isPresent(), "only copies carry provenance: " + value);
                 assertFalse(ProvenanceHeaders.crossed(record.headers(), cluster), "nothing came back: " + value);
                 if (!local) {
-                    assertCopy(record, (cluster.equals("A") ? fromB : fromA).get(value), cluster.equals("A") ? "B"
-                            : "A");
+                    String source = cluster.equals("A") ? "B" : "A";
+                    assertCopy(record, (cluster.equals("A") ? fromB : fromA).get(value), source, ids.get(source));
                 }
             }
         }
@@ -444,7 +515,7 @@ class MirrorIT {
         TopicPartition t0 = new TopicPartition("t", 0);
         awaitEnd(admin(b), t0, 10);
         for (ConsumerRecord copy : readChecked(b, t0, sent.keySet())) {
-            assertCopy(copy, sent.get(text(copy.value())), "A");
+            assertCopy(copy, sent.get(text(copy.value())), "A", topicId(a, "t"));
         }
 
         assertRefused(wrongSource, "--source", a, "--source-name", "C", "--target", b);

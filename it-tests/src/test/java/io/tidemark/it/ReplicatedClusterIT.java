@@ -15,6 +15,7 @@ import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
@@ -32,6 +33,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -67,6 +69,7 @@ class ReplicatedClusterIT {
     @Test
     void produceAndConsumeThroughAnyBrokerAndSurviveALeaderCrash() throws Exception {
         startCluster(SNAPSHOTS_OFTEN);
+        UUID createdId;
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             TidemarkException tooLarge = assertThrows(TidemarkException.class,
                     () -> admin.createTopic("huge", 1, 3, Map.of("max.batch.bytes", "1048576")));
@@ -76,6 +79,7 @@ class ReplicatedClusterIT {
                     + "raft.log.write.buffer.bytes on every broker", tooLarge.getMessage());
             TopicDescription created = admin.createTopic("orders", 3, 3, Map.of());
             assertEquals(3, created.getReplicationFactor());
+            createdId = TopicIds.fromBytes(created.getTopicId());
             await().atMost(Duration.ofSeconds(60)).until(() -> admin.describeTopics(List.of("orders")).get(0)
                     .getPartitionsList().stream().allMatch(p -> p.getLeaderNodeId() > 0));
         }
@@ -99,6 +103,8 @@ class ReplicatedClusterIT {
             });
         }
         assertEquals(900, records.size(), "every acknowledged record, exactly once");
+        assertEquals(Map.of(1, createdId, 2, createdId, 3, createdId), topicIdOnEachBroker("orders"),
+                "every broker applied the id the creating broker chose, the restarted one too");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             int leader = leaderOf(0);
             assertEquals("NOT_LEADER: node " + leader + " leads orders-0, not this broker",
@@ -181,6 +187,17 @@ class ReplicatedClusterIT {
     }
 
     /** The error a ListOffsets and a Fetch of orders-0 get from node {@code follower} (they must be the same). */
+    /** The id each broker gives {@code topic}, by node id. */
+    private Map<Integer, UUID> topicIdOnEachBroker(String topic) {
+        Map<Integer, UUID> ids = new HashMap<>();
+        for (int node = 1; node <= 3; node++) {
+            try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.clientAddress(node)).build())) {
+                ids.put(node, TopicIds.fromBytes(admin.describeTopics(List.of(topic)).get(0).getTopicId()));
+            }
+        }
+        return ids;
+    }
+
     private String followerAnswer(int follower) throws InterruptedException {
         ManagedChannel channel = NettyChannelBuilder.forTarget(cluster.clientAddress(follower)).usePlaintext().build();
         try {

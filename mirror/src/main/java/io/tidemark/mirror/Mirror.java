@@ -19,6 +19,7 @@ import io.tidemark.mirror.sink.TargetPartitions;
 import io.tidemark.mirror.source.SourceLoop;
 import io.tidemark.mirror.source.TopicDiscovery;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +28,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -108,7 +110,7 @@ public final class Mirror implements Closeable {
                 .build());
         this.timers = Executors.newScheduledThreadPool(2, daemon("tidemark-mirror-timer"));
         this.heartbeatTimer = Executors.newSingleThreadScheduledExecutor(daemon("tidemark-mirror-heartbeat"));
-        this.sourceLoop = new SourceLoop(consumer, metrics, clock, timers, config.maxBacklogBytes(),
+        this.sourceLoop = new SourceLoop(consumer, metrics, clock, config.maxBacklogBytes(),
                 config.maxBytesPerSecond());
     }
 
@@ -193,8 +195,9 @@ public final class Mirror implements Closeable {
         TopicDiscovery discovery = new TopicDiscovery(sourceAdmin, targetAdmin, config, metrics, clock,
                 new TopicDiscovery.Listener() {
                     @Override
-                    public void added(TopicPartition source, String targetTopic) {
-                        addPartition(source, targetTopic);
+                    public void added(TopicPartition source, UUID sourceTopicId, String targetTopic) {
+                        addPartition(new OriginPartition(names.source(), source.topic(), sourceTopicId,
+                                source.partition()), targetTopic);
                     }
 
                     @Override
@@ -216,11 +219,10 @@ public final class Mirror implements Closeable {
                 names.source(), names.target(), config.topics(), config.topicPrefix(), config.groups());
     }
 
-    private void addPartition(TopicPartition source, String targetTopic) {
-        PartitionCopier copier = new PartitionCopier(source, new TopicPartition(targetTopic, source.partition()),
-                names.source(), names.target(), config.maxBatchBytes(), TargetPartitions.over(writer),
-                sourceLoop, timers, metrics);
-        copiers.put(source, copier);
+    private void addPartition(OriginPartition origin, String targetTopic) {
+        PartitionCopier copier = new PartitionCopier(origin, new TopicPartition(targetTopic, origin.partition()),
+                names.target(), config.maxBatchBytes(), TargetPartitions.over(writer), sourceLoop, timers, metrics);
+        copiers.put(copier.source(), copier);
         sourceLoop.add(copier);
         copier.start();
     }

@@ -11,8 +11,9 @@ import java.util.Optional;
 
 /**
  * What a partition holds of each origin partition it has mirrored records of, so a record is copied into it at
- * most once: per origin partition (cluster, topic, partition), the last origin offset held and where that record
- * is ({@link HeldOrigin}).
+ * most once: per origin partition (cluster, topic, topic id, partition), the last origin offset held and where that
+ * record is ({@link HeldOrigin}). The topic id makes a topic deleted and created again on the origin cluster a new
+ * origin: its records, whose offsets start again, are taken from its first one instead of refused as held.
  * <ul>
  *   <li>A mirrored batch whose first origin offset is at or below the last held is refused whole with
  *       ORIGIN_OFFSET_HELD, naming the last held; a mirror then asks for it (the OriginOffset RPC) and continues

@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.zip.CRC32C;
 
 /**
@@ -35,7 +36,7 @@ import java.util.zip.CRC32C;
  * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  * |                 CRC32C of bytes 4 to the end                  |  0
  * +---------------------------------------------------------------+
- * |                      Version (int32) = 1                      |  4
+ * |                      Version (int32) = 2                      |  4
  * +---------------------------------------------------------------+
  * |                       Offset (int64)                          |  8
  * |                                                               |
@@ -44,28 +45,47 @@ import java.util.zip.CRC32C;
  * +---------------------------------------------------------------+
  * |                  Entries (Entry Count of them)               ... 20
  * +---------------------------------------------------------------+
- * Entry:
- *   int16   cluster name length C, then C bytes UTF-8
- *   int16   topic length T, then T bytes UTF-8
- *   int32   origin partition
- *   int64   last origin offset held
- *   int64   offset of that record in this partition
+ * Entry (C and T bytes of names, so the fields after them lie at no fixed offset):
+ * +---------------------------------------------------------------+
+ * |   Cluster Length C (int16)    |  Cluster (C bytes, UTF-8)    ...
+ * +---------------------------------------------------------------+
+ * |    Topic Length T (int16)     |   Topic (T bytes, UTF-8)     ...
+ * +---------------------------------------------------------------+
+ * |             Topic Id, most significant bits (int64)           |
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |            Topic Id, least significant bits (int64)           |
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |                  Origin Partition (int32)                     |
+ * +---------------------------------------------------------------+
+ * |              Last Origin Offset Held (int64)                  |
+ * |                                                               |
+ * +---------------------------------------------------------------+
+ * |      Offset of that record in this partition (int64)          |
+ * |                                                               |
+ * +---------------------------------------------------------------+
  * </pre>
- * Offset repeats the file name so a renamed file is caught. Entries are sorted (cluster, topic, partition), so equal
- * tables give equal bytes on every replica. The CRC covers everything after it: a torn or damaged file is ignored
- * (with a warning) and the rebuild falls back to an earlier snapshot, or to the log start: slower, and when
- * retention already deleted the segments that older entries came from, those entries are lost (a mirror would
- * copy those records again). Written to a {@code .tmp} file, fsynced, renamed, and the directory fsynced.
+ * An entry is one origin partition: the origin topic's id ({@link io.tidemark.proto.record.TopicIds}) is part of it,
+ * so a topic deleted and created again under the same name is another origin, whose offsets start again. Offset repeats the file name so a renamed file is
+ * caught. Entries are sorted (cluster, topic, topic id, partition), so equal tables give equal bytes on every
+ * replica. The CRC covers everything after it: a torn or damaged file is ignored (with a warning) and the rebuild
+ * falls back to an earlier snapshot, or to the log start: slower, and when retention already deleted the segments
+ * that older entries came from, those entries are lost (a mirror would copy those records again). A version-1 file
+ * (the same without Topic Id, written before topic ids) is ignored the same way. Written to a {@code .tmp} file,
+ * fsynced, renamed, and the directory fsynced.
  */
 final class OriginSnapshotFile {
     static final String SUFFIX = ".origins";
     private static final Logger LOG = LoggerFactory.getLogger(OriginSnapshotFile.class);
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
     private static final int CRC_OFFSET = 0;
     private static final int VERSION_OFFSET = CRC_OFFSET + 4;
     private static final int SNAPSHOT_OFFSET_OFFSET = VERSION_OFFSET + 4;
     private static final int COUNT_OFFSET = SNAPSHOT_OFFSET_OFFSET + 8;
     private static final int ENTRIES_OFFSET = COUNT_OFFSET + 4;
+    /** An entry's bytes after its names: topic id (16), partition (4), origin offset (8), offset (8). */
+    private static final int ENTRY_FIXED_BYTES = 16 + 4 + 8 + 8;
 
     private OriginSnapshotFile() {
     }
@@ -77,11 +97,12 @@ final class OriginSnapshotFile {
     /** The bytes of a snapshot of {@code entries} as of {@code offset}. */
     static byte[] encode(long offset, Map<OriginPartition, HeldOrigin> entries) {
         TreeSet<OriginPartition> sorted = new TreeSet<>(Comparator.comparing(OriginPartition::cluster)
-                .thenComparing(OriginPartition::topic).thenComparingInt(OriginPartition::partition));
+                .thenComparing(OriginPartition::topic).thenComparing(OriginPartition::topicId)
+                .thenComparingInt(OriginPartition::partition));
         sorted.addAll(entries.keySet());
         int size = ENTRIES_OFFSET;
         for (OriginPartition origin : sorted) {
-            size += 2 + utf8(origin.cluster()).length + 2 + utf8(origin.topic()).length + 4 + 8 + 8;
+            size += 2 + utf8(origin.cluster()).length + 2 + utf8(origin.topic()).length + ENTRY_FIXED_BYTES;
         }
         ByteBuffer buffer = ByteBuffer.allocate(size);
         buffer.position(VERSION_OFFSET);
@@ -90,6 +111,8 @@ final class OriginSnapshotFile {
             HeldOrigin held = entries.get(origin);
             putString(buffer, origin.cluster());
             putString(buffer, origin.topic());
+            buffer.putLong(origin.topicId().getMostSignificantBits())
+                    .putLong(origin.topicId().getLeastSignificantBits());
             buffer.putInt(origin.partition()).putLong(held.originOffset()).putLong(held.offset());
         }
         buffer.putInt(CRC_OFFSET, crc(buffer.array()));
@@ -136,7 +159,8 @@ final class OriginSnapshotFile {
         buffer.position(ENTRIES_OFFSET);
         Map<OriginPartition, HeldOrigin> entries = new HashMap<>();
         for (int i = 0; i < count; i++) {
-            OriginPartition origin = new OriginPartition(getString(buffer), getString(buffer), buffer.getInt());
+            OriginPartition origin = new OriginPartition(getString(buffer), getString(buffer),
+                    new UUID(buffer.getLong(), buffer.getLong()), buffer.getInt());
             entries.put(origin, new HeldOrigin(buffer.getLong(), buffer.getLong()));
         }
         if (buffer.hasRemaining()) {

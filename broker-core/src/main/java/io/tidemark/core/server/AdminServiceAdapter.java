@@ -28,6 +28,7 @@ import io.tidemark.proto.v1.TopicSummary;
 import io.tidemark.proto.v1.TransferLeadershipRequest;
 import io.tidemark.proto.v1.TransferLeadershipResponse;
 import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.record.TopicIds;
 
 import java.util.List;
 
@@ -74,7 +75,8 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
             for (Topic topic : topics.topics()) {
                 if (request.getIncludeInternal() || !topic.internal()) {
                     response.addTopics(TopicSummary.newBuilder().setName(topic.name())
-                            .setPartitions(topic.partitions().size()).setReplicationFactor(topic.replicationFactor()));
+                            .setTopicId(TopicIds.toBytes(topic.id())).setPartitions(topic.partitions().size())
+                            .setReplicationFactor(topic.replicationFactor()));
                 }
             }
             return response.build();
@@ -148,7 +150,8 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
 
     private static TopicDescription describe(Topic topic) {
         TopicDescription.Builder description = TopicDescription.newBuilder().setName(topic.name())
-                .setReplicationFactor(topic.replicationFactor()).putAllConfigs(topic.config().toMap())
+                .setTopicId(TopicIds.toBytes(topic.id())).setReplicationFactor(topic.replicationFactor())
+                .putAllConfigs(topic.config().toMap())
                 .addAllOverriddenKeys(topic.overrides().keySet().stream().sorted().toList());
         for (Partition partition : topic.partitions()) {
             PartitionStatus status = partition.status();

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.time.InstantSource;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -53,7 +54,7 @@ public final class BrokerServer implements Closeable {
         BrokerMetrics metrics = new BrokerMetrics(registry);
         TopicRegistry topics = TopicRegistry.open(config.dataDir(), config.topicDefaults(),
                 (id, dir, topicConfig) -> LocalPartition.open(id, config.nodeId(), dir, topicConfig, clock),
-                new TopicRegistry.Limits(config.maxPartitionsPerTopic(), 1), metrics);
+                new TopicRegistry.Limits(config.maxPartitionsPerTopic(), 1), metrics, UUID::randomUUID);
         try {
             Topic offsetsTopic = topics.ensureInternal(GroupOffsetStore.TOPIC, 1, GroupOffsetStore.TOPIC_CONFIG);
             topics.ensureInternal(MirrorStateFormat.TOPIC, MirrorStateFormat.PARTITIONS, MirrorStateFormat.TOPIC_CONFIG);

@@ -28,17 +28,21 @@ import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.v1.TopicInfo;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.TopicIds;
 
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The data path's gRPC service: decodes requests, checks them against the broker's limits, and hands them to
  * the {@link Partition} they name. Produce and long-polling Fetch complete asynchronously, so no gRPC thread
- * waits for a disk or for data.
+ * waits for a disk or for data. A Fetch pinned to a topic id reads only the topic of that id: a topic of the same name
+ * with another id (the one asked for was deleted and the name created again) is UNKNOWN_TOPIC_ID, checked on the topic
+ * the partition is taken from.
  */
 final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase {
     private final Topics topics;
@@ -89,12 +93,15 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     @Override
     public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
         Timer.Context timer = metrics.fetchLatency().time();
+        Topic topic;
         Partition partition;
         CompletableFuture<Void> appended;
         boolean waitForData;
         try {
             checkFetchLimits(request);
-            partition = topics.partition(request.getTopic(), request.getPartition());
+            topic = topics.topic(request.getTopic());
+            pinnedId(request).ifPresent(topic::checkId);
+            partition = topic.partition(request.getPartition());
             partition.checkClientReadable();
             appended = partition.nextAppend();
             waitForData = request.getMaxWaitMs() > 0 && request.getOffset() == partition.highWatermark();
@@ -104,11 +111,20 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             return;
         }
         if (!waitForData) {
-            answerFetch(request, partition, observer, timer);
+            answerFetch(request, topic.id(), partition, observer, timer);
             return;
         }
         appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
-                .whenComplete((v, t) -> answerFetch(request, partition, observer, timer));
+                .whenComplete((v, t) -> answerFetch(request, topic.id(), partition, observer, timer));
+    }
+
+    private static Optional<UUID> pinnedId(FetchRequest request) {
+        try {
+            return TopicIds.optional(request.getTopicId());
+        } catch (IllegalArgumentException e) {
+            throw Responses.invalid("Fetch topic_id: " + e.getMessage() + "; empty reads whichever topic has the "
+                    + "name");
+        }
     }
 
     private void checkFetchLimits(FetchRequest request) {
@@ -122,14 +138,15 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         }
     }
 
-    private void answerFetch(FetchRequest request, Partition partition, StreamObserver<FetchResponse> observer,
-                             Timer.Context timer) {
+    private void answerFetch(FetchRequest request, UUID topicId, Partition partition,
+                             StreamObserver<FetchResponse> observer, Timer.Context timer) {
         responses.respond(observer, () -> {
             try {
                 LogReadResult read = partition.read(request.getOffset(), request.getMaxBytes());
                 metrics.fetched(read.batches().remaining());
                 return FetchResponse.newBuilder().setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
-                        .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset()).build();
+                        .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset())
+                        .setTopicId(TopicIds.toBytes(topicId)).build();
             } finally {
                 timer.stop();
             }
@@ -183,7 +200,8 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     private static OriginPartition origin(OriginPartitionRef ref) {
         try {
-            return new OriginPartition(ref.getCluster(), ref.getTopic(), ref.getPartition());
+            return new OriginPartition(ref.getCluster(), ref.getTopic(), TopicIds.fromBytes(ref.getTopicId()),
+                    ref.getPartition());
         } catch (IllegalArgumentException e) {
             throw Responses.invalid("OriginOffset origin: " + e.getMessage());
         }
@@ -203,7 +221,8 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             cluster.brokers().forEach(b -> response.addBrokers(BrokerInfo.newBuilder().setNodeId(b.getNodeId())
                     .setAddress(b.getAddress())));
             for (Topic topic : wanted) {
-                TopicInfo.Builder info = TopicInfo.newBuilder().setName(topic.name());
+                TopicInfo.Builder info = TopicInfo.newBuilder().setName(topic.name())
+                        .setTopicId(TopicIds.toBytes(topic.id()));
                 for (Partition partition : topic.partitions()) {
                     PartitionStatus status = partition.status();
                     info.addPartitions(PartitionInfo.newBuilder().setPartition(partition.id().partition())

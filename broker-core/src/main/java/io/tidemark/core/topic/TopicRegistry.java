@@ -20,12 +20,15 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The topics of this broker and their partitions, kept under {@code <data.dir>/topics/<name>/}: a
  * {@link TopicMetadataFile} and one directory per partition ({@code 0}, {@code 1}, ...). Creating, altering and
- * deleting topics goes through here; partitions are opened by a {@link PartitionFactory}, so a replicated broker
+ * deleting topics goes through here; a topic created gets an id from the registry's source of ids (random in
+ * production), and so does a topic whose file predates ids, when it is opened; partitions are opened by a {@link PartitionFactory}, so a replicated broker
  * can put Raft groups behind the same registry.
  *
  * <p>Thread-safe: topic changes are serialized; lookups read a concurrent map.
@@ -53,33 +56,38 @@ public final class TopicRegistry implements Topics, Closeable {
     private final PartitionFactory factory;
     private final Limits limits;
     private final ReplicaListener replicaListener;
+    private final Supplier<UUID> ids;
     private final Map<String, Topic> topics = new ConcurrentHashMap<>();
 
     private TopicRegistry(Path dataDir, Map<String, String> topicDefaults, PartitionFactory factory, Limits limits,
-                          ReplicaListener replicaListener) {
+                          ReplicaListener replicaListener, Supplier<UUID> ids) {
         this.dataDir = dataDir;
         this.topicDefaults = Map.copyOf(topicDefaults);
         this.factory = factory;
         this.limits = limits;
         this.replicaListener = replicaListener;
+        this.ids = ids;
     }
 
     /**
      * Opens every topic under {@code dataDir} and finishes deletions a crash interrupted.
      *
      * @param replicaListener told of every partition opened, created or deleted (all are held here)
+     * @param ids             the id of each topic created, and of each topic opened whose file has none (written
+     *                        before topic ids); {@code UUID::randomUUID} but in tests
      */
     public static TopicRegistry open(Path dataDir, Map<String, String> topicDefaults, PartitionFactory factory,
-                                     Limits limits, ReplicaListener replicaListener) throws IOException {
+                                     Limits limits, ReplicaListener replicaListener, Supplier<UUID> ids)
+            throws IOException {
         TopicConfig.parse(topicDefaults);
-        TopicRegistry registry = new TopicRegistry(dataDir, topicDefaults, factory, limits, replicaListener);
+        TopicRegistry registry = new TopicRegistry(dataDir, topicDefaults, factory, limits, replicaListener, ids);
         Files.createDirectories(dataDir.resolve(TOPICS_DIR));
         DurableFiles.deleteTree(dataDir.resolve(DELETED_DIR));
         try (DirectoryStream<Path> dirs = Files.newDirectoryStream(dataDir.resolve(TOPICS_DIR))) {
             for (Path dir : dirs) {
                 if (Files.exists(dir.resolve(TopicMetadataFile.NAME))) {
                     String name = dir.getFileName().toString();
-                    Topic topic = registry.openTopic(name, TopicMetadataFile.read(dir));
+                    Topic topic = registry.openTopic(name, TopicMetadataFile.load(dir, ids));
                     registry.topics.put(name, topic);
                     topic.partitions().forEach(replicaListener::holding);
                 } else {
@@ -98,7 +106,8 @@ public final class TopicRegistry implements Topics, Closeable {
         for (int p = 0; p < contents.partitions(); p++) {
             partitions.add(factory.open(new TopicPartition(name, p), dir.resolve(Integer.toString(p)), config));
         }
-        return new Topic(name, contents.replicationFactor(), contents.overrides(), config, partitions);
+        return new Topic(name, contents.id(), contents.replicationFactor(), contents.overrides(), config,
+                partitions);
     }
 
     private TopicConfig effectiveConfig(Map<String, String> overrides) {
@@ -149,13 +158,14 @@ public final class TopicRegistry implements Topics, Closeable {
         effectiveConfig(overrides);
         Path dir = topicDir(name);
         Files.createDirectories(dir);
-        TopicMetadataFile.Contents contents = new TopicMetadataFile.Contents(partitions, factor, overrides);
+        TopicMetadataFile.Contents contents = new TopicMetadataFile.Contents(ids.get(), partitions, factor,
+                overrides);
         TopicMetadataFile.write(dir, contents);
         Topic topic = openTopic(name, contents);
         topics.put(name, topic);
         topic.partitions().forEach(replicaListener::holding);
-        LOG.info("Created topic {} with {} partitions, replication factor {}, overrides {}", name, partitions, factor,
-                overrides);
+        LOG.info("Created topic {} (id {}) with {} partitions, replication factor {}, overrides {}", name, topic.id(),
+                partitions, factor, overrides);
         return topic;
     }
 
@@ -167,10 +177,10 @@ public final class TopicRegistry implements Topics, Closeable {
         remove.forEach(overrides::remove);
         overrides.putAll(set);
         TopicConfig config = effectiveConfig(overrides);
-        TopicMetadataFile.write(topicDir(name), new TopicMetadataFile.Contents(topic.partitions().size(),
+        TopicMetadataFile.write(topicDir(name), new TopicMetadataFile.Contents(topic.id(), topic.partitions().size(),
                 topic.replicationFactor(), overrides));
         topic.partitions().forEach(p -> p.updateConfig(config));
-        Topic altered = new Topic(name, topic.replicationFactor(), overrides, config, topic.partitions());
+        Topic altered = new Topic(name, topic.id(), topic.replicationFactor(), overrides, config, topic.partitions());
         topics.put(name, altered);
         LOG.info("Altered topic {}: overrides now {}", name, overrides);
         return altered;
@@ -193,7 +203,7 @@ public final class TopicRegistry implements Topics, Closeable {
         Path moved = deleted.resolve(name + "-" + System.nanoTime());
         Files.move(topicDir(name), moved);
         DurableFiles.deleteTree(moved);
-        LOG.info("Deleted topic {}", name);
+        LOG.info("Deleted topic {} (id {})", name, topic.id());
     }
 
     @Override

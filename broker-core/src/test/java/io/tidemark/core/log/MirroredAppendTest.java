@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
 import static io.tidemark.core.log.LogTestUtils.BASE_MS;
 import static io.tidemark.core.log.LogTestUtils.config;
@@ -23,9 +24,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A partition stores each mirrored record once: it keeps the last origin offset per origin partition. */
 class MirroredAppendTest {
-    private static final OriginPartition A0 = new OriginPartition("A", "t", 0);
-    private static final OriginPartition C0 = new OriginPartition("C", "t", 0);
-    /** segment.bytes that holds two of {@link #mirrored}'s batches of two records (148 to 150 bytes each). */
+    private static final UUID T_ID = new UUID(0x7a, 1);
+    /** The id of A's topic t after it was deleted and created again. */
+    private static final UUID T_RECREATED_ID = new UUID(0x7a, 2);
+    private static final OriginPartition A0 = new OriginPartition("A", "t", T_ID, 0);
+    private static final OriginPartition C0 = new OriginPartition("C", "t", T_ID, 0);
+    /** segment.bytes that holds two of {@link #mirrored}'s batches of two records (180 to 182 bytes each). */
     private static final String TWO_BATCHES_BYTES = "400";
     /** segment.bytes that holds one of {@link #mirrored}'s batches. */
     private static final String ONE_BATCH_BYTES = "200";
@@ -40,7 +44,8 @@ class MirroredAppendTest {
             builder.producer(producerId, (short) 0, sequence);
         }
         for (long offset : originOffsets) {
-            builder.append(BASE_MS - 86_400_000, null, LogTestUtils.bytes(origin + "@" + offset),
+            builder.append(BASE_MS - 86_400_000, null, LogTestUtils.bytes(origin.cluster() + ":" + origin.topic() + "-"
+                            + origin.partition() + "@" + offset),
                     ProvenanceHeaders.forCopy(List.of(), origin, offset, BASE_MS - 1000));
         }
         return builder.build();
@@ -61,9 +66,9 @@ class MirroredAppendTest {
             assertEquals(Optional.of(new HeldOrigin(2, 2)), log.heldOrigin(A0));
             TidemarkException overlap = refused(log, mirrored(A0, 2, 3, 4));
             assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, overlap.code());
-            assertEquals("this partition holds A:t-0 up to origin offset 2 (at offset 2); the mirrored batch starts "
-                    + "at origin offset 2 and was not stored: a record is copied once, continue at origin offset 3",
-                    overlap.getMessage());
+            assertEquals("this partition holds A:t-0 (topic id 00000000-0000-007a-0000-000000000001) up to origin "
+                    + "offset 2 (at offset 2); the mirrored batch starts at origin offset 2 and was not stored: a "
+                    + "record is copied once, continue at origin offset 3", overlap.getMessage());
             assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, refused(log, mirrored(A0, 0)).code());
             assertEquals(3, log.logEndOffset(), "nothing of a refused batch is stored");
             assertEquals(new AppendResult(3, 4, BASE_MS), log.append(mirrored(A0, 3, 4), BASE_MS));
@@ -85,10 +90,34 @@ class MirroredAppendTest {
             log.append(mirrored(A0, 5), BASE_MS);
             log.append(LogTestUtils.singleRecordBatch(1, BASE_MS), BASE_MS);
             log.append(mirrored(C0, 5), BASE_MS);
-            log.append(mirrored(new OriginPartition("A", "t", 1), 0), BASE_MS);
+            log.append(mirrored(new OriginPartition("A", "t", T_ID, 1), 0), BASE_MS);
             assertEquals(Optional.of(new HeldOrigin(5, 0)), log.heldOrigin(A0));
             assertEquals(Optional.of(new HeldOrigin(5, 2)), log.heldOrigin(C0));
-            assertEquals(Optional.empty(), log.heldOrigin(new OriginPartition("B", "t", 0)));
+            assertEquals(Optional.empty(), log.heldOrigin(new OriginPartition("B", "t", T_ID, 0)));
+        }
+    }
+
+    /**
+     * A's topic t deleted and created again starts at offset 0: its copies are another origin, taken from the first,
+     * while what the partition holds of the old topic stays (also through the snapshots, after a reopen).
+     */
+    @Test
+    void aTopicCreatedAgainUnderItsNameIsANewOrigin() throws Exception {
+        OriginPartition recreated = new OriginPartition("A", "t", T_RECREATED_ID, 0);
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", ONE_BATCH_BYTES), BASE_MS)) {
+            for (int i = 0; i < 5; i++) {
+                log.append(mirrored(A0, 2 * i, 2 * i + 1), BASE_MS);
+            }
+            assertEquals(new AppendResult(10, 11, BASE_MS), log.append(mirrored(recreated, 0, 1), BASE_MS),
+                    "not ORIGIN_OFFSET_HELD: the old topic's offset 9 says nothing of the new topic's 0");
+            assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, refused(log, mirrored(A0, 9)).code());
+            assertEquals(Optional.of(new HeldOrigin(1, 11)), log.heldOrigin(recreated));
+            log.append(mirrored(recreated, 2), BASE_MS);
+        }
+        try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", ONE_BATCH_BYTES), BASE_MS)) {
+            assertEquals(Optional.of(new HeldOrigin(9, 9)), log.heldOrigin(A0));
+            assertEquals(Optional.of(new HeldOrigin(2, 12)), log.heldOrigin(recreated));
+            assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, refused(log, mirrored(recreated, 1, 3)).code());
         }
     }
 

@@ -14,6 +14,7 @@ import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.AdminServiceGrpc;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
@@ -58,6 +59,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -253,9 +255,11 @@ class BrokerServerTest {
     @Test
     void originOffsetAnswersWhatMirroredBatchesStoredAndARestartKeepsIt() throws Exception {
         create("m", 1);
-        OriginPartition origin = new OriginPartition("A", "m", 0);
+        UUID originTopicId = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
+        OriginPartition origin = new OriginPartition("A", "m", originTopicId, 0);
         OriginOffsetRequest ask = OriginOffsetRequest.newBuilder().setTopic("m").setPartition(0)
-                .setOrigin(OriginPartitionRef.newBuilder().setCluster("A").setTopic("m").setPartition(0)).build();
+                .setOrigin(OriginPartitionRef.newBuilder().setCluster("A").setTopic("m")
+                        .setTopicId(TopicIds.toBytes(originTopicId)).setPartition(0)).build();
         assertEquals(OriginOffsetResponse.newBuilder().setHeld(false).build(), data.originOffset(ask));
         produce("m", 0, BASE_MS);
         ByteString copy = ByteString.copyFrom(new RecordBatchBuilder().mirrored()
@@ -270,8 +274,65 @@ class BrokerServerTest {
         assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, held.code());
         restart();
         assertEquals(42, data.originOffset(ask).getOriginOffset());
+        assertEquals(OriginOffsetResponse.newBuilder().setHeld(false).build(), data.originOffset(ask.toBuilder()
+                .setOrigin(ask.getOrigin().toBuilder().setTopicId(TopicIds.toBytes(new UUID(0, 1)))).build()),
+                "the origin topic created again under its name is another origin");
         assertEquals(ErrorCode.INVALID_REQUEST, error(() -> data.originOffset(ask.toBuilder()
-                .setOrigin(OriginPartitionRef.newBuilder().setCluster("a,b").setTopic("m")).build())).code());
+                .setOrigin(ask.getOrigin().toBuilder().setCluster("a,b")).build())).code());
+        assertEquals("OriginOffset origin: a topic id of 0 bytes is not one: a topic id is 16 bytes, a UUID's most "
+                + "significant 8 bytes then its least significant 8, big-endian", error(() -> data.originOffset(
+                ask.toBuilder().setOrigin(ask.getOrigin().toBuilder().clearTopicId()).build())).getMessage());
+    }
+
+    private FetchResponse fetchPinned(String topic, long offset, UUID topicId) {
+        return data.fetch(FetchRequest.newBuilder().setTopic(topic).setPartition(0).setOffset(offset)
+                .setMaxBytes(1 << 20).setTopicId(TopicIds.toBytes(topicId)).build());
+    }
+
+    @Test
+    void everyTopicHasAnIdThatTheApiShowsAndARestartKeeps() throws Exception {
+        UUID id = TopicIds.fromBytes(create("t", 2).getTopicId());
+        assertEquals(List.of(id), admin.listTopics(ListTopicsRequest.getDefaultInstance()).getTopicsList().stream()
+                .map(t -> TopicIds.fromBytes(t.getTopicId())).toList());
+        assertEquals(id, TopicIds.fromBytes(data.metadata(MetadataRequest.newBuilder().addTopics("t").build())
+                .getTopics(0).getTopicId()));
+        restart();
+        assertEquals(id, TopicIds.fromBytes(admin.describeTopics(DescribeTopicsRequest.newBuilder().addNames("t")
+                .build()).getTopics(0).getTopicId()));
+        assertEquals(id, TopicIds.fromBytes(fetchAllResponse("t").getTopicId()), "a fetch names the topic it read");
+    }
+
+    private FetchResponse fetchAllResponse(String topic) {
+        return data.fetch(FetchRequest.newBuilder().setTopic(topic).setPartition(0).setOffset(0).setMaxBytes(1 << 20)
+                .build());
+    }
+
+    @Test
+    void aFetchPinnedToATopicIdIsRefusedOnceTheTopicWasDeletedAndCreatedAgain() {
+        UUID old = TopicIds.fromBytes(create("t", 1).getTopicId());
+        produce("t", 0, BASE_MS, BASE_MS + 1, BASE_MS + 2);
+        assertEquals(3, new RecordBatchReader().records(fetchPinned("t", 1, old).getBatches()
+                .asReadOnlyByteBuffer()).size());
+        admin.deleteTopic(DeleteTopicRequest.newBuilder().setName("t").build());
+        UUID recreated = TopicIds.fromBytes(create("t", 1).getTopicId());
+        produce("t", 0, BASE_MS + 3);
+
+        TidemarkException refused = error(() -> fetchPinned("t", 1, old));
+        assertEquals(ErrorCode.UNKNOWN_TOPIC_ID, refused.code());
+        assertEquals("topic 't' with id " + old + " was deleted and created again: it has id " + recreated
+                + " now, whose offsets start anew", refused.getMessage());
+        assertFalse(refused.retriable());
+        assertEquals(ErrorCode.UNKNOWN_TOPIC_ID, error(() -> fetchPinned("t", 0, old)).code(),
+                "refused before the offset is looked at");
+        FetchResponse unpinned = fetchAllResponse("t");
+        assertEquals(recreated, TopicIds.fromBytes(unpinned.getTopicId()));
+        assertEquals(List.of(BASE_MS + 3), new RecordBatchReader().records(unpinned.getBatches()
+                .asReadOnlyByteBuffer()).stream().map(Record::sendTimeMs).toList());
+        assertEquals(1, fetchPinned("t", 0, recreated).getHighWatermark());
+        assertEquals("Fetch topic_id: a topic id of 3 bytes is not one: a topic id is 16 bytes, a UUID's most "
+                + "significant 8 bytes then its least significant 8, big-endian; empty reads whichever topic has "
+                + "the name", error(() -> data.fetch(FetchRequest.newBuilder().setTopic("t").setOffset(0)
+                .setMaxBytes(1024).setTopicId(ByteString.copyFrom(new byte[3])).build())).getMessage());
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.tidemark.client.api;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.proto.v1.FetchRequest;
@@ -11,6 +12,8 @@ import io.tidemark.proto.v1.FetchResponse;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -31,8 +34,13 @@ final class Fetcher {
     private final RecordBatchValidator validator = new RecordBatchValidator();
     private final RecordBatchReader reader = new RecordBatchReader();
 
-    /** One fetch's outcome: the response, or the error (then response is null). */
-    record FetchAnswer(PartitionState state, long offset, FetchResponse response, TidemarkException error) {
+    /**
+     * One fetch's outcome: the response, or the error (then response is null).
+     *
+     * @param pin the topic id the fetch asked for, empty for none
+     */
+    record FetchAnswer(PartitionState state, long offset, Optional<UUID> pin, FetchResponse response,
+                       TidemarkException error) {
     }
 
     Fetcher(LeaderCaller leaders, int fetchMaxBytes) {
@@ -40,15 +48,20 @@ final class Fetcher {
         this.fetchMaxBytes = fetchMaxBytes;
     }
 
-    /** Starts a fetch of {@code state}'s partition at its position; the broker waits up to {@code maxWaitMs}. */
+    /**
+     * Starts a fetch of {@code state}'s partition at its position, of the topic id it is pinned to if any; the broker
+     * waits up to {@code maxWaitMs}.
+     */
     void start(PartitionState state, long maxWaitMs) {
         long offset = state.position();
         state.fetching = true;
-        FetchRequest request = FetchRequest.newBuilder().setTopic(state.partition.topic())
+        FetchRequest.Builder request = FetchRequest.newBuilder().setTopic(state.partition.topic())
                 .setPartition(state.partition.partition()).setOffset(offset).setMaxBytes(fetchMaxBytes)
-                .setMaxWaitMs(maxWaitMs).build();
-        leaders.fetch(request).whenComplete((response, error) -> answers.add(new FetchAnswer(state, offset,
-                response, error == null ? null : GrpcFutures.asTidemark(error))));
+                .setMaxWaitMs(maxWaitMs);
+        Optional<UUID> pin = state.topicId();
+        pin.ifPresent(id -> request.setTopicId(TopicIds.toBytes(id)));
+        leaders.fetch(request.build()).whenComplete((response, error) -> answers.add(new FetchAnswer(state, offset,
+                pin, response, error == null ? null : GrpcFutures.asTidemark(error))));
     }
 
     /**

@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.ManagedChannel;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
@@ -68,7 +69,7 @@ final class LeaderCaller {
     CompletableFuture<OriginOffsetResponse> originOffset(TopicPartition tp, OriginPartition origin) {
         OriginOffsetRequest request = OriginOffsetRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
                 .setOrigin(OriginPartitionRef.newBuilder().setCluster(origin.cluster()).setTopic(origin.topic())
-                        .setPartition(origin.partition())).build();
+                        .setTopicId(TopicIds.toBytes(origin.topicId())).setPartition(origin.partition())).build();
         return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request), ATTEMPTS);
     }
 

@@ -1,11 +1,18 @@
 package io.tidemark.client.api;
 
 import java.util.ArrayDeque;
+import java.util.Optional;
+import java.util.UUID;
 
 /**
  * The consumer's state of one assigned partition: its position (the next offset {@code poll} returns), the
  * records fetched and not yet returned, whether a fetch is in flight and when a failed fetch may be retried.
  * A partition is fetched only when nothing of it is buffered, so its next fetch always starts at the position.
+ *
+ * <p>The topic id it is pinned to: every fetch asks for the topic of that id, so records of a topic deleted and
+ * created again under the name never reach the position of the old one. Set by a seek with an id, else by the first
+ * fetch answered; a seek without one clears it; a reset after OFFSET_OUT_OF_RANGE keeps it. A fetch refused with
+ * UNKNOWN_TOPIC_ID stops the partition: no fetch until the next seek.
  *
  * <p>Not thread-safe: owned by the consumer's thread.
  */
@@ -24,6 +31,9 @@ final class PartitionState {
     long highWatermark = UNKNOWN;
     /** Paused by the application: neither fetched nor returned by poll until resumed; the position stays. */
     boolean paused;
+    private Optional<UUID> topicId = Optional.empty();
+    /** The topic of the pinned id is gone (UNKNOWN_TOPIC_ID): not fetched until sought. */
+    private boolean stopped;
 
     PartitionState(TopicPartition partition) {
         this.partition = partition;
@@ -41,13 +51,40 @@ final class PartitionState {
         return resetOnly;
     }
 
-    /** Moves to {@code offset}, dropping what was buffered for the old position. */
-    void seek(long offset) {
+    /**
+     * Moves to {@code offset} of the topic of id {@code pin}, or of whichever topic has the name when empty (the next
+     * fetch answered pins it), dropping what was buffered for the old position.
+     */
+    void seek(long offset, Optional<UUID> pin) {
+        reset(offset);
+        topicId = pin;
+    }
+
+    /** Moves to {@code offset} keeping the pinned topic id: a position looked up, not chosen by the application. */
+    void reset(long offset) {
         if (offset < 0) {
             throw new IllegalArgumentException("offset " + offset + " of " + partition + " is negative");
         }
         position = offset;
         resetOnly = false;
+        stopped = false;
+        buffered.clear();
+    }
+
+    Optional<UUID> topicId() {
+        return topicId;
+    }
+
+    /** Pins the id a fetch answered with, unless one is pinned already. */
+    void answeredBy(UUID id) {
+        if (topicId.isEmpty()) {
+            topicId = Optional.of(id);
+        }
+    }
+
+    /** The pinned topic is gone (UNKNOWN_TOPIC_ID): nothing more is fetched until a seek. */
+    void stop() {
+        stopped = true;
         buffered.clear();
     }
 
@@ -69,8 +106,11 @@ final class PartitionState {
         return record;
     }
 
-    /** Whether a fetch can start now: not paused, a position, nothing buffered or in flight, and no backoff running. */
+    /**
+     * Whether a fetch can start now: not paused or stopped, a position, nothing buffered or in flight, and no backoff
+     * running.
+     */
     boolean fetchable(long nowMs) {
-        return !paused && hasPosition() && buffered.isEmpty() && !fetching && nowMs >= retryAtMs;
+        return !paused && !stopped && hasPosition() && buffered.isEmpty() && !fetching && nowMs >= retryAtMs;
     }
 }

@@ -2,6 +2,7 @@ package io.tidemark.client.api;
 
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.ClusterStatusResponse;
@@ -34,9 +35,10 @@ import java.util.concurrent.CompletableFuture;
  * and replicas, offset lookups by time, and consumer group offsets. Calls go to the bootstrap brokers in turn until
  * one answers (an unreachable or stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline
  * {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets},
- * {@link #read} and {@link #originOffset} go to the partition's leader. Every call blocks until answered and every failure is a
- * {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf messages
- * where they have one.
+ * {@link #read} and {@link #originOffset} go to the partition's leader. Every call blocks until answered and every
+ * failure is a {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf
+ * messages where they have one; a topic's id is their {@code topic_id} bytes ({@link TopicIds#fromBytes} makes the
+ * UUID).
  *
  * <p>A create or delete that timed out may have taken effect on the broker that did not answer; its retry on
  * the next broker can then fail with TOPIC_EXISTS or UNKNOWN_TOPIC.
@@ -168,8 +170,9 @@ public final class TidemarkAdmin implements Closeable {
     }
 
     /**
-     * The last origin offset of {@code origin} (a partition of another cluster) that {@code tp} holds through
-     * mirrored batches, from the partition's leader; empty when it holds none.
+     * The last origin offset of {@code origin} (a partition of another cluster, its topic named by name and id) that
+     * {@code tp} holds through mirrored batches, from the partition's leader; empty when it holds none, also when it
+     * holds copies of another topic of that name only (deleted and created again since).
      */
     public OptionalLong originOffset(TopicPartition tp, OriginPartition origin) {
         OriginOffsetResponse held = await(leaders.originOffset(tp, origin));

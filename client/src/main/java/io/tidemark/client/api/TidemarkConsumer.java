@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import org.slf4j.Logger;
@@ -14,11 +15,14 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.ObjLongConsumer;
 
 /**
  * Reads records from assigned partitions. {@link #poll} fetches every assigned partition at once (long poll,
@@ -29,6 +33,13 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A partition with no position yet starts at its group's committed offset when there is one, else by
  * {@code auto.offset.reset}; a position that falls out of the log (OFFSET_OUT_OF_RANGE) is reset by
  * {@code auto.offset.reset}. Offsets are committed only when asked ({@link #commitSync}, {@link #commitAsync}).
+ *
+ * <p>Each partition reads one topic: the first fetch answered pins the partition to the id of the topic it read (or
+ * {@link #seek(TopicPartition, long, UUID)} pins it), and every later fetch asks for that id. When the topic was
+ * deleted and created again under its name, the broker refuses the fetch (UNKNOWN_TOPIC_ID) instead of handing out
+ * the new topic's records at the old topic's offsets: the partition stops (it is not fetched until it is sought, or
+ * unassigned and assigned again) and {@link #poll} throws the error once. A seek without an id and the
+ * {@code seekTo*} methods unpin it (the next answer pins it again); a reset after OFFSET_OUT_OF_RANGE keeps the pin.
  *
  * <p>Not thread-safe, like Kafka's consumer: one thread uses it (the futures of {@link #commitAsync} complete on
  * gRPC threads). Every failure of a call surfaces as a {@link TidemarkException}.
@@ -58,7 +69,10 @@ public final class TidemarkConsumer implements Closeable {
         this.fetcher = new Fetcher(leaders, config.fetchMaxBytes());
     }
 
-    /** Reads exactly these partitions from now on; partitions still assigned keep their positions. */
+    /**
+     * Reads exactly these partitions from now on; partitions still assigned keep their positions, pinned topic ids
+     * and stops (UNKNOWN_TOPIC_ID); a partition assigned anew starts unpinned.
+     */
     public void assign(Collection<TopicPartition> partitions) {
         ensureOpen();
         Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
@@ -77,8 +91,10 @@ public final class TidemarkConsumer implements Closeable {
      * Returns the records fetched since the last poll, waiting up to {@code timeout} for some when none are
      * buffered; empty when none came in time (or the thread was interrupted, whose flag is kept).
      *
-     * @throws TidemarkException CORRUPT_BATCH for a fetched batch that fails validation; a non-retriable fetch
-     *                           or lookup error (UNKNOWN_TOPIC, ...). Retriable ones are retried in the poll.
+     * @throws TidemarkException CORRUPT_BATCH for a fetched batch that fails validation; UNKNOWN_TOPIC_ID (once,
+     *                           naming the partition and offset) when a partition's pinned topic was deleted and
+     *                           created again, which stops that partition; a non-retriable fetch or lookup error
+     *                           (UNKNOWN_TOPIC, ...). Retriable ones are retried in the poll.
      * @throws IllegalStateException when no partition is assigned
      */
     public List<ConsumerRecord> poll(Duration timeout) {
@@ -118,9 +134,27 @@ public final class TidemarkConsumer implements Closeable {
         partitions.forEach(tp -> state(tp).paused = false);
     }
 
-    /** Moves {@code tp}'s position to {@code offset}; the next poll reads from there. */
+    /**
+     * Moves {@code tp}'s position to {@code offset}; the next poll reads from there, of whichever topic has the name
+     * (the answer pins its id).
+     */
     public void seek(TopicPartition tp, long offset) {
-        state(tp).seek(offset);
+        state(tp).seek(offset, Optional.empty());
+    }
+
+    /**
+     * Moves {@code tp}'s position to {@code offset} of the topic of id {@code topicId}, and pins the partition to
+     * it: a topic of the name with another id is never read (UNKNOWN_TOPIC_ID). A position out of the log resets by
+     * {@code auto.offset.reset} within the same topic, so with {@code earliest}, offset 0 reads the topic from its
+     * log start.
+     */
+    public void seek(TopicPartition tp, long offset, UUID topicId) {
+        state(tp).seek(offset, Optional.of(topicId));
+    }
+
+    /** The id of the topic {@code tp} is pinned to; empty before a fetch answered or a seek with an id. */
+    public Optional<UUID> topicId(TopicPartition tp) {
+        return state(tp).topicId();
     }
 
     /** Moves the positions to each partition's log start offset. */
@@ -222,15 +256,19 @@ public final class TidemarkConsumer implements Closeable {
         for (TopicPartition tp : partitions) {
             lookups.put(state(tp), leaders.listOffsets(tp, spec));
         }
-        applyLookups(lookups);
+        applyLookups(lookups, (state, offset) -> state.seek(offset, Optional.empty()));
     }
 
-    /** Waits for every lookup, moves each partition that got an answer, then throws the first failure. */
-    private void applyLookups(Map<PartitionState, CompletableFuture<ListOffsetsResponse>> lookups) {
+    /**
+     * Waits for every lookup, moves each partition that got an answer with {@code move}, then throws the first
+     * failure.
+     */
+    private static void applyLookups(Map<PartitionState, CompletableFuture<ListOffsetsResponse>> lookups,
+                                     ObjLongConsumer<PartitionState> move) {
         RuntimeException failure = null;
         for (Map.Entry<PartitionState, CompletableFuture<ListOffsetsResponse>> lookup : lookups.entrySet()) {
             try {
-                lookup.getKey().seek(OffsetLookup.of(GrpcFutures.await(lookup.getValue())).position());
+                move.accept(lookup.getKey(), OffsetLookup.of(GrpcFutures.await(lookup.getValue())).position());
             } catch (RuntimeException e) {
                 failure = failure == null ? e : failure;
             }
@@ -240,7 +278,10 @@ public final class TidemarkConsumer implements Closeable {
         }
     }
 
-    /** Gives every partition without a position its committed offset, else one by auto.offset.reset. */
+    /**
+     * Gives every partition without a position its committed offset, else one by auto.offset.reset, keeping its pinned
+     * topic id (a reset after OFFSET_OUT_OF_RANGE stays in the topic it read).
+     */
     private void initPositions() {
         List<PartitionState> missing = states.values().stream().filter(s -> !s.hasPosition()).toList();
         if (missing.isEmpty()) {
@@ -250,7 +291,7 @@ public final class TidemarkConsumer implements Closeable {
                 .toList();
         if (config.group().isPresent() && !mayUseCommitted.isEmpty()) {
             GrpcFutures.await(groupOffsets.fetch(config.group().get(), mayUseCommitted))
-                    .forEach((tp, committed) -> states.get(tp).seek(committed.offset()));
+                    .forEach((tp, committed) -> states.get(tp).reset(committed.offset()));
         }
         OffsetSpec reset = config.autoOffsetReset() == ConsumerConfig.OffsetReset.EARLIEST ? OffsetSpec.earliest()
                 : OffsetSpec.latest();
@@ -260,7 +301,7 @@ public final class TidemarkConsumer implements Closeable {
                 lookups.put(state, leaders.listOffsets(state.partition, reset));
             }
         }
-        applyLookups(lookups);
+        applyLookups(lookups, PartitionState::reset);
     }
 
     /** Up to max.poll.records buffered records, starting with a different partition each poll for fairness. */
@@ -295,16 +336,22 @@ public final class TidemarkConsumer implements Closeable {
     private void handle(Fetcher.FetchAnswer answer) {
         PartitionState state = answer.state();
         state.fetching = false;
-        if (states.get(state.partition) != state || state.position() != answer.offset()) {
-            return; // unassigned or moved by a seek while the fetch was in flight
+        if (states.get(state.partition) != state || state.position() != answer.offset()
+                || !state.topicId().equals(answer.pin())) {
+            return; // unassigned, or moved or pinned by a seek while the fetch was in flight
         }
         if (answer.error() == null) {
             state.highWatermark = answer.response().getHighWatermark();
+            TopicIds.optional(answer.response().getTopicId()).ifPresent(state::answeredBy);
             state.buffered.addAll(fetcher.records(state.partition, answer.offset(), answer.response()));
             return;
         }
         TidemarkException error = answer.error();
-        if (error.code() == ErrorCode.OFFSET_OUT_OF_RANGE) {
+        if (error.code() == ErrorCode.UNKNOWN_TOPIC_ID) {
+            state.stop();
+            throw new TidemarkException(error.code(), "fetch of " + state.partition + " at offset " + answer.offset()
+                    + ": " + error.getMessage() + "; the partition is not read until it is sought");
+        } else if (error.code() == ErrorCode.OFFSET_OUT_OF_RANGE) {
             LOG.info("position {} of {} is out of range ({}); resetting it by auto.offset.reset={}",
                     answer.offset(), state.partition, error.getMessage(), config.autoOffsetReset());
             state.lose();

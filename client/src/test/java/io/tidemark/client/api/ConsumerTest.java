@@ -13,8 +13,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,6 +27,11 @@ class ConsumerTest {
     private static final long START_MS = 1_700_000_000_000L;
     private static final TopicPartition T0 = new TopicPartition("t", 0);
     private static final TopicPartition T1 = new TopicPartition("t", 1);
+    private static final TopicPartition U0 = new TopicPartition("u", 0);
+    /** The fake's ids: topic t is created first, u second, t again third. */
+    private static final UUID T_ID = new UUID(0, 1);
+    private static final UUID U_ID = new UUID(0, 2);
+    private static final UUID T_RECREATED_ID = new UUID(0, 3);
 
     private final ManualClock clock = new ManualClock(START_MS);
     private FakeCluster cluster;
@@ -301,6 +308,90 @@ class ConsumerTest {
 
         assertEquals(List.of(record(T0, 0, 1, 1_000)), pollFor(consumer, 1));
         assertEquals(5, cluster.count("Fetch"));
+    }
+
+    private static String unknownTopicId(TopicPartition tp, long offset, UUID asked, UUID now) {
+        return "fetch of " + tp + " at offset " + offset + ": topic '" + tp.topic() + "' with id " + asked
+                + " was deleted and created again: it has id " + now + " now; the partition is not read until it is "
+                + "sought";
+    }
+
+    @Test
+    void aTopicDeletedAndCreatedAgainStopsItsPartitionOnceAndTheOthersReadOn() {
+        cluster.createTopic("u", 1);
+        appendBatch(T0, 1_000, 0, 1, 2, 3);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0, U0));
+        assertEquals(Optional.empty(), consumer.topicId(T0), "no fetch answered yet");
+        assertEquals(3, pollFor(consumer, 3).size());
+        assertEquals(Optional.of(T_ID), consumer.topicId(T0), "pinned by the answer");
+
+        cluster.createTopic("t", 2);
+        appendBatch(T0, 2_000, 0, 10, 20, 30, 40);
+        appendBatch(U0, 2_000, 0, 7);
+        List<ConsumerRecord> records = new ArrayList<>();
+        List<TidemarkException> failures = new ArrayList<>();
+        for (int i = 0; i < 50 && (records.isEmpty() || failures.isEmpty()); i++) {
+            try {
+                records.addAll(consumer.poll(Duration.ofMillis(100)));
+            } catch (TidemarkException e) {
+                failures.add(e);
+            }
+        }
+        assertEquals(List.of(ErrorCode.UNKNOWN_TOPIC_ID), failures.stream().map(TidemarkException::code).toList());
+        assertEquals(unknownTopicId(T0, 3, T_ID, T_RECREATED_ID), failures.get(0).getMessage());
+        assertEquals(List.of(record(U0, 0, 7, 2_000)), records, "u is read on");
+        assertEquals(Optional.of(U_ID), consumer.topicId(U0));
+        assertEquals(List.of(), consumer.poll(Duration.ofMillis(100)), "no record of the new t at the old position");
+        consumer.assign(List.of(T0, U0));
+        assertEquals(List.of(), consumer.poll(Duration.ofMillis(100)), "still assigned: still stopped");
+        assertEquals(1, cluster.errorsSent.size(), "t-0 was not fetched again: " + cluster.errorsSent);
+        assertEquals(3, consumer.position(T0));
+
+        consumer.seek(T0, 1);
+        assertEquals(List.of(record(T0, 1, 20, 2_000), record(T0, 2, 30, 2_000), record(T0, 3, 40, 2_000)),
+                pollFor(consumer, 3), "a seek without an id reads the topic the name has now");
+        assertEquals(Optional.of(T_RECREATED_ID), consumer.topicId(T0));
+    }
+
+    @Test
+    void aPartitionAssignedAgainAfterItsTopicWasCreatedAgainStartsOverUnpinned() {
+        appendBatch(T0, 1_000, 0, 1);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+        assertEquals(1, pollFor(consumer, 1).size());
+        cluster.createTopic("u", 1);
+        cluster.createTopic("t", 1);
+        appendBatch(T0, 2_000, 0, 5);
+        assertThrows(TidemarkException.class, () -> pollFor(consumer, 1));
+
+        consumer.assign(List.of());
+        consumer.assign(List.of(T0));
+        assertEquals(Optional.empty(), consumer.topicId(T0));
+        assertEquals(List.of(record(T0, 0, 5, 2_000)), pollFor(consumer, 1));
+        assertEquals(Optional.of(T_RECREATED_ID), consumer.topicId(T0));
+    }
+
+    @Test
+    void aSeekWithATopicIdPinsItAndAnOutOfRangeResetKeepsThePin() {
+        appendBatch(T0, 1_000, 0, 1, 2);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+        consumer.seek(T0, 100, T_ID);
+        assertEquals(Optional.of(T_ID), consumer.topicId(T0));
+        assertEquals(List.of(record(T0, 0, 1, 1_000), record(T0, 1, 2, 1_000)), pollFor(consumer, 2),
+                "reset to the log start by auto.offset.reset=earliest");
+        assertEquals(Optional.of(T_ID), consumer.topicId(T0), "the reset kept the pin");
+
+        UUID other = new UUID(7, 7);
+        consumer.seek(T0, 0, other);
+        TidemarkException refused = assertThrows(TidemarkException.class, () -> pollFor(consumer, 1));
+        assertEquals(unknownTopicId(T0, 0, other, T_ID), refused.getMessage());
+
+        consumer.seekToBeginning(List.of(T0));
+        assertEquals(Optional.empty(), consumer.topicId(T0), "seekTo* unpins");
+        assertEquals(2, pollFor(consumer, 2).size());
+        assertEquals(Optional.of(T_ID), consumer.topicId(T0));
     }
 
     @Test

@@ -17,11 +17,13 @@ import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /** One fake node's BrokerService over the {@link FakeCluster}'s state. */
@@ -88,13 +90,18 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
     public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
         cluster.serve("Fetch", node, observer, () -> {
             FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
-            FetchResponse now = read(log, request);
+            UUID id = cluster.topicIds.get(request.getTopic());
+            TopicIds.optional(request.getTopicId()).filter(asked -> !asked.equals(id)).ifPresent(asked -> {
+                throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC_ID, "topic '" + request.getTopic() + "' with id "
+                        + asked + " was deleted and created again: it has id " + id + " now");
+            });
+            FetchResponse now = read(log, request, id);
             if (!now.getBatches().isEmpty() || request.getMaxWaitMs() == 0) {
                 return now;
             }
             cluster.scheduler.schedule(() -> {
                 try {
-                    observer.onNext(read(log, request));
+                    observer.onNext(read(log, request, id));
                     observer.onCompleted();
                 } catch (TidemarkException e) {
                     observer.onError(GrpcErrors.toStatusException(e));
@@ -104,7 +111,7 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
         });
     }
 
-    private FetchResponse read(FakeLog log, FetchRequest request) {
+    private FetchResponse read(FakeLog log, FetchRequest request, UUID topicId) {
         ByteString batches = log.read(request.getOffset(), request.getMaxBytes());
         if (cluster.corruptFetches && !batches.isEmpty()) {
             byte[] bytes = batches.toByteArray();
@@ -112,7 +119,7 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
             batches = ByteString.copyFrom(bytes);
         }
         return FetchResponse.newBuilder().setBatches(batches).setHighWatermark(log.endOffset())
-                .setLogStartOffset(0).build();
+                .setLogStartOffset(0).setTopicId(TopicIds.toBytes(topicId)).build();
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.grpc.stub.StreamObserver;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.BrokerInfo;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataResponse;
@@ -41,6 +42,8 @@ import java.util.function.Supplier;
 final class FakeCluster implements AutoCloseable {
     final ManualClock clock;
     final Map<String, Integer> topics = new ConcurrentHashMap<>();
+    /** Each topic's id: 00000000-0000-0000-0000-00000000000N for the Nth topic created (also again). */
+    final Map<String, UUID> topicIds = new ConcurrentHashMap<>();
     final Map<TopicPartition, FakeLog> logs = new ConcurrentHashMap<>();
     final Map<TopicPartition, Integer> leaders = new ConcurrentHashMap<>();
     final Map<String, Map<TopicPartition, OffsetAndMetadata>> groups = new ConcurrentHashMap<>();
@@ -69,6 +72,7 @@ final class FakeCluster implements AutoCloseable {
     /** Whether NOT_LEADER answers name the leader's address (a broker that just lost leadership may not know it). */
     volatile boolean notLeaderNamesLeader = true;
 
+    private final AtomicInteger topicsCreated = new AtomicInteger();
     private final Map<String, Queue<TidemarkException>> failures = new ConcurrentHashMap<>();
     private final Map<Integer, String> addresses = new ConcurrentHashMap<>();
     private final List<Server> servers = new ArrayList<>();
@@ -107,7 +111,9 @@ final class FakeCluster implements AutoCloseable {
         return channel;
     }
 
+    /** Creates a topic, or replaces one of the name with a new empty topic of a new id (deleted and created again). */
     void createTopic(String name, int partitions) {
+        topicIds.put(name, new UUID(0, topicsCreated.incrementAndGet()));
         topics.put(name, partitions);
         for (int p = 0; p < partitions; p++) {
             logs.put(new TopicPartition(name, p), new FakeLog());
@@ -156,7 +162,8 @@ final class FakeCluster implements AutoCloseable {
                 .setAddress(address)));
         topics.forEach((name, partitions) -> {
             if (requested.isEmpty() || requested.contains(name)) {
-                TopicInfo.Builder topic = TopicInfo.newBuilder().setName(name);
+                TopicInfo.Builder topic = TopicInfo.newBuilder().setName(name)
+                        .setTopicId(TopicIds.toBytes(topicIds.get(name)));
                 for (int p = 0; p < partitions; p++) {
                     int leader = leaders.get(new TopicPartition(name, p));
                     topic.addPartitions(PartitionInfo.newBuilder().setPartition(p).setLeaderNodeId(leader)

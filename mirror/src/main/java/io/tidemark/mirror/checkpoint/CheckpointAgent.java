@@ -6,6 +6,7 @@ import io.tidemark.mirror.MirrorMetrics;
 import io.tidemark.mirror.sink.CopiedPartition;
 import io.tidemark.mirror.sink.OffsetMap;
 import io.tidemark.proto.mirror.MirrorStateFormat;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorGap;
@@ -139,6 +140,7 @@ public final class CheckpointAgent {
             for (CopiedPartition.Gap gap : copier.takeGaps()) {
                 unwrittenGaps.add(MirrorGap.newBuilder().setSourceCluster(sourceCluster)
                         .setTargetCluster(targetCluster).setSourceTopic(copier.source().topic())
+                        .setSourceTopicId(TopicIds.toBytes(copier.origin().topicId()))
                         .setPartition(copier.source().partition()).setTargetTopic(copier.target().topic())
                         .setFromOffset(gap.fromOffset()).setToOffset(gap.toOffset()).setRecordedTimeMs(nowMs).build());
             }
@@ -203,9 +205,13 @@ public final class CheckpointAgent {
         } else if (translation instanceof OffsetMap.Unknown unknown) {
             targetOffset = target.firstCopyAtOrAbove(copier.target(), copier.origin(), offset,
                     unknown.heldTargetOffset());
-        } else {
+        } else if (translation instanceof OffsetMap.NothingHeld) {
             targetOffset = target.logEndOffset(copier.target());
             behind = offset > 0;
+        } else {
+            LOG.debug("{} of group {}: the copier has not asked the target what it holds yet; next round",
+                    copier.source(), group);
+            return;
         }
         MirrorCheckpoint.Builder checkpoint = header(group, copier, nowMs).setSourceOffset(offset)
                 .setSourceCommitTimeMs(reading.commitTimeMs()).setTargetOffset(targetOffset).setMirrorBehind(behind);
@@ -232,7 +238,8 @@ public final class CheckpointAgent {
 
     private MirrorCheckpoint.Builder header(String group, CopiedPartition copier, long nowMs) {
         return MirrorCheckpoint.newBuilder().setSourceCluster(sourceCluster).setTargetCluster(targetCluster)
-                .setGroup(group).setSourceTopic(copier.source().topic()).setPartition(copier.source().partition())
+                .setGroup(group).setSourceTopic(copier.source().topic())
+                .setSourceTopicId(TopicIds.toBytes(copier.origin().topicId())).setPartition(copier.source().partition())
                 .setTargetTopic(copier.target().topic()).setCheckpointTimeMs(nowMs);
     }
 

@@ -13,6 +13,7 @@ import io.tidemark.mirror.failover.FailoverPlan.Uncommitted;
 import io.tidemark.mirror.failover.FailoverRequest.TimeChoice;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
@@ -210,7 +211,7 @@ public final class FailoverPlanner {
         Optional<TargetFacts.Copy> last = target.lastCopy(tp, origin);
         long nextCopyAtOrAbove = copyOfCommitted.orElse(last.map(c -> c.offset() + 1).orElse(offset));
         long below = Math.max(0, nextCopyAtOrAbove - offset);
-        long removedBySource = state.removedBySource(tp, Optional.of(checkpoint.getSourceTopic()), committed);
+        long removedBySource = state.removedBySource(tp, Optional.of(checkpoint), committed);
         long above = last.map(c -> Math.max(0, c.originOffset() + 1 - committed - removedBySource)).orElse(0L);
         long estimate = CommitRate.of(checkpoint).map(r -> Math.min(above,
                 r.recordsIn(silentMs - checkpoint.getSourceCommitTimeMs()))).orElse(above);
@@ -238,7 +239,8 @@ public final class FailoverPlanner {
     }
 
     private static OriginPartition origin(MirrorState state, MirrorCheckpoint checkpoint) {
-        return new OriginPartition(state.sourceCluster(), checkpoint.getSourceTopic(), checkpoint.getPartition());
+        return new OriginPartition(state.sourceCluster(), checkpoint.getSourceTopic(),
+                TopicIds.fromBytes(checkpoint.getSourceTopicId()), checkpoint.getPartition());
     }
 
     private PartitionPlan exact(MirrorState state, TopicPartition tp, MirrorCheckpoint checkpoint, Position position) {
@@ -288,8 +290,7 @@ public final class FailoverPlanner {
      */
     private static Lost lost(MirrorState state, TopicPartition tp, Optional<MirrorCheckpoint> checkpoint, long from,
                              long removedOnTarget) {
-        return new Lost(state.notCopied(tp), state.removedBySource(tp, checkpoint.map(
-                MirrorCheckpoint::getSourceTopic), from), removedOnTarget);
+        return new Lost(state.notCopied(tp), state.removedBySource(tp, checkpoint, from), removedOnTarget);
     }
 
     /** T of a partition and where it comes from. */

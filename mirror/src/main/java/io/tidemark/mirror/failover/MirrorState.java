@@ -69,12 +69,14 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
     }
 
     /**
-     * Records of {@code sourceTopic} (of any source topic when empty) copied into {@code tp} that the source's
-     * retention removed before the mirror read them, at or above source offset {@code fromOffset}.
+     * Records of the checkpoint's source topic (the same name and id; of any source topic without a checkpoint) copied
+     * into {@code tp} that the source's retention removed before the mirror read them, at or above source offset
+     * {@code fromOffset}.
      */
-    public long removedBySource(TopicPartition tp, Optional<String> sourceTopic, long fromOffset) {
+    public long removedBySource(TopicPartition tp, Optional<MirrorCheckpoint> checkpoint, long fromOffset) {
         return gaps.getOrDefault(tp, List.of()).stream()
-                .filter(g -> sourceTopic.map(g.getSourceTopic()::equals).orElse(true))
+                .filter(g -> checkpoint.map(c -> c.getSourceTopic().equals(g.getSourceTopic())
+                        && c.getSourceTopicId().equals(g.getSourceTopicId())).orElse(true))
                 .mapToLong(g -> Math.max(0, g.getToOffset() - Math.max(g.getFromOffset(), fromOffset))).sum();
     }
 

@@ -24,6 +24,7 @@ public final class OffsetMap {
     private long coveredAfter = NONE;
     private long lastOrigin = NONE;
     private long lastTarget = NONE;
+    private boolean anchored;
 
     /**
      * A written batch: the origin offsets of its first and last record, each record's when they are not contiguous
@@ -66,6 +67,10 @@ public final class OffsetMap {
     public record NothingHeld() implements Translation {
     }
 
+    /** Not known yet: the copier has not asked the target what it holds since it started. */
+    public record NotAnchored() implements Translation {
+    }
+
     public OffsetMap(int maxBatches) {
         if (maxBatches < 1) {
             throw new IllegalArgumentException("maxBatches " + maxBatches + " is below 1");
@@ -73,12 +78,16 @@ public final class OffsetMap {
         this.maxBatches = maxBatches;
     }
 
-    /** Forgets every batch and anchors at what the target holds ({@link #NONE}s when nothing). */
+    /**
+     * Forgets every batch and anchors at what the target holds ({@link #NONE}s when nothing). Until the first call,
+     * every translation is {@link NotAnchored}.
+     */
     public void reset(long heldOriginOffset, long heldTargetOffset) {
         batches.clear();
         coveredAfter = heldOriginOffset;
         lastOrigin = heldOriginOffset;
         lastTarget = heldTargetOffset;
+        anchored = true;
     }
 
     /** A batch was stored: its records' origin offsets, increasing, and the target offset of the first. */
@@ -104,6 +113,9 @@ public final class OffsetMap {
     }
 
     public Translation translate(long committed) {
+        if (!anchored) {
+            return new NotAnchored();
+        }
         if (lastOrigin == NONE) {
             return new NothingHeld();
         }

@@ -23,8 +23,9 @@ import java.util.concurrent.TimeUnit;
  * Copies one source partition into the same partition of the target topic, exactly once.
  * <ol>
  *   <li><b>Resync</b>: asks the target partition's leader which origin offset it holds of this origin partition
- *       (OriginOffset) and has the source read from the next one ({@link SourcePositioner}). No state of its own:
- *       after a crash, a restart, or a batch of unknown fate, the target says where to continue.</li>
+ *       (OriginOffset) and has the source read from the next one ({@link SourcePositioner}), of the source topic of
+ *       the origin's id only. No state of its own: after a crash, a restart, or a batch of unknown fate, the target
+ *       says where to continue.</li>
  *   <li><b>Copy</b>: queues the records read ({@link #offer}) and writes them as mirrored batches
  *       ({@link CopyBatch}), one batch outstanding at a time. The next batch goes when the last is stored, so a
  *       refused batch is never passed by a later one (a partition takes a batch that skips origin offsets, since
@@ -75,12 +76,13 @@ public final class PartitionCopier implements CopiedPartition {
     private long singleRecordsUntil = OffsetMap.NONE;
     private long sourceLogEndOffset = OffsetMap.NONE;
 
-    public PartitionCopier(TopicPartition source, TopicPartition target, String sourceCluster, String targetCluster,
-                           int maxBatchBytes, TargetPartitions targets, SourcePositioner positioner,
-                           ScheduledExecutorService timers, MirrorMetrics metrics) {
-        this.source = source;
+    /** @param origin the source partition copied: the source cluster's name, the topic's name and id, the partition */
+    public PartitionCopier(OriginPartition origin, TopicPartition target, String targetCluster, int maxBatchBytes,
+                           TargetPartitions targets, SourcePositioner positioner, ScheduledExecutorService timers,
+                           MirrorMetrics metrics) {
+        this.source = new TopicPartition(origin.topic(), origin.partition());
         this.target = target;
-        this.origin = new OriginPartition(sourceCluster, source.topic(), source.partition());
+        this.origin = origin;
         this.targetCluster = targetCluster;
         this.maxBatchBytes = maxBatchBytes;
         this.targets = targets;

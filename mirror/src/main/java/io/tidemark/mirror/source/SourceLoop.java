@@ -8,6 +8,7 @@ import io.tidemark.mirror.sink.CopyBatch;
 import io.tidemark.mirror.sink.PartitionCopier;
 import io.tidemark.mirror.sink.SourcePositioner;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,6 +32,11 @@ import java.util.concurrent.TimeUnit;
  * copiers' lag). A seek and the records read after it happen on this thread, in that order, so a copier never gets
  * records from before its position moved. With a byte rate limit, a {@link ReadPacer} spaces the polls out; commands
  * still run while it waits.
+ *
+ * <p>Each partition is read pinned to its copier's origin topic id ({@link TidemarkConsumer#seek(TopicPartition, long,
+ * java.util.UUID)}), so the consumer never hands a copier records of another topic of the name: when the source topic
+ * was deleted and created again, the consumer stops the partition (UNKNOWN_TOPIC_ID), the loop logs it and reads the
+ * other partitions on, and {@link TopicDiscovery} replaces the topic's copiers at its next round.
  *
  * <p>Not thread-safe except {@link #add}, {@link #seek} and {@link #close}, which queue work for the thread.
  */
@@ -45,7 +50,6 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
     private final TidemarkConsumer consumer;
     private final MirrorMetrics metrics;
     private final Clock clock;
-    private final ScheduledExecutorService timers;
     private final long maxBacklogBytes;
     private final ReadPacer pacer;
     private final LinkedBlockingQueue<Runnable> commands = new LinkedBlockingQueue<>();
@@ -55,12 +59,11 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
     private volatile boolean running = true;
 
     /** @param maxBytesPerSecond the most bytes of records read from the source per second on average; 0 for no limit */
-    public SourceLoop(TidemarkConsumer consumer, MirrorMetrics metrics, Clock clock, ScheduledExecutorService timers,
-                      long maxBacklogBytes, long maxBytesPerSecond) {
+    public SourceLoop(TidemarkConsumer consumer, MirrorMetrics metrics, Clock clock, long maxBacklogBytes,
+                      long maxBytesPerSecond) {
         this.consumer = consumer;
         this.metrics = metrics;
         this.clock = clock;
-        this.timers = timers;
         this.maxBacklogBytes = maxBacklogBytes;
         this.pacer = new ReadPacer(maxBytesPerSecond);
         this.thread = new Thread(this, "tidemark-mirror-source");
@@ -95,23 +98,19 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
         });
     }
 
+    /**
+     * Positions the copier's partition at {@code offset} of its origin topic, pinned to its id; {@link #EARLIEST} is
+     * offset 0, which the consumer resets to the log start (auto.offset.reset=earliest) within the same topic when
+     * retention removed it. A copier replaced meanwhile (its topic removed or created again) is not positioned.
+     */
     @Override
     public void seek(PartitionCopier copier, int generation, long offset) {
         commands.add(() -> {
-            try {
-                if (!copiers.containsKey(copier.source())) {
-                    return;
-                }
-                if (offset == EARLIEST) {
-                    consumer.seekToBeginning(List.of(copier.source()));
-                } else {
-                    consumer.seek(copier.source(), offset);
-                }
-                copier.positioned(generation);
-            } catch (TidemarkException e) {
-                LOG.warn("{}: moving the source position failed, retrying: {}", copier.source(), e.getMessage());
-                retryLater(() -> seek(copier, generation, offset));
+            if (copiers.get(copier.source()) != copier) {
+                return;
             }
+            consumer.seek(copier.source(), offset == EARLIEST ? 0 : offset, copier.origin().topicId());
+            copier.positioned(generation);
         });
     }
 
@@ -147,7 +146,17 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
             return;
         }
         applyFlowControl();
-        List<ConsumerRecord> records = consumer.poll(POLL_TIMEOUT);
+        List<ConsumerRecord> records;
+        try {
+            records = consumer.poll(POLL_TIMEOUT);
+        } catch (TidemarkException e) {
+            if (e.code() != ErrorCode.UNKNOWN_TOPIC_ID) {
+                throw e;
+            }
+            LOG.warn("{}; the other partitions are read on, and topic discovery copies the new topic as a new origin",
+                    e.getMessage());
+            return;
+        }
         if (!records.isEmpty()) {
             pacer.read(records.stream().mapToLong(CopyBatch::sizeBytes).sum(), clock.millis());
             dispatch(records);
@@ -187,10 +196,6 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
                 copier.offer(partitionRecords);
             }
         });
-    }
-
-    private void retryLater(Runnable command) {
-        timers.schedule(command, FAILURE_BACKOFF_MS, TimeUnit.MILLISECONDS);
     }
 
     /** Waits up to {@code ms} for a command and runs it (the others run at the start of the next cycle). */

@@ -1,10 +1,12 @@
 package io.tidemark.mirror.source;
 
+import com.google.protobuf.ByteString;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.MirrorConfig;
 import io.tidemark.mirror.MirrorMetrics;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicSummary;
@@ -13,10 +15,10 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.UUID;
 
 /**
  * Finds the source topics to copy and makes their target topics: every {@code discovery.interval} it lists the
@@ -25,7 +27,9 @@ import java.util.Set;
  * overrides when it is absent, then hands each partition to {@link Listener#added}. A target topic that exists with
  * fewer partitions cannot take partition p to p: the topic is skipped (logged) and looked at again next time. A
  * topic that disappeared from the source is handed to {@link Listener#removed}, so it is picked up afresh if it comes
- * back.
+ * back. A topic is known by its id too: one listed with another id than the one copied was deleted and created again
+ * under its name, and is removed then added, so its partitions are copied as a new origin from the new topic's start
+ * ({@link SourceTopicChanges}).
  *
  * <p>Not thread-safe: one scheduled task runs it.
  */
@@ -34,7 +38,8 @@ public final class TopicDiscovery {
 
     /** What to do with the partitions found. */
     public interface Listener {
-        void added(TopicPartition source, String targetTopic);
+        /** @param sourceTopicId the id of the source topic to copy: copy that topic only */
+        void added(TopicPartition source, UUID sourceTopicId, String targetTopic);
 
         void removed(String sourceTopic);
     }
@@ -45,7 +50,8 @@ public final class TopicDiscovery {
     private final MirrorMetrics metrics;
     private final Clock clock;
     private final Listener listener;
-    private final Set<String> copied = new HashSet<>();
+    /** The topics copied: name, and the id of the topic copied. */
+    private final Map<String, UUID> copied = new HashMap<>();
 
     public TopicDiscovery(TidemarkAdmin source, TidemarkAdmin target, MirrorConfig config, MirrorMetrics metrics,
                           Clock clock, Listener listener) {
@@ -61,24 +67,39 @@ public final class TopicDiscovery {
     public void discover() {
         List<TopicSummary> topics = source.listTopics(false);
         metrics.heardFromSource(clock.millis());
-        Set<String> listed = new HashSet<>();
+        Map<String, UUID> listed = new LinkedHashMap<>();
         for (TopicSummary topic : topics) {
-            listed.add(topic.getName());
-            if (config.topics().matcher(topic.getName()).matches() && !copied.contains(topic.getName())) {
-                add(topic.getName());
-            }
+            listed.put(topic.getName(), topicId(topic.getName(), topic.getTopicId()));
         }
-        for (String gone : Set.copyOf(copied)) {
-            if (!listed.contains(gone)) {
-                LOG.warn("Source topic {} is gone; its partitions are no longer copied", gone);
-                copied.remove(gone);
-                listener.removed(gone);
-            }
+        SourceTopicChanges changes = SourceTopicChanges.between(copied, listed, config.topics());
+        for (SourceTopicChanges.Recreated recreated : changes.recreated()) {
+            LOG.warn("Source topic {} was deleted and created again (id {}, copied until now, is {} now): the copies "
+                    + "of the old topic stay; the new one is copied as a new origin", recreated.topic(),
+                    recreated.copiedId(), recreated.listedId());
+            copied.remove(recreated.topic());
+            listener.removed(recreated.topic());
+            add(recreated.topic());
+        }
+        changes.added().forEach(this::add);
+        for (String gone : changes.removed()) {
+            LOG.warn("Source topic {} is gone; its partitions are no longer copied", gone);
+            copied.remove(gone);
+            listener.removed(gone);
+        }
+    }
+
+    private static UUID topicId(String topic, ByteString id) {
+        try {
+            return TopicIds.fromBytes(id);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("source topic " + topic + " has no usable id (" + e.getMessage()
+                    + "): the source's brokers must give topics ids, as Tidemark brokers with topic ids do");
         }
     }
 
     private void add(String name) {
         TopicDescription described = source.describeTopics(List.of(name)).get(0);
+        UUID id = topicId(name, described.getTopicId());
         String targetTopic = config.targetTopic(name);
         int partitions = described.getPartitionsCount();
         int targetPartitions = ensureTarget(described, targetTopic);
@@ -87,10 +108,11 @@ public final class TopicDiscovery {
                     + "to partition p, so the topic is not copied", targetTopic, targetPartitions, partitions, name);
             return;
         }
-        copied.add(name);
-        LOG.info("Copying source topic {} ({} partitions) to target topic {}", name, partitions, targetTopic);
+        copied.put(name, id);
+        LOG.info("Copying source topic {} (id {}, {} partitions) to target topic {}", name, id, partitions,
+                targetTopic);
         for (int p = 0; p < partitions; p++) {
-            listener.added(new TopicPartition(name, p), targetTopic);
+            listener.added(new TopicPartition(name, p), id, targetTopic);
         }
     }
 

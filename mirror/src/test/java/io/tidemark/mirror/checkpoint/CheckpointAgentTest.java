@@ -8,6 +8,7 @@ import io.tidemark.mirror.sink.CopiedPartition;
 import io.tidemark.mirror.sink.OffsetMap;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.MirrorCheckpoint;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
@@ -38,6 +40,7 @@ class CheckpointAgentTest {
     private static final long NOW_MS = 1_700_000_000_000L;
     private static final TopicPartition T0 = new TopicPartition("t", 0);
     private static final TopicPartition T1 = new TopicPartition("t", 1);
+    private static final UUID TOPIC_ID = new UUID(7, 8);
 
     private final Clock clock = Clock.fixed(Instant.ofEpochMilli(NOW_MS), ZoneOffset.UTC);
     private final MetricRegistry registry = new MetricRegistry();
@@ -77,7 +80,7 @@ class CheckpointAgentTest {
 
         @Override
         public OriginPartition origin() {
-            return new OriginPartition("A", tp.topic(), tp.partition());
+            return new OriginPartition("A", tp.topic(), TOPIC_ID, tp.partition());
         }
 
         @Override
@@ -196,7 +199,8 @@ class CheckpointAgentTest {
         assertEquals(List.of("g:0=none", "g:1=7>107"), round());
         MirrorCheckpoint none = sink.checkpoints.get(0);
         assertEquals(MirrorCheckpoint.newBuilder().setSourceCluster("A").setTargetCluster("B").setGroup("g")
-                .setSourceTopic("t").setPartition(0).setTargetTopic("t").setCheckpointTimeMs(NOW_MS).setNoCommit(true)
+                .setSourceTopic("t").setSourceTopicId(TopicIds.toBytes(TOPIC_ID)).setPartition(0).setTargetTopic("t")
+                .setCheckpointTimeMs(NOW_MS).setNoCommit(true)
                 .build(), none);
         assertEquals(List.of(), round(), "nothing changed: nothing written");
 
@@ -256,6 +260,23 @@ class CheckpointAgentTest {
     }
 
     @Test
+    void aCopierThatHasNotAskedTheTargetYetIsCheckpointedNextRound() {
+        source.commit("g", T0, 5, NOW_MS);
+        copiers.get(T0).translations.put(5L, new OffsetMap.NotAnchored());
+
+        assertEquals(List.of("g:1=none"), round(), "it may hold copies of it: the log end would pass over them");
+        assertEquals(0, failures());
+        copiers.get(T0).translations.clear();
+        assertEquals(List.of("g:0=5>105"), round());
+    }
+
+    private static MirrorGap gap(int partition, long from, long to) {
+        return MirrorGap.newBuilder().setSourceCluster("A").setTargetCluster("B").setSourceTopic("t")
+                .setSourceTopicId(TopicIds.toBytes(TOPIC_ID)).setPartition(partition).setTargetTopic("t")
+                .setFromOffset(from).setToOffset(to).setRecordedTimeMs(NOW_MS).build();
+    }
+
+    @Test
     void gapsAreWrittenOnceAndAFailedWriteIsTriedAgain() {
         copiers.get(T1).gaps.add(new CopiedPartition.Gap(10, 30));
         sink.gapWritesFail = true;
@@ -267,10 +288,7 @@ class CheckpointAgentTest {
         round();
         round();
         assertEquals(List.of(
-                MirrorGap.newBuilder().setSourceCluster("A").setTargetCluster("B").setSourceTopic("t").setPartition(0)
-                        .setTargetTopic("t").setFromOffset(5).setToOffset(6).setRecordedTimeMs(NOW_MS).build(),
-                MirrorGap.newBuilder().setSourceCluster("A").setTargetCluster("B").setSourceTopic("t").setPartition(1)
-                        .setTargetTopic("t").setFromOffset(10).setToOffset(30).setRecordedTimeMs(NOW_MS).build()),
+                gap(0, 5, 6), gap(1, 10, 30)),
                 sink.gaps.stream().sorted((x, y) -> Integer.compare(x.getPartition(), y.getPartition())).toList());
     }
 }

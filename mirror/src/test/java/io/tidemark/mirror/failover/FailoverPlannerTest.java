@@ -14,15 +14,17 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
-import io.tidemark.proto.v1.MirrorGap;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.UUID;
 
 import static io.tidemark.mirror.failover.MirrorStates.BASE_MS;
+import static io.tidemark.mirror.failover.MirrorStates.ORDERS_ID;
 import static io.tidemark.mirror.failover.MirrorStates.behind;
 import static io.tidemark.mirror.failover.MirrorStates.checkpoint;
 import static io.tidemark.mirror.failover.MirrorStates.copying;
@@ -44,17 +46,17 @@ class FailoverPlannerTest {
     private static final long NOW_MS = BASE_MS + 60_000;
     private static final long SILENT_MS = BASE_MS + 9_500;
 
-    private static final OriginPartition ORIGIN_0 = new OriginPartition("A", "orders", 0);
+    private static final OriginPartition ORIGIN_0 = new OriginPartition("A", "orders", ORDERS_ID, 0);
 
     private final ScriptedTarget target = new ScriptedTarget().topic("orders", 2);
     private final FailoverPlanner planner = new FailoverPlanner(target);
 
     FailoverPlannerTest() {
         for (int i = 0; i < 10; i++) {
-            target.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, new OriginPartition("A", "orders", 0), i);
+            target.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, ORIGIN_0, i);
         }
         for (int i = 0; i < 5; i++) {
-            target.copy(P1, BASE_MS + 2000L * i + 50, BASE_MS + 2000L * i, new OriginPartition("A", "orders", 1), i);
+            target.copy(P1, BASE_MS + 2000L * i + 50, BASE_MS + 2000L * i, new OriginPartition("A", "orders", ORDERS_ID, 1), i);
         }
     }
 
@@ -227,7 +229,7 @@ class FailoverPlannerTest {
 
     @Test
     void exactModeAfterOtherOriginsCountsOnlyTheSourcesCopies() {
-        OriginPartition c = new OriginPartition("C", "orders", 0);
+        OriginPartition c = new OriginPartition("C", "orders", ORDERS_ID, 0);
         target.copy(P0, BASE_MS + 10_050, BASE_MS + 10_000, c, 77).copy(P0, BASE_MS + 10_060, BASE_MS + 10_000, c, 78);
         FailoverPlan plan = planner.plan(fullState(), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
@@ -278,7 +280,7 @@ class FailoverPlannerTest {
 
     @Test
     void aCheckpointInAPartitionInterleavedWithAnotherOriginIsSearchedAndKept() {
-        OriginPartition c = new OriginPartition("C", "orders", 0);
+        OriginPartition c = new OriginPartition("C", "orders", ORDERS_ID, 0);
         ScriptedTarget mixed = new ScriptedTarget().topic("orders", 1).copy(P0, BASE_MS + 40, BASE_MS, c, 0)
                 .copy(P0, BASE_MS + 50, BASE_MS, ORIGIN_0, 0).copy(P0, BASE_MS + 1_040, BASE_MS, c, 1)
                 .copy(P0, BASE_MS + 1_050, BASE_MS, ORIGIN_0, 1);
@@ -306,18 +308,19 @@ class FailoverPlannerTest {
 
     @Test
     void recordsRemovedByRetentionOnEitherClusterAreLostFromTheGroupsPosition() {
-        MirrorStateRecord gapBelow = record(MirrorGap.newBuilder().setSourceCluster("A").setSourceTopic("orders")
-                .setPartition(0).setTargetTopic("orders").setFromOffset(2).setToOffset(4));
-        MirrorStateRecord gapAbove = record(MirrorGap.newBuilder().setSourceCluster("A").setSourceTopic("orders")
-                .setPartition(0).setTargetTopic("orders").setFromOffset(5).setToOffset(9));
+        MirrorStateRecord gapBelow = record(MirrorStates.gap(0, 2, 4));
+        MirrorStateRecord gapAbove = record(MirrorStates.gap(0, 5, 9));
+        MirrorStateRecord earlierTopic = record(MirrorStates.gap(0, 5, 9).setSourceTopicId(TopicIds.toBytes(
+                new UUID(0, 1))));
         target.removeBefore(P0, 8);
-        FailoverPlan plan = planner.plan(state(gapBelow, gapAbove, CHECKPOINT_0, CHECKPOINT_1, HEARTBEATS[2]),
+        FailoverPlan plan = planner.plan(state(gapBelow, gapAbove, earlierTopic, CHECKPOINT_0, CHECKPOINT_1,
+                        HEARTBEATS[2]),
                 request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
         PartitionPlan p0 = plan.partitions().get(0);
         assertEquals(OptionalLong.of(8), p0.offset(), "the target's log start");
         assertEquals(new Lost(0, 3, 2), p0.lost(), "A removed 6 to 8 above the group's 6 before they were copied; "
-                + "B removed the copies of 6 and 7");
+                + "B removed the copies of 6 and 7; the gap of an earlier topic of the name is not this one's");
         assertEquals(OptionalLong.of(1), p0.rereadsAtMost(), "of the 4 origin offsets 6 to 9, only 9 was copied");
         assertEquals(new FailoverPlan.Totals(p0.rereads() + 3, 0, true, 3, 5), plan.totals());
     }

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -19,7 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class CopyBatchTest {
-    private static final OriginPartition A_T_0 = new OriginPartition("A", "t", 0);
+    private static final UUID T_ID = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
+    private static final OriginPartition A_T_0 = new OriginPartition("A", "t", T_ID, 0);
 
     private static ConsumerRecord record(long offset, List<Header> headers, int valueBytes) {
         return new ConsumerRecord("t", 0, offset, new byte[] {(byte) offset}, new byte[valueBytes], headers,
@@ -46,7 +48,7 @@ class CopyBatchTest {
 
     @Test
     void recordsThatCrossedTheTargetAreDropped() {
-        List<Header> fromB = ProvenanceHeaders.forCopy(List.of(), new OriginPartition("B", "t", 0), 3, 5);
+        List<Header> fromB = ProvenanceHeaders.forCopy(List.of(), new OriginPartition("B", "t", T_ID, 0), 3, 5);
         ArrayDeque<ConsumerRecord> pending = new ArrayDeque<>(List.of(record(1, fromB, 1), record(2, List.of(), 1),
                 record(3, fromB, 1)));
         CopyBatch batch = CopyBatch.take(pending, A_T_0, "B", 1 << 20, Integer.MAX_VALUE);

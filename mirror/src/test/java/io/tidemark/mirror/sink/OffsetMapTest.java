@@ -13,6 +13,7 @@ class OffsetMapTest {
     @Test
     void nothingHeldUntilTheFirstBatch() {
         OffsetMap map = new OffsetMap(10);
+        assertEquals(new OffsetMap.NotAnchored(), map.translate(0), "not asked the target yet: not nothing held");
         map.reset(OffsetMap.NONE, OffsetMap.NONE);
         assertEquals(new NothingHeld(), map.translate(0));
         map.written(new long[] {0, 1, 2}, 100);

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,7 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class PartitionCopierTest {
     private static final TopicPartition SOURCE = new TopicPartition("t", 0);
     private static final TopicPartition TARGET = new TopicPartition("t", 0);
-    private static final OriginPartition ORIGIN = new OriginPartition("A", "t", 0);
+    private static final UUID T_ID = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
+    private static final OriginPartition ORIGIN = new OriginPartition("A", "t", T_ID, 0);
 
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
     private final MetricRegistry registry = new MetricRegistry();
@@ -44,6 +46,7 @@ class PartitionCopierTest {
     /** The target: records each call and leaves its answer to the test. */
     private static final class FakeTarget implements TargetPartitions {
         final List<CompletableFuture<OriginOffsetResponse>> asks = new ArrayList<>();
+        final List<OriginPartition> askedFor = new ArrayList<>();
         final List<List<Record>> batches = new ArrayList<>();
         final List<CompletableFuture<ProduceResponse>> writes = new ArrayList<>();
 
@@ -59,6 +62,7 @@ class PartitionCopierTest {
         public CompletableFuture<OriginOffsetResponse> originOffset(TopicPartition tp, OriginPartition origin) {
             CompletableFuture<OriginOffsetResponse> answer = new CompletableFuture<>();
             asks.add(answer);
+            askedFor.add(origin);
             return answer;
         }
 
@@ -79,7 +83,7 @@ class PartitionCopierTest {
     }
 
     private PartitionCopier start(OriginOffsetResponse held) {
-        copier = new PartitionCopier(SOURCE, TARGET, "A", "B", 1 << 20, target,
+        copier = new PartitionCopier(ORIGIN, TARGET, "B", 1 << 20, target,
                 (c, generation, offset) -> seeks.add(generation + "@" + offset), timers, new MirrorMetrics(registry));
         copier.start();
         target.asks.get(0).complete(held);
@@ -122,6 +126,17 @@ class PartitionCopierTest {
         target.stored(1, 23);
         assertEquals(new OffsetMap.Exact(23, false), copier.translate(12));
         assertEquals(4, registry.meter("mirror.records-copied").getCount());
+    }
+
+    /** The origin names the source topic's id: what the target holds of another topic of the name does not count. */
+    @Test
+    void itAsksForAndCopiesItsOriginWithTheSourceTopicsId() {
+        start(held(9, 20));
+        assertEquals(SOURCE, copier.source());
+        assertEquals(List.of(ORIGIN), target.askedFor);
+        copier.offer(records(10));
+        assertEquals(new ProvenanceHeaders.Provenance(ORIGIN, 10, 2_010, List.of("A")),
+                ProvenanceHeaders.read(target.batches.get(0).get(0).headers()).orElseThrow());
     }
 
     @Test
@@ -181,7 +196,7 @@ class PartitionCopierTest {
     @Test
     void recordsThatCrossedTheTargetAreSkippedAndGapsCountedAndKeptForTheTarget() {
         start(held(9, 20));
-        List<Header> fromB = ProvenanceHeaders.forCopy(List.of(), new OriginPartition("B", "t", 0), 1, 1);
+        List<Header> fromB = ProvenanceHeaders.forCopy(List.of(), new OriginPartition("B", "t", T_ID, 0), 1, 1);
         copier.offer(List.of(record(10, fromB), record(11, List.of()), record(15, List.of())));
         assertEquals(List.of(List.of(11L, 15L)), target.originOffsets());
         assertEquals(1, count("mirror.records-skipped-loop"));

@@ -12,7 +12,8 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
  * Reads the origin of a mirrored batch ({@link RecordBatchFormat#ATTRIBUTE_MIRRORED}) straight from its bytes: the
  * origin partition its records name in their provenance header ({@link ProvenanceHeaders}, {@link ProvenanceFormat})
  * and the first and last origin offset, after checking that every record carries a well-formed provenance value,
- * that every record names the same origin partition and that origin offsets strictly increase (they may skip:
+ * that every record names the same origin partition (cluster, topic, topic id and partition: copies of two
+ * incarnations of a topic never share a batch) and that origin offsets strictly increase (they may skip:
  * records the mirror did not copy). The broker calls it on every mirrored batch it appends, and on the mirrored
  * batches of a log's tail when it rebuilds its origin offsets.
  *
@@ -50,6 +51,7 @@ public final class MirroredBatchScanner {
         int firstClusterLength = 0;
         int firstTopicAt = 0;
         int firstTopicLength = 0;
+        int firstTopicIdAt = 0;
         long first = -1;
         long previous = -1;
         for (int i = 0; i < count; i++) {
@@ -62,12 +64,15 @@ public final class MirroredBatchScanner {
                 firstClusterLength = provenance.clusterLength();
                 firstTopicAt = provenance.topicAt();
                 firstTopicLength = provenance.topicLength();
+                firstTopicIdAt = provenance.topicIdAt();
                 first = offset;
             } else if (provenance.partition() != origin.partition()
                     || !sameBytes(buffer, provenance.clusterAt(), provenance.clusterLength(), buffer, firstClusterAt,
                     firstClusterLength)
                     || !sameBytes(buffer, provenance.topicAt(), provenance.topicLength(), buffer, firstTopicAt,
-                    firstTopicLength)) {
+                    firstTopicLength)
+                    || !sameBytes(buffer, provenance.topicIdAt(), TopicIds.LENGTH, buffer, firstTopicIdAt,
+                    TopicIds.LENGTH)) {
                 throw corrupt("record " + i + " of " + count + " names another origin partition than record 0 ("
                         + origin + "); a mirrored batch copies one origin partition");
             } else if (offset <= previous) {

@@ -1,17 +1,20 @@
 package io.tidemark.proto.record;
 
 import java.util.Objects;
+import java.util.UUID;
 
 /**
  * A partition of another cluster that mirrored records were copied from: the cluster's name (as mirrors are told
- * it), the topic there and the partition.
+ * it), the topic there with its id, and the partition. The id makes a topic deleted and created again under the same
+ * name another origin, whose offsets start again: its records are never taken for copies of the old topic's.
  *
  * @param cluster   1 to 64 of a-z A-Z 0-9 . _ - (ASCII: a name takes one byte a character in provenance, which
  *                  checks it byte by byte)
  * @param topic     not empty
+ * @param topicId   the topic's id on that cluster ({@link TopicIds})
  * @param partition not negative
  */
-public record OriginPartition(String cluster, String topic, int partition) {
+public record OriginPartition(String cluster, String topic, UUID topicId, int partition) {
     /** What a cluster name may be, as error messages say it. */
     public static final String CLUSTER_NAME_RULE = "1 to 64 characters from a-z A-Z 0-9 . _ -";
     /** The longest cluster name, in characters and, since they are ASCII, in UTF-8 bytes. */
@@ -23,6 +26,7 @@ public record OriginPartition(String cluster, String topic, int partition) {
         if (topic.isEmpty()) {
             throw new IllegalArgumentException("origin topic is empty");
         }
+        Objects.requireNonNull(topicId, "topicId");
         if (partition < 0) {
             throw new IllegalArgumentException("origin partition " + partition + " is negative");
         }
@@ -62,8 +66,9 @@ public record OriginPartition(String cluster, String topic, int partition) {
         return "cluster name '" + name + "' is not allowed: use " + CLUSTER_NAME_RULE;
     }
 
+    /** {@code cluster:topic-partition (topic id ID)}, as messages name it. */
     @Override
     public String toString() {
-        return cluster + ":" + topic + "-" + partition;
+        return cluster + ":" + topic + "-" + partition + " (topic id " + topicId + ")";
     }
 }

@@ -24,6 +24,7 @@ final class ProvenanceDecoder {
     private int clusterLength;
     private int topicAt;
     private int topicLength;
+    private int topicIdAt;
     private int partition;
     private long offset;
     private long receiveTimeMs;
@@ -58,9 +59,14 @@ final class ProvenanceDecoder {
             throw new RecordFormatException("the value is empty");
         }
         byte version = buffer.get(at);
-        if (version != ProvenanceFormat.VERSION_1) {
+        if (version == ProvenanceFormat.VERSION_1) {
+            throw new RecordFormatException(version + " is not read any more: it names no topic id, and copies "
+                    + "written before topic ids are not migrated; this reader knows version "
+                    + ProvenanceFormat.VERSION_2);
+        }
+        if (version != ProvenanceFormat.VERSION_2) {
             throw new RecordFormatException(version + " is not known; this reader knows version "
-                    + ProvenanceFormat.VERSION_1);
+                    + ProvenanceFormat.VERSION_2);
         }
         cursor.reset(buffer, at + ProvenanceFormat.VERSION_LENGTH, end);
     }
@@ -76,6 +82,8 @@ final class ProvenanceDecoder {
         if (topicLength == 0) {
             throw new RecordFormatException("the name is empty");
         }
+        field = "origin topic id";
+        topicIdAt = cursor.skipFixed(TopicIds.LENGTH, "id");
         field = "origin partition";
         partition = cursor.readUnsignedInt();
         field = "origin offset";
@@ -96,7 +104,7 @@ final class ProvenanceDecoder {
         field = "after the path";
         if (cursor.position() != end) {
             throw new RecordFormatException((end - cursor.position()) + " bytes more; version "
-                    + ProvenanceFormat.VERSION_1 + " ends with the path");
+                    + ProvenanceFormat.VERSION_2 + " ends with the path");
         }
     }
 
@@ -126,6 +134,11 @@ final class ProvenanceDecoder {
         return topicLength;
     }
 
+    /** Where the origin topic's 16-byte id starts. */
+    int topicIdAt() {
+        return topicIdAt;
+    }
+
     int partition() {
         return partition;
     }
@@ -136,7 +149,8 @@ final class ProvenanceDecoder {
 
     /** The origin partition of the value last wrapped. */
     OriginPartition origin() {
-        return new OriginPartition(string(clusterAt, clusterLength), string(topicAt, topicLength), partition);
+        return new OriginPartition(string(clusterAt, clusterLength), string(topicAt, topicLength),
+                TopicIds.read(buffer, topicIdAt), partition);
     }
 
     /** The provenance of the value last wrapped. */

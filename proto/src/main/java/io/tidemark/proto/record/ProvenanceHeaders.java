@@ -11,7 +11,7 @@ import java.util.Optional;
 
 /**
  * The provenance a mirror adds to every record it copies: one header with the reserved name {@value #NAME}, whose
- * value holds the origin cluster, topic, partition, offset and ReceiveTime and the path of clusters the record
+ * value holds the origin cluster, topic, topic id, partition, offset and ReceiveTime and the path of clusters the record
  * crossed, in the compact binary layout of {@link ProvenanceFormat}. A copied record keeps its own headers first, in
  * their order, then gets this one.
  *
@@ -111,8 +111,8 @@ public final class ProvenanceHeaders {
 
     /**
      * A header's value for people and for JSON: the provenance header's fields as a map in the order cluster, topic,
-     * partition, offset, receiveTime (ms since the epoch), path (a list, oldest first), or, when it is malformed,
-     * text saying why and its bytes in hex; any other header's value as UTF-8 text.
+     * topicId (the UUID's text), partition, offset, receiveTime (ms since the epoch), path (a list, oldest first),
+     * or, when it is malformed, text saying why and its bytes in hex; any other header's value as UTF-8 text.
      */
     public static Object displayValue(Header header) {
         if (!reserved(header.name())) {
@@ -129,6 +129,7 @@ public final class ProvenanceHeaders {
         Map<String, Object> fields = new LinkedHashMap<>();
         fields.put("cluster", provenance.origin().cluster());
         fields.put("topic", provenance.origin().topic());
+        fields.put("topicId", provenance.origin().topicId().toString());
         fields.put("partition", provenance.origin().partition());
         fields.put("offset", provenance.originOffset());
         fields.put("receiveTime", provenance.originReceiveTimeMs());

@@ -102,6 +102,13 @@ final class RecordCursor {
         return length;
     }
 
+    /** Checks that {@code length} bytes are there and skips them; returns where they start. */
+    int skipFixed(int length, String what) {
+        int at = position;
+        skip(length, what);
+        return at;
+    }
+
     byte[] readBytes(int length) {
         byte[] bytes = new byte[length];
         buffer.get(position, bytes);

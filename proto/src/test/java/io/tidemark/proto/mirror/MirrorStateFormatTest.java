@@ -1,5 +1,6 @@
 package io.tidemark.proto.mirror;
 
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
@@ -8,6 +9,7 @@ import io.tidemark.proto.v1.PartitionBehind;
 import org.junit.jupiter.api.Test;
 
 import java.util.HexFormat;
+import java.util.UUID;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -40,6 +42,19 @@ class MirrorStateFormatTest {
                 "0a0141", "120142", "1a0167", "220174", "2801", "320174",
                 "3864", "485a", "5801", "6005", "6806", "7007",
                 "7801", "800150", "880103"), // field 15 (previous known), 16 (offset 80), 17 (commit time 3)
+                HexFormat.of().formatHex(MirrorStateFormat.value(checkpoint)));
+        assertEquals(checkpoint, MirrorStateFormat.parse(MirrorStateFormat.value(checkpoint)).getCheckpoint());
+    }
+
+    @Test
+    void checkpointWithTheSourceTopicsId() {
+        MirrorCheckpoint checkpoint = CHECKPOINT.toBuilder().setSourceTopicId(TopicIds.toBytes(
+                UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95"))).build();
+        assertEquals(String.join("",
+                "0a", "30", // field 1 (checkpoint), length 48
+                "0a0141", "120142", "1a0167", "220174", "2801", "320174",
+                "3864", "485a", "5801", "6005", "6806", "7007",
+                "9201", "10", "0e4f7c2a5b1d4e8f9a3c6d2b1f0a7e95"), // field 18 (source topic id), 16 bytes
                 HexFormat.of().formatHex(MirrorStateFormat.value(checkpoint)));
         assertEquals(checkpoint, MirrorStateFormat.parse(MirrorStateFormat.value(checkpoint)).getCheckpoint());
     }

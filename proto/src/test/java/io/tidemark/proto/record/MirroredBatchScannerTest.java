@@ -10,12 +10,17 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 class MirroredBatchScannerTest {
-    private static final OriginPartition ORIGIN = new OriginPartition("A", "orders", 3);
+    private static final UUID ORDERS_ID = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
+    private static final String ORDERS_ID_HEX = "0e4f7c2a5b1d4e8f9a3c6d2b1f0a7e95";
+    /** The id of {@code orders} deleted and created again. */
+    private static final UUID RECREATED_ID = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e96");
+    private static final OriginPartition ORIGIN = new OriginPartition("A", "orders", ORDERS_ID, 3);
 
     private static ByteBuffer batch(List<List<Header>> headers) {
         RecordBatchBuilder builder = new RecordBatchBuilder().mirrored();
@@ -44,11 +49,12 @@ class MirroredBatchScannerTest {
 
     @Test
     void everyRecordNamesTheSameOriginPartition() {
-        for (OriginPartition other : List.of(new OriginPartition("C", "orders", 3),
-                new OriginPartition("A", "order", 3), new OriginPartition("A", "orders", 4))) {
+        for (OriginPartition other : List.of(new OriginPartition("C", "orders", ORDERS_ID, 3),
+                new OriginPartition("A", "order", ORDERS_ID, 3), new OriginPartition("A", "orders", ORDERS_ID, 4),
+                new OriginPartition("A", "orders", RECREATED_ID, 3))) {
             assertEquals("corrupt mirrored batch: record 1 of 2 names another origin partition than record 0 "
-                    + "(A:orders-3); a mirrored batch copies one origin partition",
-                    refusal(batch(List.of(copied(ORIGIN, 5), copied(other, 6)))));
+                    + "(A:orders-3 (topic id 0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95)); a mirrored batch copies one "
+                    + "origin partition", refusal(batch(List.of(copied(ORIGIN, 5), copied(other, 6)))));
         }
     }
 
@@ -62,30 +68,34 @@ class MirroredBatchScannerTest {
     @Test
     void malformedProvenanceIsRefusedNamingTheRecordAndTheField() {
         byte[] value = ProvenanceHeaders.encode(new Provenance(ORIGIN, 5, 10, List.of("A"))).value();
-        assertEquals("corrupt mirrored batch: record 1 of 2: malformed tidemark.origin value (12 bytes): origin "
+        assertEquals("corrupt mirrored batch: record 1 of 2: malformed tidemark.origin value (28 bytes): origin "
                 + "ReceiveTime: varint runs past the value end",
-                refusal(batch(List.of(copied(ORIGIN, 4), withProvenance(Arrays.copyOf(value, 12))))));
+                refusal(batch(List.of(copied(ORIGIN, 4), withProvenance(Arrays.copyOf(value, 28))))));
+        assertEquals("corrupt mirrored batch: record 1 of 2: malformed tidemark.origin value (20 bytes): origin "
+                + "topic id: id of 16 bytes runs past the value end (10 bytes left)",
+                refusal(batch(List.of(copied(ORIGIN, 4), withProvenance(Arrays.copyOf(value, 20))))));
         value[0] = 9;
-        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (14 bytes): version: 9 "
-                + "is not known; this reader knows version 1", refusal(batch(List.of(withProvenance(value)))));
+        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (30 bytes): version: 9 "
+                + "is not known; this reader knows version 2", refusal(batch(List.of(withProvenance(value)))));
     }
 
     @Test
     void aBadClusterNameIsRefused() {
-        byte[] commaInName = HexFormat.of().parseHex("01" + "03612c62" + "066f7264657273" + "03" + "05" + "0a" + "00");
-        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (16 bytes): origin "
+        byte[] commaInName = HexFormat.of().parseHex("02" + "03612c62" + "066f7264657273" + ORDERS_ID_HEX + "03"
+                + "05" + "0a" + "00");
+        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (32 bytes): origin "
                 + "cluster: cluster name 'a,b' is not allowed: use 1 to 64 characters from a-z A-Z 0-9 . _ -",
                 refusal(batch(List.of(withProvenance(commaInName)))));
-        byte[] badEarlier = HexFormat.of().parseHex("01" + "0141" + "066f7264657273" + "03" + "05" + "0a" + "01"
-                + "0120");
-        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (16 bytes): earlier "
+        byte[] badEarlier = HexFormat.of().parseHex("02" + "0141" + "066f7264657273" + ORDERS_ID_HEX + "03" + "05"
+                + "0a" + "01" + "0120");
+        assertEquals("corrupt mirrored batch: record 0 of 1: malformed tidemark.origin value (32 bytes): earlier "
                 + "cluster 0 of 1: cluster name ' ' is not allowed: use 1 to 64 characters from a-z A-Z 0-9 . _ -",
                 refusal(batch(List.of(withProvenance(badEarlier)))));
     }
 
     @Test
     void theLastProvenanceHeaderOfARecordCounts() {
-        List<Header> twice = new ArrayList<>(copied(new OriginPartition("C", "orders", 3), 1));
+        List<Header> twice = new ArrayList<>(copied(new OriginPartition("C", "orders", ORDERS_ID, 3), 1));
         twice.add(ProvenanceHeaders.encode(new Provenance(ORIGIN, 5, 10, List.of("A"))));
         assertEquals(new MirroredBatchScanner.OriginRange(ORIGIN, 5, 5),
                 new MirroredBatchScanner().scan(batch(List.of(twice)), 0));

@@ -35,6 +35,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -113,7 +114,7 @@ public final class ClusterNode implements Closeable {
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata,
-                metrics);
+                metrics, UUID::randomUUID);
         topicsRef.set(topics);
         server.start();
         joinMetadataGroup(server, admin, metadataGroup, config.nodeId());

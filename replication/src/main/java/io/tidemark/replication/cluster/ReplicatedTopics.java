@@ -8,6 +8,7 @@ import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.TopicNames;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.PartitionAssignment;
@@ -22,13 +23,18 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The topics of a cluster as this broker sees them: changes go through the metadata group ({@link MetadataGroup}),
  * and the view is rebuilt from what the group applies ({@link MetadataStateMachine.Listener}). For each partition
  * this broker replicates, the {@link PartitionReplicas} start the Raft group; the others are known only by their
  * replicas.
+ *
+ * <p>Ids: this broker picks a created topic's id and puts it into the create command, so every broker applies the
+ * same id ({@link MetadataStateMachine}).
  *
  * <p>Placement: partition {@code p} of a topic goes to {@code rf} brokers in a row of the sorted node ids,
  * starting at {@code (p + hash(topic)) mod n}, so replicas spread evenly; the first is the preferred leader, to
@@ -44,16 +50,21 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     private final PartitionReplicas replicas;
     private final MetadataGroup metadata;
     private final ReplicaListener replicaListener;
+    private final Supplier<UUID> ids;
     private final Map<String, Topic> topics = new ConcurrentHashMap<>();
 
-    /** @param replicaListener told of the partitions whose replica this broker starts or stops holding */
+    /**
+     * @param replicaListener told of the partitions whose replica this broker starts or stops holding
+     * @param ids             the id of each topic this broker creates; {@code UUID::randomUUID} but in tests
+     */
     public ReplicatedTopics(ClusterMembers members, int maxPartitionsPerTopic, PartitionReplicas replicas,
-                            MetadataGroup metadata, ReplicaListener replicaListener) {
+                            MetadataGroup metadata, ReplicaListener replicaListener, Supplier<UUID> ids) {
         this.members = members;
         this.maxPartitionsPerTopic = maxPartitionsPerTopic;
         this.replicas = replicas;
         this.metadata = metadata;
         this.replicaListener = replicaListener;
+        this.ids = ids;
     }
 
     @Override
@@ -91,8 +102,9 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
                     + " replicas");
         }
         replicas.effectiveConfig(overrides);
-        TopicAssignment.Builder assignment = TopicAssignment.newBuilder().setName(name).setReplicationFactor(factor)
-                .putAllOverrides(overrides);
+        UUID id = ids.get();
+        TopicAssignment.Builder assignment = TopicAssignment.newBuilder().setName(name)
+                .setTopicId(TopicIds.toBytes(id)).setReplicationFactor(factor).putAllOverrides(overrides);
         List<Integer> nodes = members.nodeIds();
         int start = Math.floorMod(name.hashCode(), nodes.size());
         for (int p = 0; p < partitions; p++) {
@@ -103,7 +115,9 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
             assignment.addPartitions(partition);
         }
         metadata.submit(MetadataCommand.newBuilder().setCreateTopic(assignment).build());
-        return awaitTopic(name);
+        metadata.await(() -> topics.containsKey(name) && topics.get(name).id().equals(id), APPLY_WAIT,
+                "topic " + name + " (id " + id + ") to be applied here");
+        return topics.get(name);
     }
 
     @Override
@@ -164,8 +178,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
             partitions.add(replicas.open(new TopicPartition(assignment.getName(), p.getPartition()), p,
                     assignment.getOverridesMap()));
         }
-        topics.put(assignment.getName(), new Topic(assignment.getName(), assignment.getReplicationFactor(),
-                assignment.getOverridesMap(), config, partitions));
+        topics.put(assignment.getName(), new Topic(assignment.getName(), TopicIds.fromBytes(assignment.getTopicId()),
+                assignment.getReplicationFactor(), assignment.getOverridesMap(), config, partitions));
         partitions.stream().filter(ReplicatedPartition.class::isInstance).forEach(replicaListener::holding);
     }
 
@@ -174,7 +188,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         Topic topic = topics.get(assignment.getName());
         TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
         topic.partitions().forEach(p -> p.updateConfig(config));
-        topics.put(assignment.getName(), new Topic(topic.name(), topic.replicationFactor(),
+        topics.put(assignment.getName(), new Topic(topic.name(), topic.id(), topic.replicationFactor(),
                 assignment.getOverridesMap(), config, topic.partitions()));
     }
 
@@ -207,7 +221,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         Partition now = replicas.reassigned(id, before, assignment.getPartitions(id.partition()),
                 assignment.getOverridesMap());
         partitions.set(id.partition(), now);
-        topics.put(topic.name(), new Topic(topic.name(), replicationFactor(assignment), topic.overrides(),
+        topics.put(topic.name(), new Topic(topic.name(), topic.id(), replicationFactor(assignment), topic.overrides(),
                 topic.config(), partitions));
         if (was instanceof ReplicatedPartition) {
             replicaListener.released(was);

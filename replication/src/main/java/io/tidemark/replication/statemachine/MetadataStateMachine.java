@@ -1,6 +1,7 @@
 package io.tidemark.replication.statemachine;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
 import io.tidemark.proto.v1.MetadataCommand;
@@ -14,9 +15,11 @@ import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -27,6 +30,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * partition, a reassignment that conflicts with the one under way) and answers a {@link MetadataReply}, the same
  * on every member. Each applied change is passed to a {@link Listener}, which starts or stops the partition groups this
  * broker hosts. The state is small and rebuilt by replaying the log at start, so there is no snapshot yet.
+ *
+ * <p>Topic ids: the broker that submits a create picks the topic's id ({@code TopicAssignment.topic_id}), so every
+ * member applies the same. A create written before topics had ids carries none and gets {@link #legacyTopicId}, a
+ * name-based UUID of the topic's name and the entry's log index: the same on every member and at every replay, and
+ * different for a topic of the same name created again later. An alter keeps the id the topic has.
  *
  * <p>Threading: applied on Ratis' updater thread; {@link #topics()} may be read from any thread.
  */
@@ -55,12 +63,18 @@ public final class MetadataStateMachine extends BaseStateMachine {
         return List.copyOf(new TreeMap<>(topics).values());
     }
 
+    /** The id a create without one, applied at log index {@code index}, gives topic {@code name}. */
+    static UUID legacyTopicId(String name, long index) {
+        return UUID.nameUUIDFromBytes((name + "@" + index).getBytes(StandardCharsets.UTF_8));
+    }
+
     @Override
     public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
         LogEntryProto entry = trx.getLogEntry();
         MetadataReply reply;
         try {
-            reply = apply(MetadataCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().toByteArray()));
+            reply = apply(MetadataCommand.parseFrom(entry.getStateMachineLogEntry().getLogData().toByteArray()),
+                    entry.getIndex());
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException("metadata entry " + entry.getIndex() + " is not a MetadataCommand", e);
         }
@@ -70,20 +84,18 @@ public final class MetadataStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply.toByteArray())));
     }
 
-    private MetadataReply apply(MetadataCommand command) {
+    private MetadataReply apply(MetadataCommand command, long index) {
         switch (command.getCommandCase()) {
             case CREATE_TOPIC -> {
-                TopicAssignment topic = command.getCreateTopic();
-                if (topics.putIfAbsent(topic.getName(), topic) != null) {
-                    return error(ErrorCode.TOPIC_EXISTS, "topic '" + topic.getName() + "' already exists");
-                }
-                listener.topicCreated(topic);
+                return createTopic(command.getCreateTopic(), index);
             }
             case ALTER_TOPIC -> {
-                TopicAssignment topic = command.getAlterTopic();
-                if (topics.replace(topic.getName(), topic) == null) {
-                    return unknown(topic.getName());
+                TopicAssignment current = topics.get(command.getAlterTopic().getName());
+                if (current == null) {
+                    return unknown(command.getAlterTopic().getName());
                 }
+                TopicAssignment topic = command.getAlterTopic().toBuilder().setTopicId(current.getTopicId()).build();
+                topics.put(topic.getName(), topic);
                 listener.topicAltered(topic);
             }
             case DELETE_TOPIC -> {
@@ -101,6 +113,21 @@ public final class MetadataStateMachine extends BaseStateMachine {
             }
             default -> throw new IllegalStateException("metadata command without a command");
         }
+        return MetadataReply.getDefaultInstance();
+    }
+
+    private MetadataReply createTopic(TopicAssignment command, long index) {
+        TopicAssignment topic = command;
+        if (command.getTopicId().isEmpty()) {
+            topic = command.toBuilder().setTopicId(TopicIds.toBytes(legacyTopicId(command.getName(), index))).build();
+        } else if (command.getTopicId().size() != TopicIds.LENGTH) {
+            return error(ErrorCode.INVALID_REQUEST, "create of topic '" + command.getName() + "': "
+                    + TopicIds.LENGTH + " bytes of topic id expected, not " + command.getTopicId().size());
+        }
+        if (topics.putIfAbsent(topic.getName(), topic) != null) {
+            return error(ErrorCode.TOPIC_EXISTS, "topic '" + topic.getName() + "' already exists");
+        }
+        listener.topicCreated(topic);
         return MetadataReply.getDefaultInstance();
     }
 

@@ -1,6 +1,7 @@
 package io.tidemark.replication.statemachine;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
@@ -14,46 +15,74 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-/** The reassignment commands of the metadata group, applied as every member applies them. */
+/** The topic and reassignment commands of the metadata group, applied as every member applies them. */
 class MetadataStateMachineTest {
+    private static final UUID INVOICES_ID = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
+
     private final List<String> changes = new ArrayList<>();
-    private final MetadataStateMachine machine = new MetadataStateMachine(new MetadataStateMachine.Listener() {
-        @Override
-        public void topicCreated(TopicAssignment topic) {
-            changes.add("created " + topic.getName());
-        }
+    private final MetadataStateMachine machine = newMachine();
+    /** Every command applied to {@link #machine}, at its log index. */
+    private final List<MetadataCommand> log = new ArrayList<>();
 
-        @Override
-        public void topicAltered(TopicAssignment topic) {
-            changes.add("altered " + topic.getName());
-        }
+    private MetadataStateMachine newMachine() {
+        return new MetadataStateMachine(new MetadataStateMachine.Listener() {
+            @Override
+            public void topicCreated(TopicAssignment topic) {
+                changes.add("created " + topic.getName());
+            }
 
-        @Override
-        public void topicDeleted(TopicAssignment topic) {
-            changes.add("deleted " + topic.getName());
-        }
+            @Override
+            public void topicAltered(TopicAssignment topic) {
+                changes.add("altered " + topic.getName());
+            }
 
-        @Override
-        public void partitionReassigned(TopicAssignment topic, PartitionAssignment before) {
-            PartitionAssignment after = topic.getPartitions(before.getPartition());
-            changes.add(topic.getName() + "-" + before.getPartition() + " " + before.getReplicaNodeIdsList()
-                    + before.getTargetReplicaNodeIdsList() + " -> " + after.getReplicaNodeIdsList()
-                    + after.getTargetReplicaNodeIdsList());
-        }
-    });
-    private long index;
+            @Override
+            public void topicDeleted(TopicAssignment topic) {
+                changes.add("deleted " + topic.getName());
+            }
 
+            @Override
+            public void partitionReassigned(TopicAssignment topic, PartitionAssignment before) {
+                PartitionAssignment after = topic.getPartitions(before.getPartition());
+                changes.add(topic.getName() + "-" + before.getPartition() + " " + before.getReplicaNodeIdsList()
+                        + before.getTargetReplicaNodeIdsList() + " -> " + after.getReplicaNodeIdsList()
+                        + after.getTargetReplicaNodeIdsList());
+            }
+        });
+    }
+
+    /** Applies {@code command} at the next log index (from 0). */
     private MetadataReply apply(MetadataCommand command) throws InvalidProtocolBufferException {
-        LogEntryProto entry = LogEntryProto.newBuilder().setTerm(1).setIndex(index++)
+        log.add(command);
+        return apply(machine, log.size() - 1, command);
+    }
+
+    private static MetadataReply apply(MetadataStateMachine to, long index, MetadataCommand command)
+            throws InvalidProtocolBufferException {
+        LogEntryProto entry = LogEntryProto.newBuilder().setTerm(1).setIndex(index)
                 .setStateMachineLogEntry(StateMachineLogEntryProto.newBuilder()
                         .setLogData(ByteString.copyFrom(command.toByteArray()))).build();
-        TransactionContext trx = TransactionContext.newBuilder().setStateMachine(machine).setLogEntry(entry).build();
-        return MetadataReply.parseFrom(machine.applyTransaction(trx).join().getContent().toByteArray());
+        TransactionContext trx = TransactionContext.newBuilder().setStateMachine(to).setLogEntry(entry).build();
+        return MetadataReply.parseFrom(to.applyTransaction(trx).join().getContent().toByteArray());
+    }
+
+    private static MetadataCommand create(String topic, UUID id) {
+        return MetadataCommand.newBuilder().setCreateTopic(TopicAssignment.newBuilder().setName(topic)
+                .setTopicId(TopicIds.toBytes(id)).setReplicationFactor(1).addPartitions(PartitionAssignment
+                        .newBuilder().setPartition(0).addReplicaNodeIds(1))).build();
+    }
+
+    private UUID idOf(String topic) {
+        return TopicIds.fromBytes(machine.topics().stream().filter(t -> t.getName().equals(topic)).findFirst()
+                .orElseThrow().getTopicId());
     }
 
     private static MetadataCommand begin(String topic, int partition, Integer... replicas) {
@@ -73,12 +102,53 @@ class MetadataStateMachineTest {
         return reply.getError().getCode() + ": " + reply.getError().getMessage();
     }
 
+    /** A create as brokers wrote it before topic ids, at log index 0. */
     @BeforeEach
     void topicOnNodesOneAndTwo() throws InvalidProtocolBufferException {
         apply(MetadataCommand.newBuilder().setCreateTopic(TopicAssignment.newBuilder().setName("orders")
                 .setReplicationFactor(2).addPartitions(PartitionAssignment.newBuilder().setPartition(0)
                         .addAllReplicaNodeIds(List.of(1, 2)))).build());
         changes.clear();
+    }
+
+    @Test
+    void aTopicKeepsTheIdItsCreateCarriesThroughAlterAndReassignment() throws InvalidProtocolBufferException {
+        assertEquals(MetadataReply.getDefaultInstance(), apply(create("invoices", INVOICES_ID)));
+        TopicAssignment created = machine.topics().get(0);
+        apply(MetadataCommand.newBuilder().setAlterTopic(created.toBuilder().clearTopicId()
+                .putOverrides("retention.ms", "1000")).build());
+        apply(MetadataCommand.newBuilder().setAlterTopic(created.toBuilder()
+                .setTopicId(TopicIds.toBytes(new UUID(0, 9)))).build());
+        apply(begin("invoices", 0, 2));
+        assertEquals(INVOICES_ID, idOf("invoices"), "alter and reassignment keep the id");
+        assertEquals(List.of("created invoices", "altered invoices", "altered invoices", "invoices-0 [1][] -> [1][2]"),
+                changes);
+    }
+
+    @Test
+    void aCreateWrittenBeforeTopicIdsGetsAnIdFromTheNameAndTheLogIndexTheSameAtEveryReplay() throws Exception {
+        UUID legacy = UUID.nameUUIDFromBytes("orders@0".getBytes(StandardCharsets.UTF_8));
+        assertEquals(legacy, idOf("orders"));
+        apply(MetadataCommand.newBuilder().setDeleteTopic("orders").build());
+        apply(log.get(0));
+        UUID again = UUID.nameUUIDFromBytes("orders@2".getBytes(StandardCharsets.UTF_8));
+        assertEquals(again, idOf("orders"), "created again: another id");
+        assertNotEquals(legacy, again);
+
+        MetadataStateMachine replayed = newMachine();
+        for (int i = 0; i < log.size(); i++) {
+            apply(replayed, i, log.get(i));
+        }
+        assertEquals(machine.topics(), replayed.topics());
+    }
+
+    @Test
+    void aCreateWithAnIdOfAnotherLengthIsRefused() throws InvalidProtocolBufferException {
+        MetadataCommand shortId = MetadataCommand.newBuilder().setCreateTopic(create("invoices", INVOICES_ID)
+                .getCreateTopic().toBuilder().setTopicId(com.google.protobuf.ByteString.copyFrom(new byte[5])).build()).build();
+        assertEquals("INVALID_REQUEST: create of topic 'invoices': 16 bytes of topic id expected, not 5",
+                error(apply(shortId)));
+        assertEquals(List.of("orders"), machine.topics().stream().map(TopicAssignment::getName).toList());
     }
 
     @Test
