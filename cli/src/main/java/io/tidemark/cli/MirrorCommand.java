@@ -80,11 +80,17 @@ final class MirrorCommand implements Callable<Integer> {
                     + "not fill); 0 for no limit (default: ${DEFAULT-VALUE}).")
     long maxBytesPerSecond;
 
+    @Option(names = "--dead-letter-topic", paramLabel = "NAME",
+            description = "Target topic for records the target refuses (too large, SendTime outside its window, "
+                    + "corrupt), with headers naming the error; created when absent. Default: none, and a partition "
+                    + "with such a record stops (tidemark mirror status shows why) until the mirror restarts.")
+    String deadLetterTopic;
+
     @Override
     public Integer call() throws Exception {
         MirrorConfig config = MirrorConfig.of(source, sourceName, target, Optional.ofNullable(targetName), topics,
                 groups, topicPrefix).withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
-                .withMaxBytesPerSecond(maxBytesPerSecond);
+                .withMaxBytesPerSecond(maxBytesPerSecond).withDeadLetterTopic(Optional.ofNullable(deadLetterTopic));
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen);
