@@ -12,6 +12,8 @@ import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.checkpoint.CheckpointAgent;
 import io.tidemark.mirror.checkpoint.HeartbeatAgent;
 import io.tidemark.mirror.checkpoint.MirrorStatePublisher;
+import io.tidemark.mirror.checkpoint.PartitionStatusAgent;
+import io.tidemark.mirror.checkpoint.StatusSchedule;
 import io.tidemark.mirror.checkpoint.TargetOffsetLookup;
 import io.tidemark.mirror.sink.PartitionCopier;
 import io.tidemark.mirror.sink.StopReason;
@@ -50,8 +52,9 @@ import java.util.concurrent.TimeUnit;
  *       is made again by {@link TargetTopicRecovery}.</li>
  *   <li>{@link SourceLoop} (its own thread) reads every copied partition with one consumer and feeds the copiers;
  *       the copiers write through one {@link PartitionWriter} (gRPC threads).</li>
- *   <li>{@link CheckpointAgent} (every checkpoint interval) and {@link HeartbeatAgent} (every heartbeat interval) write
- *       to the target's {@code __mirror_state} through an idempotent producer.</li>
+ *   <li>{@link CheckpointAgent} (every checkpoint interval), {@link HeartbeatAgent} and {@link PartitionStatusAgent}
+ *       (every heartbeat interval, the partitions' statuses when due) write to the target's {@code __mirror_state}
+ *       through an idempotent producer.</li>
  *   <li>Progress (records copied, rate, lag) is logged every {@value #PROGRESS_INTERVAL_MS} ms.</li>
  * </ul>
  * The periodic tasks share a scheduler of two threads, heartbeats have their own; a task that fails is logged and
@@ -241,9 +244,12 @@ public final class Mirror implements Closeable {
                 names.target(), metrics, clock);
         HeartbeatAgent heartbeats = new HeartbeatAgent(sourceProbe, publisher, copiers.values(), names.source(),
                 names.target(), metrics, clock);
+        PartitionStatusAgent statuses = new PartitionStatusAgent(publisher, copiers.values(), names.source(),
+                names.target(), new StatusSchedule(config.checkpointIntervalMs()), clock);
         every(timers, "topic discovery", config.discoveryIntervalMs(), discovery::discover);
         every(timers, "checkpoints", config.checkpointIntervalMs(), checkpoints::run);
         every(heartbeatTimer, "heartbeat", config.heartbeatIntervalMs(), heartbeats::run);
+        every(heartbeatTimer, "partition status", config.heartbeatIntervalMs(), statuses::run);
         every(timers, "progress", PROGRESS_INTERVAL_MS, new ProgressLog(metrics, copiers.values())::log);
         LOG.info("Mirror {} -> {} started: topics matching {} (target prefix '{}'), groups matching {}",
                 names.source(), names.target(), config.topics(), config.topicPrefix(), config.groups());

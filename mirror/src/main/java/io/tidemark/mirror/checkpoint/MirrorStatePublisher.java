@@ -5,6 +5,7 @@ import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,7 +14,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Writes checkpoints and heartbeats to the target's {@value MirrorStateFormat#TOPIC} topic
+ * Writes checkpoints, heartbeats and partition statuses to the target's {@value MirrorStateFormat#TOPIC} topic
  * ({@link MirrorStateFormat}) through an idempotent producer, SendTime from the mirror's clock. A write that fails is
  * logged; the next interval writes again.
  *
@@ -36,6 +37,10 @@ public final class MirrorStatePublisher {
 
     public CompletableFuture<?> publish(MirrorHeartbeat heartbeat) {
         return send(MirrorStateFormat.key(heartbeat), MirrorStateFormat.value(heartbeat), "heartbeat");
+    }
+
+    public CompletableFuture<?> publish(MirrorPartitionStatus status) {
+        return send(MirrorStateFormat.key(status), MirrorStateFormat.value(status), "partition status");
     }
 
     private CompletableFuture<?> send(byte[] key, byte[] value, String what) {

@@ -23,9 +23,4 @@ public record CopierStatus(CopyState state, long recordsBehind, long sourceLogEn
             throw new IllegalArgumentException("a stop reason goes with the stopped state only, not " + state);
         }
     }
-
-    /** The same status but for the counts that move while copying, which a status refresh need not follow. */
-    public boolean sameStateAs(CopierStatus other) {
-        return state == other.state && stopReason.equals(other.stopReason);
-    }
 }

@@ -3,6 +3,7 @@ package io.tidemark.proto.mirror;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
 import io.tidemark.proto.v1.MirrorStateRecord;
 
 import java.nio.charset.StandardCharsets;
@@ -10,16 +11,18 @@ import java.util.Map;
 
 /**
  * The records mirrors keep on their target cluster, in the internal topic {@value #TOPIC}: consumer-group
- * checkpoints and heartbeats (mirror.proto), read by the failover tool. Every broker creates the topic at start
- * ({@value #PARTITIONS} partition, {@link #TOPIC_CONFIG}); mirrors write it with an idempotent producer.
+ * checkpoints, heartbeats and partition statuses (mirror.proto), read by the failover tool and
+ * {@code tidemark mirror status}. Every broker creates the topic at start ({@value #PARTITIONS} partition,
+ * {@link #TOPIC_CONFIG}); mirrors write it with an idempotent producer.
  *
  * <h2>Record</h2>
  * <pre>
  * key       UTF-8 text, one of
  *             checkpoint/SOURCE/GROUP/SOURCE_TOPIC/PARTITION   (SOURCE: the source cluster's name)
  *             heartbeat/SOURCE
+ *             status/SOURCE/SOURCE_TOPIC/PARTITION
  *           for people and tools that filter; the value carries every field, so nothing parses the key
- * value     a MirrorStateRecord protobuf message: exactly one of checkpoint, heartbeat
+ * value     a MirrorStateRecord protobuf message: exactly one of checkpoint (field 1), heartbeat (2), status (3)
  * SendTime  the mirror's clock when it wrote the record
  * headers   none
  * </pre>
@@ -27,7 +30,10 @@ import java.util.Map;
  * checkpoint is written when the group's committed offset changed since the last one the mirror wrote, or when the
  * group committed the same offset again and the last checkpoint did not show it standing still (its previous reading,
  * mirror.proto), and again every {@link #CHECKPOINT_REFRESH_MS} ms while it stays, so retention never removes the
- * current checkpoint of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default).
+ * current checkpoint of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default); a
+ * partition's status when it changed (its state, records behind, last origin offset copied), at most once a
+ * checkpoint interval, within a heartbeat interval when the partition stops, and again every
+ * {@link #CHECKPOINT_REFRESH_MS} ms while it stays the same. Readers skip record kinds they do not know.
  *
  * <p>Stateless.
  */
@@ -43,6 +49,7 @@ public final class MirrorStateFormat {
     public static final long CHECKPOINT_REFRESH_MS = 24L * 60 * 60 * 1000;
     private static final String CHECKPOINT = "checkpoint";
     private static final String HEARTBEAT = "heartbeat";
+    private static final String STATUS = "status";
     private static final String SEPARATOR = "/";
 
     private MirrorStateFormat() {
@@ -57,12 +64,21 @@ public final class MirrorStateFormat {
         return utf8(String.join(SEPARATOR, HEARTBEAT, heartbeat.getSourceCluster()));
     }
 
+    public static byte[] key(MirrorPartitionStatus status) {
+        return utf8(String.join(SEPARATOR, STATUS, status.getSourceCluster(), status.getSourceTopic(),
+                Integer.toString(status.getPartition())));
+    }
+
     public static byte[] value(MirrorCheckpoint checkpoint) {
         return MirrorStateRecord.newBuilder().setCheckpoint(checkpoint).build().toByteArray();
     }
 
     public static byte[] value(MirrorHeartbeat heartbeat) {
         return MirrorStateRecord.newBuilder().setHeartbeat(heartbeat).build().toByteArray();
+    }
+
+    public static byte[] value(MirrorPartitionStatus status) {
+        return MirrorStateRecord.newBuilder().setStatus(status).build().toByteArray();
     }
 
     /**
@@ -74,7 +90,8 @@ public final class MirrorStateFormat {
         try {
             MirrorStateRecord record = MirrorStateRecord.parseFrom(value);
             if (record.getRecordCase() == MirrorStateRecord.RecordCase.RECORD_NOT_SET) {
-                throw new IllegalArgumentException("a " + TOPIC + " record holds neither a checkpoint nor a heartbeat");
+                throw new IllegalArgumentException("a " + TOPIC + " record holds no checkpoint, heartbeat or partition "
+                        + "status");
             }
             return record;
         } catch (InvalidProtocolBufferException e) {
