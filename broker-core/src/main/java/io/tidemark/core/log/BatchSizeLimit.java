@@ -51,9 +51,9 @@ public final class BatchSizeLimit {
         }
         if (size > largestBatchBytes) {
             throw new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "mirrored batch of " + size + " bytes is above "
-                    + largestBatchBytes + " bytes, the largest batch a Raft entry holds on this broker; max.batch.bytes "
-                    + maxBatchBytes + " of this topic allows a mirrored batch its " + ProvenanceHeaders.NAME
-                    + " headers on top, up to that");
+                    + largestBatchBytes + " bytes, the largest batch a Raft entry holds on this broker; "
+                    + "max.batch.bytes " + maxBatchBytes + " of this topic allows a mirrored batch its "
+                    + ProvenanceHeaders.NAME + " headers on top, up to that");
         }
     }
 
@@ -66,9 +66,10 @@ public final class BatchSizeLimit {
     public static void checkMirrored(int size, int provenanceBytes, int maxBatchBytes) {
         if (size - provenanceBytes > maxBatchBytes) {
             throw new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "mirrored batch of " + size + " bytes is above "
-                    + "max.batch.bytes " + maxBatchBytes + " of this topic plus the " + provenanceBytes + " bytes of its "
-                    + ProvenanceHeaders.NAME + " headers (" + ((long) maxBatchBytes + provenanceBytes) + " bytes): its "
-                    + "records take " + (size - provenanceBytes) + " bytes as the origin held them");
+                    + "max.batch.bytes " + maxBatchBytes + " of this topic plus the " + provenanceBytes
+                    + " bytes of its " + ProvenanceHeaders.NAME + " headers ("
+                    + ((long) maxBatchBytes + provenanceBytes) + " bytes): its records take "
+                    + (size - provenanceBytes) + " bytes as the origin held them");
         }
     }
 }

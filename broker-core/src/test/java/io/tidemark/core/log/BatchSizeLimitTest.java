@@ -39,8 +39,9 @@ class BatchSizeLimitTest {
         int size = MIRRORED.remaining();
         BatchSizeLimit.checkSize(MIRRORED, 0, size, size - 40, size);
         assertEquals("mirrored batch of " + size + " bytes is above " + (size - 1) + " bytes, the largest batch a "
-                + "Raft entry holds on this broker; max.batch.bytes " + (size - 40) + " of this topic allows a mirrored "
-                + "batch its tidemark.origin headers on top, up to that", refusal(MIRRORED, size - 40, size - 1));
+                + "Raft entry holds on this broker; max.batch.bytes " + (size - 40) + " of this topic allows a "
+                + "mirrored batch its tidemark.origin headers on top, up to that",
+                refusal(MIRRORED, size - 40, size - 1));
     }
 
     @Test

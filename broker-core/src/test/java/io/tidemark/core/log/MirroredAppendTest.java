@@ -176,7 +176,7 @@ class MirroredAppendTest {
                 List.of(new Header("h", LogTestUtils.bytes("v")))).build();
     }
 
-    /** The copy of {@link #sourceBatch}'s record at origin offset {@code originOffset}, ReceiveTime {@code originMs}. */
+    /** The copy of {@link #sourceBatch}'s record at origin offset {@code originOffset}, origin ReceiveTime. */
     private static ByteBuffer copyOf(int valueBytes, long originOffset, long originMs) {
         return new RecordBatchBuilder().mirrored().append(BASE_MS - 1000, LogTestUtils.bytes("k"),
                 new byte[valueBytes], ProvenanceHeaders.forCopy(List.of(new Header("h", LogTestUtils.bytes("v"))), A0,

@@ -11,8 +11,8 @@ import java.util.OptionalLong;
  *
  * @param sourceOffset the refused record's offset on the source; empty when the partition could not be copied at all
  *                     (its target partition does not exist)
- * @param code         the target's error code (RECORD_TOO_LARGE, INVALID_TIMESTAMP, CORRUPT_BATCH, ...), or the one that
- *                     names why the partition has nowhere to go (UNKNOWN_PARTITION)
+ * @param code         the target's error code (RECORD_TOO_LARGE, INVALID_TIMESTAMP, CORRUPT_BATCH, ...), or the
+ *                     one that names why the partition has nowhere to go (UNKNOWN_PARTITION)
  * @param message      what the target said, or what the mirror found
  */
 public record StopReason(OptionalLong sourceOffset, ErrorCode code, String message) {

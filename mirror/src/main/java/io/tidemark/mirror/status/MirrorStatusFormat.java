@@ -29,8 +29,9 @@ import java.util.Map;
  * SOURCE-TOPIC  PARTITION  TARGET-TOPIC  STATE  BEHIND  LAST-COPY  LAST-ORIGIN-OFFSET  REASON
  * ...one row per partition, by source topic and partition
  * </pre>
- * The first line is one line (wrapped here). A block per source, separated by an empty line. Without a heartbeat the first line reads {@code Mirror A -> B: no
- * heartbeat on the target; ...}; a mirror that never heard from its source, {@code last heard from the source never}.
+ * The first line is one line (wrapped here). A block per source, separated by an empty line. Without a heartbeat the
+ * first line reads {@code Mirror A -> B: no heartbeat on the target; ...}; a mirror that never heard from its source,
+ * {@code last heard from the source never}.
  * STATE is {@code copying}, {@code resynchronising} or {@code stopped}; BEHIND the records the target does not hold
  * yet; LAST-COPY the target's ReceiveTime of the last copy the mirror process stored; REASON, for a stopped
  * partition, {@code CODE at source offset N, stopped TIME: message} ({@code CODE, stopped TIME: message} when no record

@@ -33,8 +33,8 @@ class MirrorStatusFormatTest {
         assertEquals(String.join("\n",
                 "Mirror A -> B: last heartbeat 2023-11-14T22:13:22.000Z, last heard from the source "
                         + "2023-11-14T22:13:21.900Z; 2 partitions: 1 copying, 0 resynchronising, 1 stopped",
-                "SOURCE-TOPIC             PARTITION TARGET-TOPIC             STATE                 BEHIND LAST-COPY     "
-                        + "           LAST-ORIGIN-OFFSET  REASON",
+                "SOURCE-TOPIC             PARTITION TARGET-TOPIC             STATE                 BEHIND "
+                        + "LAST-COPY                LAST-ORIGIN-OFFSET  REASON",
                 "orders                           0 orders                   copying                    0 "
                         + "2023-11-14T22:13:19.990Z                 99  -",
                 "orders                           1 orders                   stopped                    3 "
@@ -43,10 +43,11 @@ class MirrorStatusFormatTest {
                 "",
                 "Mirror C -> B: last heartbeat 2023-11-14T22:13:20.000Z, last heard from the source never; 1 "
                         + "partition: 0 copying, 0 resynchronising, 1 stopped",
-                "SOURCE-TOPIC             PARTITION TARGET-TOPIC             STATE                 BEHIND LAST-COPY     "
-                        + "           LAST-ORIGIN-OFFSET  REASON",
+                "SOURCE-TOPIC             PARTITION TARGET-TOPIC             STATE                 BEHIND "
+                        + "LAST-COPY                LAST-ORIGIN-OFFSET  REASON",
                 "t                                2 t                        stopped                    7 -           "
-                        + "                              -  UNKNOWN_PARTITION, stopped 2023-11-14T22:13:20.000Z: target "
+                        + "                              -  UNKNOWN_PARTITION, stopped 2023-11-14T22:13:20.000Z: "
+                        + "target "
                         + "topic t has 2 partitions, fewer than the 3 of source topic t; partition p is copied to "
                         + "partition p",
                 ""), MirrorStatusFormat.text(STATUS));

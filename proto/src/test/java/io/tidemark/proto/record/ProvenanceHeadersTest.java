@@ -122,7 +122,8 @@ class ProvenanceHeadersTest {
                 "0f", hexOf("tidemark.origin"), "09", "01" + "0141" + "0174" + "02" + "09" + "06" + "00");
         assertEquals(RecordBatchFormat.RECORDS_OFFSET + 33 + 32, batch.limit());
         assertEquals(records, hex.substring(2 * RecordBatchFormat.RECORDS_OFFSET));
-        assertEquals(new MirroredBatchScanner.OriginRange(ORIGIN, 7, 9, 2 * 26), new MirroredBatchScanner().scan(batch, 0),
+        assertEquals(new MirroredBatchScanner.OriginRange(ORIGIN, 7, 9, 2 * 26),
+                new MirroredBatchScanner().scan(batch, 0),
                 "each record's provenance header takes 26 bytes (name and value with their lengths)");
     }
 
