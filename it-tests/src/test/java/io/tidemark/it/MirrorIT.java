@@ -691,5 +691,10 @@ class MirrorIT {
         await().atMost(COPY_TIMEOUT).until(() -> partitionStatus(mirrorStatus(b), "t", 1).orElseThrow()
                 .get("recordsBehind").getAsLong() == 20);
         assertEquals("copying", partitionStatus(mirrorStatus(b), "t", 0).orElseThrow().get("state").getAsString());
+
+        Tidemark.Result unknown = Tidemark.run(dir, "mirror", "status", "--target", b, "--source-name", "X");
+        assertEquals(1, unknown.exitCode());
+        assertEquals("error: no mirror from cluster X left a heartbeat or partition status in the target's "
+                + "__mirror_state (sources there: A)\n", unknown.err());
     }
 }

@@ -23,8 +23,9 @@ import java.util.regex.PatternSyntaxException;
  * @param checkpointIntervalMs how often committed offsets are read and checkpointed ({@code checkpoint.interval})
  * @param heartbeatIntervalMs  how often the mirror records on the target that it heard from the source
  * @param discoveryIntervalMs  how often the source's topics are listed, to pick up new ones
- * @param maxBatchBytes        largest batch the mirror writes (a larger single record goes alone); must fit the
- *                             target topics' max.batch.bytes
+ * @param maxBatchBytes        largest batch of several records the mirror writes, provenance included (a larger
+ *                             single record goes alone); a target topic's smaller max.batch.bytes lowers it for
+ *                             that topic
  * @param maxBacklogBytes      fetched bytes a partition may hold before it is paused at the source
  * @param maxBytesPerSecond    most bytes of records read from the source per second, on average over the polls
  *                             ({@code --max-bytes-per-second}); 0 for no limit

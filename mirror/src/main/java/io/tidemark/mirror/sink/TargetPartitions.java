@@ -16,6 +16,8 @@ import java.util.function.Consumer;
 /**
  * What a {@link PartitionCopier} asks of the target cluster: write a batch to a partition, tell which origin offset a
  * partition holds, and make its target topic again when it is gone. {@link #over} adapts a {@link PartitionWriter}.
+ *
+ * <p>Implementations are thread-safe: every copier calls them, from the source, writer and timer threads.
  */
 public interface TargetPartitions {
     /**
