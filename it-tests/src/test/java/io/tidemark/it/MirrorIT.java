@@ -380,12 +380,15 @@ class MirrorIT {
         running.add(b);
         admin(a).createTopic("t", 1, 0, Map.of());
         TidemarkProducer producer = producer(a);
-        mirror("a-to-b", a, "A", b.bootstrap());
+        mirror("a-to-b", a, "A", b.bootstrap(), "--dead-letter-topic", "dead");
         CompletableFuture<Void> killed = new CompletableFuture<>();
         CompletableFuture<Map<String, RecordMetadata>> load = loadInTwoHalves(producer, 1, 40, killed);
         TopicPartition t0 = new TopicPartition("t", 0);
         TidemarkAdmin adminB = b.admin();
         running.add(adminB);
+        assertEquals(1_044_464, adminB.clusterStatus().getLargestBatchBytes(), "what a Raft entry holds");
+        assertEquals("1044464", adminB.describeTopics(List.of("dead")).get(0).getConfigsOrThrow("max.batch.bytes"),
+                "the dead-letter topic takes the largest batch the replicated target takes");
         await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(10)).ignoreException(TidemarkException.class)
                 .until(() -> adminB.listOffsets(t0, OffsetSpec.latest()).offset() > 500);
         int leader = adminB.describeTopics(List.of("t")).get(0).getPartitions(0).getLeaderNodeId();
