@@ -1,16 +1,26 @@
 package io.tidemark.cli;
 
 import com.codahale.metrics.MetricRegistry;
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.mirror.Mirror;
 import io.tidemark.mirror.MirrorConfig;
+import io.tidemark.mirror.status.MirrorStatus;
+import io.tidemark.mirror.status.MirrorStatusFormat;
+import io.tidemark.mirror.status.MirrorStatusReader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import java.io.PrintWriter;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -21,24 +31,32 @@ import java.util.concurrent.CompletionException;
  * or Ctrl-C ({@link Mirror}), or until a source that was silent at start answers with another name than
  * {@code --source-name} (exit 1, the error on stderr). One line on stdout says it runs (and where its metrics are);
  * logs go to stderr. Several mirrors may run into one target, from different sources.
+ *
+ * <p>{@code tidemark mirror status} ({@link Status}) shows what the mirrors writing into a target report. Picocli
+ * checks a parent command's required options also when a subcommand runs, so the mirror's required options are
+ * checked by {@link #call} instead, as a usage error (exit 2) like picocli's own.
  */
 @Command(name = "mirror", mixinStandardHelpOptions = true, description = {
         "Copy topics from a source cluster to a target cluster, exactly once, keeping SendTime and adding provenance;"
                 + " checkpoint consumer groups and record liveness on the target. Runs in the foreground.",
-        "Example: tidemark mirror --source 127.0.0.1:9400 --source-name A --target 127.0.0.1:9500"})
+        "Example: tidemark mirror --source 127.0.0.1:9400 --source-name A --target 127.0.0.1:9500"},
+        customSynopsis = {
+                "tidemark mirror --source HOST:PORT[,...] --source-name NAME --target HOST:PORT[,...] [OPTIONS]",
+                "tidemark mirror status --target HOST:PORT[,...] [--source-name NAME] [--output text|json]"},
+        subcommands = MirrorCommand.Status.class)
 final class MirrorCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--source", required = true, paramLabel = "HOST:PORT[,...]", description = "The source cluster.")
+    @Option(names = "--source", paramLabel = "HOST:PORT[,...]", description = "The source cluster (required).")
     String source;
 
-    @Option(names = "--source-name", required = true,
+    @Option(names = "--source-name",
             description = "The source cluster's name, written into every copy's provenance (a-z A-Z 0-9 . _ -); "
-                    + "refused when the source has another cluster.name.")
+                    + "refused when the source has another cluster.name (required).")
     String sourceName;
 
-    @Option(names = "--target", required = true, paramLabel = "HOST:PORT[,...]", description = "The target cluster.")
+    @Option(names = "--target", paramLabel = "HOST:PORT[,...]", description = "The target cluster (required).")
     String target;
 
     @Option(names = "--target-name",
@@ -80,11 +98,28 @@ final class MirrorCommand implements Callable<Integer> {
                     + "not fill); 0 for no limit (default: ${DEFAULT-VALUE}).")
     long maxBytesPerSecond;
 
+    @Option(names = "--dead-letter-topic", paramLabel = "NAME",
+            description = "Target topic for records the target refuses (too large, SendTime outside its window, "
+                    + "corrupt), with headers naming the error; created when absent. Default: none, and a partition "
+                    + "with such a record stops (tidemark mirror status shows why) until the mirror restarts.")
+    String deadLetterTopic;
+
     @Override
     public Integer call() throws Exception {
+        List<String> missing = new ArrayList<>();
+        for (OptionSpec option : List.of(spec.findOption("--source"), spec.findOption("--source-name"),
+                spec.findOption("--target"))) {
+            if (option.getValue() == null) {
+                missing.add("'" + option.longestName() + "'");
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "Missing required option" + (missing.size() > 1 ? "s" : "")
+                    + ": " + String.join(", ", missing));
+        }
         MirrorConfig config = MirrorConfig.of(source, sourceName, target, Optional.ofNullable(targetName), topics,
                 groups, topicPrefix).withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
-                .withMaxBytesPerSecond(maxBytesPerSecond);
+                .withMaxBytesPerSecond(maxBytesPerSecond).withDeadLetterTopic(Optional.ofNullable(deadLetterTopic));
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen);
@@ -105,5 +140,41 @@ final class MirrorCommand implements Callable<Integer> {
             throw (RuntimeException) e.getCause();
         }
         return 0;
+    }
+
+    /**
+     * {@code tidemark mirror status}: per source cluster writing into the target, when its mirror's last heartbeat
+     * was and when it last heard from its source, and per copied partition its state, records behind, last copy and
+     * why it stopped ({@link MirrorStatusReader}, printed by {@link MirrorStatusFormat}).
+     */
+    @Command(name = "status", mixinStandardHelpOptions = true, description = {
+            "Show what the mirrors writing into a target report: per source, the last heartbeat and when the mirror "
+                    + "last heard from its source; per partition, copying, resynchronising or stopped (and why), "
+                    + "records behind, the last copy.",
+            "Example: tidemark mirror status --target 127.0.0.1:9500 --source-name A"})
+    static final class Status implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+        @Option(names = "--target", required = true, paramLabel = "HOST:PORT[,...]",
+                description = "The target cluster the mirrors write into.")
+        String target;
+        @Option(names = "--source-name", description = "Only the mirror from this source cluster (default: every "
+                + "mirror writing into the target).")
+        String sourceName;
+        @Option(names = "--output", defaultValue = "text", description = "text, or json: one object per source a "
+                + "line.")
+        OutputFormat output;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(target).build())) {
+                MirrorStatus status = new MirrorStatusReader(admin).read(Optional.ofNullable(sourceName));
+                out.print(output == OutputFormat.json ? MirrorStatusFormat.json(status)
+                        : MirrorStatusFormat.text(status));
+                out.flush();
+            }
+            return 0;
+        }
     }
 }

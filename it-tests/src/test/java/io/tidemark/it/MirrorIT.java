@@ -1,5 +1,8 @@
 package io.tidemark.it;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
@@ -12,13 +15,16 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.mirror.sink.DeadLetterHeaders;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.ProvenanceHeaders.Provenance;
+import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
@@ -33,6 +39,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -41,6 +48,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -59,6 +67,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MirrorIT {
     private static final Duration COPY_TIMEOUT = Duration.ofSeconds(60);
     private static final long DAY_MS = 86_400_000L;
+    /** A SendTime years before any broker's clock: 2020-09-13T12:26:40Z. */
+    private static final long OLD_SEND_TIME_MS = 1_600_000_000_000L;
 
     @TempDir
     Path dir;
@@ -439,12 +449,15 @@ class MirrorIT {
         running.add(b);
         admin(a).createTopic("t", 1, 0, Map.of());
         TidemarkProducer producer = producer(a);
-        mirror("a-to-b", a, "A", b.bootstrap());
+        mirror("a-to-b", a, "A", b.bootstrap(), "--dead-letter-topic", "dead");
         CompletableFuture<Void> killed = new CompletableFuture<>();
         CompletableFuture<Map<String, RecordMetadata>> load = loadInTwoHalves(producer, 1, 40, killed);
         TopicPartition t0 = new TopicPartition("t", 0);
         TidemarkAdmin adminB = b.admin();
         running.add(adminB);
+        assertEquals(1_044_464, adminB.clusterStatus().getLargestBatchBytes(), "what a Raft entry holds");
+        assertEquals("1044464", adminB.describeTopics(List.of("dead")).get(0).getConfigsOrThrow("max.batch.bytes"),
+                "the dead-letter topic takes the largest batch the replicated target takes");
         await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(10)).ignoreException(TidemarkException.class)
                 .until(() -> adminB.listOffsets(t0, OffsetSpec.latest()).offset() > 500);
         int leader = adminB.describeTopics(List.of("t")).get(0).getPartitions(0).getLeaderNodeId();
@@ -533,5 +546,230 @@ class MirrorIT {
         Tidemark.Result refused = Tidemark.run(dir, command.toArray(String[]::new));
         assertEquals(1, refused.exitCode(), refused.err());
         assertEquals(List.of(error), MirrorProcess.errorLines(refused.err()));
+    }
+    /** {@code tidemark mirror status --target B --source-name A --output json}: the source's one line, parsed. */
+    private JsonObject mirrorStatus(String target) throws Exception {
+        Tidemark.Result status = Tidemark.run(dir, "mirror", "status", "--target", target, "--source-name", "A",
+                "--output", "json");
+        assertEquals(0, status.exitCode(), status.err());
+        List<String> lines = status.out().lines().toList();
+        assertEquals(1, lines.size(), status.out());
+        return JsonParser.parseString(lines.get(0)).getAsJsonObject();
+    }
+
+    /** The status of source partition {@code partition} of {@code topic} in {@link #mirrorStatus}'s object. */
+    private static Optional<JsonObject> partitionStatus(JsonObject status, String topic, int partition) {
+        return status.getAsJsonArray("partitions").asList().stream().map(JsonElement::getAsJsonObject)
+                .filter(p -> p.get("sourceTopic").getAsString().equals(topic)
+                        && p.get("partition").getAsInt() == partition).findFirst();
+    }
+
+    /** Waits until {@code tidemark mirror status} shows the partition in {@code state}; its status. */
+    private JsonObject awaitPartitionState(String target, String topic, int partition, String state) {
+        JsonObject[] found = new JsonObject[1];
+        await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(500)).until(() -> {
+            found[0] = partitionStatus(mirrorStatus(target), topic, partition)
+                    .filter(p -> p.get("state").getAsString().equals(state)).orElse(null);
+            return found[0] != null;
+        });
+        return found[0];
+    }
+
+    /** A value of {@code bytes} bytes that is its own text, for records sized to a limit. */
+    private static byte[] filler(int bytes) {
+        return bytes("x".repeat(bytes));
+    }
+
+    /** The bytes of a batch of one record with this key, value and headers, as a producer or the mirror builds it. */
+    private static int batchBytes(byte[] key, byte[] value, List<Header> headers, boolean mirrored) {
+        RecordBatchBuilder builder = new RecordBatchBuilder();
+        if (mirrored) {
+            builder.mirrored();
+        }
+        return builder.append(0, key, value, headers).sizeInBytes();
+    }
+
+    @Test
+    void aSourceRecordRightAtMaxBatchBytesIsCopiedAndASystematicRefusalStopsOnlyItsPartitionSayingWhy()
+            throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        TidemarkAdmin adminA = admin(a);
+        TidemarkAdmin adminB = admin(b);
+        adminA.createTopic("exact", 1, 0, Map.of("max.batch.bytes", "2000"));
+        adminA.createTopic("t", 2, 0, Map.of());
+        TidemarkProducer producer = producer(a);
+        byte[] key = bytes("k");
+        // Around 1,900 bytes every value byte adds one batch byte (the length varints stay 2 bytes long).
+        byte[] atLimit = filler(1900 + 2000 - batchBytes(key, filler(1900), List.of(), false));
+        assertEquals(2000, batchBytes(key, atLimit, List.of(), false));
+        RecordMetadata exact = producer.send(new ProducerRecord("exact", 0, key, atLimit, null, List.of()))
+                .get(30, TimeUnit.SECONDS);
+        Map<String, RecordMetadata> before = produce(producer, "t", 2, 10, "A", null);
+
+        mirror("mirror", a, "A", b);
+        TopicPartition exact0 = new TopicPartition("exact", 0);
+        awaitEnd(adminB, exact0, 1);
+        ConsumerRecord copy = readChecked(b, exact0, Set.of(text(atLimit))).get(0);
+        assertEquals(new Provenance(new OriginPartition("A", "exact", topicId(a, "exact"), 0), exact.offset(),
+                exact.receiveTimeMs(),
+                List.of("A")), provenance(copy), "the copy of a record the source took at its max.batch.bytes");
+        assertEquals("2000", adminB.describeTopics(List.of("exact")).get(0).getConfigsOrThrow("max.batch.bytes"));
+
+        TopicPartition t0 = new TopicPartition("t", 0);
+        TopicPartition t1 = new TopicPartition("t", 1);
+        awaitEnd(adminB, t0, 10);
+        awaitEnd(adminB, t1, 10);
+        adminB.alterTopicConfig("t", Map.of("max.batch.bytes", "2000"), List.of());
+        byte[] large = filler(5000);
+        RecordMetadata refused = producer.send(new ProducerRecord("t", 0, key, large, null, List.of()))
+                .get(30, TimeUnit.SECONDS);
+        Map<String, RecordMetadata> after = produce(producer, "t", 2, 10, "B", null);
+
+        int copyBytes = batchBytes(key, large, ProvenanceHeaders.forCopy(List.of(), new OriginPartition("A", "t",
+                topicId(a, "t"), 0), refused.offset(), refused.receiveTimeMs()), true);
+        int sourceBytes = batchBytes(key, large, List.of(), false);
+        String why = "mirrored batch of " + copyBytes + " bytes is above max.batch.bytes 2000 of this topic plus the "
+                + (copyBytes - sourceBytes) + " bytes of its tidemark.origin headers (" + (2000 + copyBytes
+                - sourceBytes) + " bytes): its records take " + sourceBytes + " bytes as the origin held them";
+        JsonObject stopped = awaitPartitionState(b, "t", 0, "stopped");
+        JsonObject reason = stopped.getAsJsonObject("stopReason");
+        assertEquals(10, reason.get("sourceOffset").getAsLong());
+        assertEquals("RECORD_TOO_LARGE", reason.get("code").getAsString());
+        assertEquals(why, reason.get("message").getAsString());
+        assertEquals(9, stopped.get("lastOriginOffset").getAsLong(), "the last record before it was copied");
+        awaitEnd(adminB, t1, 20);
+        Set<String> expected1 = new HashSet<>();
+        for (Map<String, RecordMetadata> sent : List.of(before, after)) {
+            sent.forEach((value, metadata) -> {
+                if (metadata.partition() == 1) {
+                    expected1.add(value);
+                }
+            });
+        }
+        readChecked(b, t1, expected1);
+        assertEquals("copying", partitionStatus(mirrorStatus(b), "t", 1).orElseThrow().get("state").getAsString(),
+                "the other partition keeps copying");
+        await().atMost(COPY_TIMEOUT).until(() -> partitionStatus(mirrorStatus(b), "t", 0).orElseThrow()
+                .get("recordsBehind").getAsLong() == 11);
+        assertEquals(10, adminB.listOffsets(t0, OffsetSpec.latest()).offset(), "nothing after the refused record");
+
+        Tidemark.Result text = Tidemark.run(dir, "mirror", "status", "--target", b);
+        assertEquals(0, text.exitCode(), text.err());
+        assertTrue(text.out().startsWith("Mirror A -> B: last heartbeat "), text.out());
+        assertTrue(text.out().lines().anyMatch(line -> line.matches("t +0 t +stopped +11 \\S+ +9  RECORD_TOO_LARGE at "
+                + "source offset 10, stopped \\S+: " + Pattern.quote(why))), text.out());
+    }
+
+    @Test
+    void withADeadLetterTopicARefusedRecordGoesThereAndCopyingGoesOn() throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        TidemarkAdmin adminA = admin(a);
+        TidemarkAdmin adminB = admin(b);
+        adminA.createTopic("t", 1, 0, Map.of("send.time.before.max.ms", "-1"));
+        adminB.createTopic("t", 1, 0, Map.of("send.time.before.max.ms", "3600000"));
+        TidemarkProducer producer = producer(a);
+        Map<String, RecordMetadata> before = produce(producer, "t", 1, 5, "A", null);
+        RecordMetadata old = producer.send(new ProducerRecord("t", 0, bytes("old"), bytes("years old"),
+                OLD_SEND_TIME_MS, List.of(new Header("h", bytes("kept"))))).get(30, TimeUnit.SECONDS);
+        Map<String, RecordMetadata> after = produce(producer, "t", 1, 5, "B", null);
+
+        mirror("mirror", a, "A", b, "--dead-letter-topic", "A.dead-letters");
+        TopicPartition t0 = new TopicPartition("t", 0);
+        awaitEnd(adminB, t0, 10);
+        Set<String> copied = new HashSet<>(before.keySet());
+        copied.addAll(after.keySet());
+        for (ConsumerRecord copy : readChecked(b, t0, copied)) {
+            String value = text(copy.value());
+            assertCopy(copy, (before.containsKey(value) ? before : after).get(value), "A", topicId(a, "t"));
+        }
+        TopicPartition dead = new TopicPartition("A.dead-letters", 0);
+        awaitEnd(adminB, dead, 1);
+        ConsumerRecord letter = readChecked(b, dead, Set.of("years old")).get(0);
+        assertEquals(OLD_SEND_TIME_MS, letter.sendTimeMs());
+        assertEquals("old", text(letter.key()));
+        assertEquals(List.of("h", DeadLetterHeaders.ERROR, DeadLetterHeaders.MESSAGE, DeadLetterHeaders.TOPIC,
+                DeadLetterHeaders.PARTITION, ProvenanceHeaders.NAME), letter.headers().stream().map(Header::name)
+                .toList());
+        DeadLetterHeaders.DeadLetter why = DeadLetterHeaders.read(letter.headers()).orElseThrow();
+        assertEquals(t0, why.meantFor());
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, why.code());
+        assertTrue(why.message().startsWith("record 0 of the batch has SendTime " + OLD_SEND_TIME_MS
+                + " (2020-09-13T12:26:40Z), outside the allowed range ["), why.message());
+        assertTrue(why.message().endsWith("] = origin ReceiveTime " + old.receiveTimeMs()
+                + " - send.time.before.max.ms 3600000 .. + send.time.after.max.ms 3600000; the whole batch was "
+                + "rejected"), why.message());
+        assertEquals(new Provenance(new OriginPartition("A", "t", topicId(a, "t"), 0), old.offset(),
+                old.receiveTimeMs(), List.of("A")), provenance(letter));
+        Map<String, String> deadConfig = adminB.describeTopics(List.of("A.dead-letters")).get(0).getConfigsMap();
+        assertEquals(List.of("-1", "-1", "-1", Integer.toString((16 << 20) - 1024)), List.of(
+                deadConfig.get("send.time.before.max.ms"), deadConfig.get("send.time.after.max.ms"),
+                deadConfig.get("retention.ms"), deadConfig.get("max.batch.bytes")));
+        assertEquals("copying", awaitPartitionState(b, "t", 0, "copying").get("state").getAsString());
+        await().atMost(COPY_TIMEOUT).until(() -> partitionStatus(mirrorStatus(b), "t", 0).orElseThrow()
+                .get("recordsBehind").getAsLong() == 0);
+    }
+
+    @Test
+    void aTargetTopicDeletedWhileTheMirrorRunsIsMadeAgainAndGetsEveryRecordOnce() throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        admin(a).createTopic("t", 2, 0, Map.of("retention.ms", "86400000"));
+        TidemarkAdmin adminB = admin(b);
+        TidemarkProducer producer = producer(a);
+        Map<String, RecordMetadata> sent = new HashMap<>(produce(producer, "t", 2, 100, "A0", null));
+        mirror("mirror", a, "A", b);
+        for (int p = 0; p < 2; p++) {
+            awaitEnd(adminB, new TopicPartition("t", p), 100);
+        }
+        adminB.deleteTopic("t");
+        sent.putAll(produce(producer, "t", 2, 100, "A1", null));
+
+        for (int p = 0; p < 2; p++) {
+            TopicPartition tp = new TopicPartition("t", p);
+            awaitEnd(adminB, tp, 200);
+            Set<String> expected = Set.copyOf(sent.entrySet().stream().filter(e -> e.getValue().partition()
+                    == tp.partition()).map(Map.Entry::getKey).toList());
+            for (ConsumerRecord copy : readChecked(b, tp, expected)) {
+                RecordMetadata original = sent.get(text(copy.value()));
+                assertCopy(copy, original, "A", topicId(a, "t"));
+                assertEquals(original.offset(), copy.offset(), "every source record once, in order, from offset 0");
+            }
+        }
+        assertEquals("86400000", adminB.describeTopics(List.of("t")).get(0).getConfigsOrThrow("retention.ms"),
+                "made again like the source topic");
+    }
+
+    @Test
+    void aTargetTopicWithFewerPartitionsGetsThoseItHasAndStatusShowsTheOthersStopped() throws Exception {
+        String a = cluster("A");
+        String b = cluster("B");
+        admin(a).createTopic("t", 3, 0, Map.of());
+        TidemarkAdmin adminB = admin(b);
+        adminB.createTopic("t", 1, 0, Map.of());
+        Map<String, RecordMetadata> sent = produce(producer(a), "t", 3, 20, "A", null);
+        mirror("mirror", a, "A", b);
+
+        TopicPartition t0 = new TopicPartition("t", 0);
+        awaitEnd(adminB, t0, 20);
+        readChecked(b, t0, Set.copyOf(sent.keySet().stream().filter(v -> v.startsWith("A-0-")).toList()));
+        String why = "target topic t has 1 partitions, fewer than the 3 of source topic t; partition p is copied to "
+                + "partition p";
+        for (int p = 1; p < 3; p++) {
+            JsonObject stopped = awaitPartitionState(b, "t", p, "stopped");
+            JsonObject reason = stopped.getAsJsonObject("stopReason");
+            assertTrue(reason.get("sourceOffset").isJsonNull(), "no record was refused");
+            assertEquals("UNKNOWN_PARTITION", reason.get("code").getAsString());
+            assertEquals(why, reason.get("message").getAsString());
+        }
+        await().atMost(COPY_TIMEOUT).until(() -> partitionStatus(mirrorStatus(b), "t", 1).orElseThrow()
+                .get("recordsBehind").getAsLong() == 20);
+        assertEquals("copying", partitionStatus(mirrorStatus(b), "t", 0).orElseThrow().get("state").getAsString());
+
+        Tidemark.Result unknown = Tidemark.run(dir, "mirror", "status", "--target", b, "--source-name", "X");
+        assertEquals(1, unknown.exitCode());
+        assertEquals("error: no mirror from cluster X left a heartbeat or partition status in the target's "
+                + "__mirror_state (sources there: A)\n", unknown.err());
     }
 }

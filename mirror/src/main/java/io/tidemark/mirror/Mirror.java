@@ -12,10 +12,15 @@ import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.checkpoint.CheckpointAgent;
 import io.tidemark.mirror.checkpoint.HeartbeatAgent;
 import io.tidemark.mirror.checkpoint.MirrorStatePublisher;
+import io.tidemark.mirror.checkpoint.PartitionStatusAgent;
 import io.tidemark.mirror.checkpoint.SourceGroups;
+import io.tidemark.mirror.checkpoint.StatusSchedule;
 import io.tidemark.mirror.checkpoint.TargetOffsetLookup;
 import io.tidemark.mirror.sink.PartitionCopier;
+import io.tidemark.mirror.sink.StopReason;
 import io.tidemark.mirror.sink.TargetPartitions;
+import io.tidemark.mirror.sink.TargetTopicRecovery;
+import io.tidemark.mirror.sink.TargetTopics;
 import io.tidemark.mirror.source.SourceLoop;
 import io.tidemark.mirror.source.TopicDiscovery;
 import io.tidemark.proto.error.TidemarkException;
@@ -43,12 +48,16 @@ import java.util.concurrent.TimeUnit;
  *       checked against {@code --source-name}. A source that does not answer at start is asked again every heartbeat
  *       interval, and nothing below runs until it answered with the right name; a wrong one ends the mirror
  *       ({@link #failure}).</li>
+ *   <li>At start, the dead-letter topic, when the mirror has one ({@link TargetTopics#ensureDeadLetterTopic}).</li>
  *   <li>{@link TopicDiscovery} (every discovery interval) finds the topics to copy and creates their target topics;
- *       each partition gets a {@link PartitionCopier}, which resumes from what the target holds.</li>
+ *       each partition gets a {@link PartitionCopier}, which resumes from what the target holds (a partition with
+ *       no target partition gets one that is stopped, so it is seen). A target topic deleted while the mirror runs
+ *       is made again by {@link TargetTopicRecovery}.</li>
  *   <li>{@link SourceLoop} (its own thread) reads every copied partition with one consumer and feeds the copiers;
  *       the copiers write through one {@link PartitionWriter} (gRPC threads).</li>
- *   <li>{@link CheckpointAgent} (every checkpoint interval) and {@link HeartbeatAgent} (every heartbeat interval) write
- *       to the target's {@code __mirror_state} through an idempotent producer.</li>
+ *   <li>{@link CheckpointAgent} (every checkpoint interval), {@link HeartbeatAgent} and {@link PartitionStatusAgent}
+ *       (every heartbeat interval, the partitions' statuses when due) write to the target's {@code __mirror_state}
+ *       through an idempotent producer.</li>
  *   <li>Progress (records copied, rate, lag) is logged every {@value #PROGRESS_INTERVAL_MS} ms.</li>
  * </ul>
  * The periodic tasks share a scheduler of two threads, heartbeats have their own; a task that fails is logged and
@@ -75,6 +84,7 @@ public final class Mirror implements Closeable {
 
     private final MirrorConfig config;
     private final ClusterNames names;
+    private final Optional<TopicPartition> deadLetters;
     private final MirrorMetrics metrics;
     private final Clock clock;
     private final TidemarkAdmin sourceAdmin;
@@ -89,10 +99,11 @@ public final class Mirror implements Closeable {
     private final Map<TopicPartition, PartitionCopier> copiers = new ConcurrentHashMap<>();
     private final CompletableFuture<Void> failure = new CompletableFuture<>();
 
-    private Mirror(MirrorConfig config, ClusterNames names, TidemarkAdmin targetAdmin, MetricRegistry registry,
-                   Clock clock) {
+    private Mirror(MirrorConfig config, ClusterNames names, int largestBatchBytes, Optional<TopicPartition> deadLetters,
+                   TidemarkAdmin targetAdmin, MetricRegistry registry, Clock clock) {
         this.config = config;
         this.names = names;
+        this.deadLetters = deadLetters;
         this.targetAdmin = targetAdmin;
         this.metrics = new MirrorMetrics(registry);
         this.clock = clock;
@@ -104,8 +115,7 @@ public final class Mirror implements Closeable {
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS)
                 .fetchMaxBytes(fetchMaxBytes(config.maxBytesPerSecond())).build());
         this.writer = new PartitionWriter(ProducerConfig.builder(config.targetBootstrap()).clock(clock)
-                .maxRequestBytes(Math.max(ProducerConfig.DEFAULT_MAX_REQUEST_BYTES, 2L * config.maxBatchBytes()))
-                .build());
+                .maxRequestBytes(writerMaxRequestBytes(largestBatchBytes, config.maxBatchBytes())).build());
         this.stateProducer = new TidemarkProducer(ProducerConfig.builder(config.targetBootstrap()).clock(clock)
                 .build());
         this.timers = Executors.newScheduledThreadPool(2, daemon("tidemark-mirror-timer"));
@@ -115,23 +125,32 @@ public final class Mirror implements Closeable {
     }
 
     /**
-     * Asks the target its name, then the source, and starts copying once the source answered with the right name;
-     * returns at once when the source does not answer.
+     * Asks the target its name and the largest batch it takes, makes the dead-letter topic, then asks the source its
+     * name, and starts copying once the source answered with the right name; returns at once when the source does not
+     * answer.
      *
      * @throws IllegalArgumentException when a name is missing, or a cluster's own name is not the one given
      *                                  ({@link ClusterNames})
-     * @throws TidemarkException        when the target does not answer: its name is needed first
+     * @throws TidemarkException        when the target does not answer (its name is needed first), or refuses the
+     *                                  dead-letter topic
      */
     public static Mirror start(MirrorConfig config, MetricRegistry registry, Clock clock) {
         TidemarkAdmin targetAdmin = new TidemarkAdmin(AdminConfig.builder(config.targetBootstrap()).build());
         ClusterNames names;
+        int largestBatchBytes;
+        Optional<TopicPartition> deadLetters;
         try {
             names = ClusterNames.resolve(config, targetAdmin.clusterName());
+            largestBatchBytes = targetAdmin.clusterStatus().getLargestBatchBytes();
+            deadLetters = config.deadLetterTopic().map(topic -> {
+                TargetTopics.ensureDeadLetterTopic(targetAdmin, topic, largestBatchBytes);
+                return new TopicPartition(topic, 0);
+            });
         } catch (RuntimeException e) {
             targetAdmin.close();
             throw e;
         }
-        Mirror mirror = new Mirror(config, names, targetAdmin, registry, clock);
+        Mirror mirror = new Mirror(config, names, largestBatchBytes, deadLetters, targetAdmin, registry, clock);
         try {
             mirror.checkSourceAndStart();
         } catch (TidemarkException e) {
@@ -192,18 +211,37 @@ public final class Mirror implements Closeable {
     private void startTasks() {
         sourceLoop.start();
         MirrorStatePublisher publisher = new MirrorStatePublisher(stateProducer, clock);
-        TopicDiscovery discovery = new TopicDiscovery(sourceAdmin, targetAdmin, config, metrics, clock,
+        TargetTopics targetTopics = new TargetTopics(sourceAdmin, targetAdmin);
+        TargetTopicRecovery recovery = new TargetTopicRecovery(targetTopics, topic -> copiers.values().stream()
+                .filter(copier -> copier.target().topic().equals(topic)).toList(), metrics, timers);
+        TargetPartitions targets = TargetPartitions.over(writer, recovery::topicGone);
+        TopicDiscovery discovery = new TopicDiscovery(sourceAdmin, targetTopics, config, metrics, clock,
                 new TopicDiscovery.Listener() {
                     @Override
-                    public void added(TopicPartition source, UUID sourceTopicId, String targetTopic) {
-                        addPartition(new OriginPartition(names.source(), source.topic(), sourceTopicId,
-                                source.partition()), targetTopic);
+                    public void added(TopicPartition source, UUID sourceTopicId, String targetTopic,
+                                      int maxBatchBytes) {
+                        PartitionCopier copier = copier(source, sourceTopicId, targetTopic, maxBatchBytes, targets);
+                        sourceLoop.add(copier);
+                        copier.start();
+                    }
+
+                    @Override
+                    public void uncopyable(TopicPartition source, UUID sourceTopicId, String targetTopic,
+                                           StopReason reason) {
+                        copier(source, sourceTopicId, targetTopic, config.maxBatchBytes(), targets).stop(reason);
                     }
 
                     @Override
                     public void removed(String sourceTopic) {
                         sourceLoop.removeTopic(sourceTopic);
-                        copiers.keySet().removeIf(tp -> tp.topic().equals(sourceTopic));
+                        copiers.values().removeIf(copier -> {
+                            boolean gone = copier.source().topic().equals(sourceTopic);
+                            if (gone) {
+                                copier.close();
+                                metrics.removePartition(sourceTopic, copier.source().partition());
+                            }
+                            return gone;
+                        });
                     }
                 });
         CheckpointAgent checkpoints = new CheckpointAgent(SourceGroups.over(sourceAdmin),
@@ -211,20 +249,38 @@ public final class Mirror implements Closeable {
                 names.target(), metrics, clock);
         HeartbeatAgent heartbeats = new HeartbeatAgent(sourceProbe, publisher, copiers.values(), names.source(),
                 names.target(), metrics, clock);
+        PartitionStatusAgent statuses = new PartitionStatusAgent(publisher, copiers.values(), names.source(),
+                names.target(), new StatusSchedule(config.checkpointIntervalMs()), clock);
         every(timers, "topic discovery", config.discoveryIntervalMs(), discovery::discover);
         every(timers, "checkpoints", config.checkpointIntervalMs(), checkpoints::run);
         every(heartbeatTimer, "heartbeat", config.heartbeatIntervalMs(), heartbeats::run);
+        every(heartbeatTimer, "partition status", config.heartbeatIntervalMs(), statuses::run);
         every(timers, "progress", PROGRESS_INTERVAL_MS, new ProgressLog(metrics, copiers.values())::log);
         LOG.info("Mirror {} -> {} started: topics matching {} (target prefix '{}'), groups matching {}",
                 names.source(), names.target(), config.topics(), config.topicPrefix(), config.groups());
     }
 
-    private void addPartition(OriginPartition origin, String targetTopic) {
-        PartitionCopier copier = new PartitionCopier(origin, new TopicPartition(targetTopic, origin.partition()),
-                names.target(), config.maxBatchBytes(), TargetPartitions.over(writer), sourceLoop, timers, metrics);
-        copiers.put(copier.source(), copier);
-        sourceLoop.add(copier);
-        copier.start();
+    /** A copier of {@code source} into the same partition of {@code targetTopic}, in the mirror's copiers. */
+    private PartitionCopier copier(TopicPartition source, UUID sourceTopicId, String targetTopic, int maxBatchBytes,
+                                   TargetPartitions targets) {
+        OriginPartition origin = new OriginPartition(names.source(), source.topic(), sourceTopicId,
+                source.partition());
+        PartitionCopier copier = new PartitionCopier(origin, new TopicPartition(targetTopic, source.partition()),
+                names.target(), maxBatchBytes, deadLetters, targets, sourceLoop, timers, metrics);
+        copiers.put(source, copier);
+        return copier;
+    }
+
+    /**
+     * The writer's largest batch: the largest the target takes, so a copy it would refuse is refused at once as
+     * RECORD_TOO_LARGE rather than by the target's request size limit (which only says the call failed); twice the
+     * mirror's batch size, as before, when the target does not say ({@code largestBatchBytes} 0).
+     */
+    static int writerMaxRequestBytes(int largestBatchBytes, int maxBatchBytes) {
+        if (largestBatchBytes <= 0) {
+            return (int) Math.max(ProducerConfig.DEFAULT_MAX_REQUEST_BYTES, 2L * maxBatchBytes);
+        }
+        return Math.min(largestBatchBytes, ProducerConfig.MAX_REQUEST_BYTES_LIMIT);
     }
 
     /**
@@ -264,7 +320,7 @@ public final class Mirror implements Closeable {
         heartbeatTimer.shutdownNow();
         timers.shutdownNow();
         sourceLoop.close();
-        copiers.values().forEach(PartitionCopier::stop);
+        copiers.values().forEach(PartitionCopier::close);
         writer.close();
         stateProducer.close(CLOSE_TIMEOUT);
         consumer.close();

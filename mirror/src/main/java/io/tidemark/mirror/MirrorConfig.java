@@ -23,16 +23,20 @@ import java.util.regex.PatternSyntaxException;
  * @param checkpointIntervalMs how often committed offsets are read and checkpointed ({@code checkpoint.interval})
  * @param heartbeatIntervalMs  how often the mirror records on the target that it heard from the source
  * @param discoveryIntervalMs  how often the source's topics are listed, to pick up new ones
- * @param maxBatchBytes        largest batch the mirror writes (a larger single record goes alone); must fit the
- *                             target topics' max.batch.bytes
+ * @param maxBatchBytes        largest batch of several records the mirror writes, provenance included (a larger
+ *                             single record goes alone); a target topic's smaller max.batch.bytes lowers it for
+ *                             that topic
  * @param maxBacklogBytes      fetched bytes a partition may hold before it is paused at the source
  * @param maxBytesPerSecond    most bytes of records read from the source per second, on average over the polls
  *                             ({@code --max-bytes-per-second}); 0 for no limit
+ * @param deadLetterTopic      the target topic records the target refuses go to ({@code --dead-letter-topic});
+ *                             empty to stop a partition at such a record instead
  */
 public record MirrorConfig(String sourceBootstrap, String sourceName, String targetBootstrap,
                            Optional<String> targetName, Pattern topics, Pattern groups, String topicPrefix,
                            long checkpointIntervalMs, long heartbeatIntervalMs, long discoveryIntervalMs,
-                           int maxBatchBytes, int maxBacklogBytes, long maxBytesPerSecond) {
+                           int maxBatchBytes, int maxBacklogBytes, long maxBytesPerSecond,
+                           Optional<String> deadLetterTopic) {
     public static final String ALL = ".*";
     public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 5_000;
     public static final long DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
@@ -43,6 +47,8 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
     public static final int DEFAULT_MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
     private static final long MAX_INTERVAL_MS = 86_400_000;
     private static final long MIN_BYTES_PER_SECOND = 1024;
+    /** Kafka's longest topic name, so a dead-letter topic can also be copied into Kafka by other tools. */
+    private static final int MAX_TOPIC_NAME_LENGTH = 249;
 
     public MirrorConfig {
         requireText("--source", sourceBootstrap);
@@ -57,6 +63,7 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
             throw new IllegalArgumentException("--topic-prefix '" + topicPrefix + "' is not allowed: use characters "
                     + "from a-z A-Z 0-9 . _ -, not starting with '__'");
         }
+        Objects.requireNonNull(deadLetterTopic, "deadLetterTopic").ifPresent(MirrorConfig::checkDeadLetterTopic);
         checkInterval("checkpoint interval", checkpointIntervalMs);
         checkInterval("heartbeat interval", heartbeatIntervalMs);
         checkInterval("discovery interval", discoveryIntervalMs);
@@ -79,18 +86,26 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, pattern("--topics", topics),
                 pattern("--groups", groups), topicPrefix, DEFAULT_CHECKPOINT_INTERVAL_MS,
                 DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_DISCOVERY_INTERVAL_MS, DEFAULT_MAX_BATCH_BYTES,
-                DEFAULT_MAX_BACKLOG_BYTES, 0);
+                DEFAULT_MAX_BACKLOG_BYTES, 0, Optional.empty());
     }
 
     public MirrorConfig withIntervals(long checkpointMs, long heartbeatMs, long discoveryMs) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
-                checkpointMs, heartbeatMs, discoveryMs, maxBatchBytes, maxBacklogBytes, maxBytesPerSecond);
+                checkpointMs, heartbeatMs, discoveryMs, maxBatchBytes, maxBacklogBytes, maxBytesPerSecond,
+                deadLetterTopic);
     }
 
     public MirrorConfig withMaxBytesPerSecond(long bytesPerSecond) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
                 checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs, maxBatchBytes, maxBacklogBytes,
-                bytesPerSecond);
+                bytesPerSecond, deadLetterTopic);
+    }
+
+    /** With a dead-letter topic ({@code --dead-letter-topic}); an empty one for none. */
+    public MirrorConfig withDeadLetterTopic(Optional<String> topic) {
+        return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
+                checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs, maxBatchBytes, maxBacklogBytes,
+                maxBytesPerSecond, topic);
     }
 
     /** The target topic of a source topic. */
@@ -111,6 +126,14 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
     private static void requireText(String option, String value) {
         if (value == null || value.isBlank()) {
             throw new IllegalArgumentException(option + " is required: HOST:PORT,... of the cluster's brokers");
+        }
+    }
+
+    private static void checkDeadLetterTopic(String topic) {
+        if (topic.isEmpty() || topic.length() > MAX_TOPIC_NAME_LENGTH || !topic.matches("[a-zA-Z0-9._-]*")
+                || topic.startsWith("__")) {
+            throw new IllegalArgumentException("--dead-letter-topic '" + topic + "' is not allowed: use 1 to "
+                    + MAX_TOPIC_NAME_LENGTH + " characters from a-z A-Z 0-9 . _ -, not starting with '__'");
         }
     }
 

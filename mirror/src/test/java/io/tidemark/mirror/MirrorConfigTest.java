@@ -2,6 +2,7 @@ package io.tidemark.mirror;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,5 +43,18 @@ class MirrorConfigTest {
                 refusal(() -> MirrorConfig.of(" ", "A", "b:1", Optional.of("B"), ".*", ".*", "")));
         assertEquals("--max-bytes-per-second 1023 is not allowed: 0 (no limit) or at least 1024", refusal(() ->
                 MirrorConfig.of("a:1", "A", "b:1", Optional.of("B"), ".*", ".*", "").withMaxBytesPerSecond(1023)));
+        for (String topic : List.of("", "__dead", "dead letters", "d".repeat(250))) {
+            assertEquals("--dead-letter-topic '" + topic + "' is not allowed: use 1 to 249 characters from a-z A-Z 0-9 "
+                    + ". _ -, not starting with '__'", refusal(() -> MirrorConfig.of("a:1", "A", "b:1",
+                    Optional.of("B"), ".*", ".*", "").withDeadLetterTopic(Optional.of(topic))));
+        }
+    }
+
+    @Test
+    void aDeadLetterTopicIsOptional() {
+        MirrorConfig config = MirrorConfig.of("a:1", "A", "b:1", Optional.of("B"), ".*", ".*", "");
+        assertEquals(Optional.empty(), config.deadLetterTopic(), "none: a refused record stops its partition");
+        assertEquals(Optional.of("A.dead-letters"), config.withDeadLetterTopic(Optional.of("A.dead-letters"))
+                .withIntervals(100, 100, 100).withMaxBytesPerSecond(2048).deadLetterTopic());
     }
 }

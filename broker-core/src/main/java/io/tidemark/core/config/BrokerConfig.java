@@ -46,6 +46,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "--source-name, and tidemark failover names the cluster it moves a group to. None by default, "
                     + "so two clusters never share a name by accident: a mirror into a cluster without one needs "
                     + "--target-name, and a source without one is not checked.");
+    /** Room in a Produce request for its fields besides the batch (topic name, partition, framing). */
+    public static final int REQUEST_ROOM_BYTES = 1024;
     public static final ConfigKey MAX_REQUEST_BYTES = new ConfigKey("max.request.bytes", INT, 16L << 20, "bytes",
             atLeast(1024, 1L << 30),
             "Largest request the broker accepts (the gRPC inbound message limit). Every topic's max.batch.bytes "
@@ -151,10 +153,16 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
         Objects.requireNonNull(clusterName, "clusterName").ifPresent(CLUSTER_NAME::validate);
         topicDefaults = Map.copyOf(topicDefaults);
         TopicConfig defaults = TopicConfig.parse(topicDefaults);
-        if (defaults.maxBatchBytes() > maxRequestBytes - 1024) {
+        if (defaults.maxBatchBytes() > maxRequestBytes - REQUEST_ROOM_BYTES) {
             throw new TidemarkException(ErrorCode.INVALID_CONFIG, "max.batch.bytes " + defaults.maxBatchBytes()
-                    + " does not fit in max.request.bytes " + maxRequestBytes + " with 1024 bytes for the request");
+                    + " does not fit in max.request.bytes " + maxRequestBytes + " with " + REQUEST_ROOM_BYTES
+                    + " bytes for the request");
         }
+    }
+
+    /** The largest batch a Produce request to this broker can carry, besides the request's other fields. */
+    public int largestBatchBytes() {
+        return maxRequestBytes - REQUEST_ROOM_BYTES;
     }
 
     /**

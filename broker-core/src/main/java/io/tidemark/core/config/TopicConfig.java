@@ -64,17 +64,21 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
     public static final ConfigKey SEND_TIME_AFTER_MAX_MS = new ConfigKey("send.time.after.max.ms", LONG, 3_600_000,
             "ms", atLeastOrUnlimited(0),
             "Reject a batch holding a SendTime later than its ReceiveTime plus this (a producer clock far in the "
-                    + "future). The same default as Kafka's message.timestamp.after.max.ms.");
+                    + "future). The same default as Kafka's message.timestamp.after.max.ms. A mirror's copy is held "
+                    + "to its origin ReceiveTime (provenance) instead, as the source took the record.");
     public static final ConfigKey SEND_TIME_BEFORE_MAX_MS = new ConfigKey("send.time.before.max.ms", LONG,
             ConfigKey.UNLIMITED, "ms", atLeastOrUnlimited(0),
             "Reject a batch holding a SendTime earlier than its ReceiveTime minus this. Unlimited by default: "
-                    + "mirrors and replays legitimately carry old SendTimes.");
+                    + "mirrors and replays legitimately carry old SendTimes. A mirror's copy is held to its origin "
+                    + "ReceiveTime (provenance) instead, so a day-old backlog copied now is not refused.");
     public static final ConfigKey MAX_BATCH_BYTES = new ConfigKey("max.batch.bytes", INT, 512L << 10, "bytes",
             atLeast(RecordBatchFormat.HEADER_SIZE_BYTES, Integer.MAX_VALUE),
             "Largest batch an append accepts, header included; a larger one is refused with RECORD_TOO_LARGE. In a "
                     + "cluster a batch travels as one Raft entry, which must fit in the Raft log's write buffer "
                     + "(raft.log.write.buffer.bytes less 4112 bytes): 512 KiB leaves room under the 1 MiB default "
-                    + "and is twice the producer's batch.size.");
+                    + "and is twice the producer's batch.size. A mirror's batch may exceed it by the bytes of its "
+                    + "tidemark.origin headers (its records as the source held them are held to it), but never what "
+                    + "a Raft entry holds.");
 
     public static final List<ConfigKey> KEYS = List.of(SEGMENT_BYTES, SEGMENT_MS, SEGMENT_INDEX_BYTES,
             INDEX_INTERVAL_BYTES, RETENTION_MS, RETENTION_BYTES, FLUSH_MESSAGES, FLUSH_MS, SEND_TIME_AFTER_MAX_MS,

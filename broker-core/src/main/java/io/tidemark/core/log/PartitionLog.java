@@ -202,7 +202,9 @@ public final class PartitionLog implements Closeable {
     /**
      * Appends one batch ({@link RecordBatchFormat}, the buffer between position and limit): validates it whole,
      * then writes its base offset, {@code receiveTimeMs} and CRC into the buffer and the buffer to the log.
-     * Nothing of a refused batch is written.
+     * Nothing of a refused batch is written. A mirrored batch may exceed {@code max.batch.bytes} by its provenance
+     * headers ({@link BatchSizeLimit}), and its records' SendTimes are held to the topic's window around their origin
+     * ReceiveTime rather than {@code receiveTimeMs}.
      *
      * @param receiveTimeMs the batch's ReceiveTime: at least {@link #lastReceiveTimeMs()}; the caller stamps
      *                      {@code max(now, last)}. It is also "now" for {@code segment.ms} and {@code flush.ms}.
@@ -216,11 +218,15 @@ public final class PartitionLog implements Closeable {
             checkOpen();
             int position = batch.position();
             int size = batch.remaining();
-            checkBatchSize(size);
+            TopicConfig topic = config;
+            BatchSizeLimit.checkSize(batch, position, size, topic.maxBatchBytes(), BatchSizeLimit.UNBOUNDED);
             checkReceiveTime(receiveTimeMs);
-            checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.around(receiveTimeMs,
-                    config.sendTimeAfterMaxMs(), config.sendTimeBeforeMaxMs())));
-            OriginRange origin = originOf(batch, position);
+            SendTimeWindow window = SendTimeWindow.around(receiveTimeMs, topic.sendTimeAfterMaxMs(),
+                    topic.sendTimeBeforeMaxMs());
+            OriginRange origin = validateWithOrigin(batch, position, size, window);
+            if (origin != null) {
+                BatchSizeLimit.checkMirrored(size, origin.provenanceBytes(), topic.maxBatchBytes());
+            }
             long producerId = RecordBatchFormat.producerId(batch, position);
             if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                 Optional<AppendResult> stored = producers.check(producerId,
@@ -282,6 +288,19 @@ public final class PartitionLog implements Closeable {
     }
 
     /**
+     * Validates a batch to append, its SendTimes held to {@code window}: a plain batch's around its ReceiveTime, a
+     * mirrored batch's records' around their origin ReceiveTime (the source applied its window when it took them,
+     * so a copy of an old backlog is not refused for the time the mirror took to copy it).
+     *
+     * @return the origin range of a mirrored batch; null for any other
+     */
+    private OriginRange validateWithOrigin(ByteBuffer batch, int position, int size, SendTimeWindow window) {
+        boolean mirrored = size >= RecordBatchFormat.HEADER_SIZE_BYTES && RecordBatchFormat.mirrored(batch, position);
+        checkOneBatch(size, validator.validate(batch, position, size, mirrored ? SendTimeWindow.UNBOUNDED : window));
+        return mirrored ? mirroredScanner.scan(batch, position, window) : null;
+    }
+
+    /**
      * Writes a validated, stamped batch at the log end: rolls when due, flushes when due, records its producer and,
      * for a mirrored batch ({@code origin} not null), the origin offsets it holds.
      */
@@ -314,13 +333,6 @@ public final class PartitionLog implements Closeable {
         if (validated != size) {
             throw new TidemarkException(ErrorCode.CORRUPT_BATCH, (size - validated) + " bytes follow the "
                     + validated + "-byte batch; an append takes exactly one batch");
-        }
-    }
-
-    private void checkBatchSize(int size) {
-        if (size > config.maxBatchBytes()) {
-            throw new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "batch of " + size + " bytes is above "
-                    + "max.batch.bytes " + config.maxBatchBytes() + " of this topic");
         }
     }
 

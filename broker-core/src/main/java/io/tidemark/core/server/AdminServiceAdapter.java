@@ -34,7 +34,8 @@ import java.util.List;
 
 /**
  * Topic administration over gRPC: create, delete, list, describe, alter config, the cluster's status (with its
- * name, this broker's {@code cluster.name}), and moving a partition's leadership or replicas.
+ * name, this broker's {@code cluster.name}, and the largest batch it takes), and moving a partition's leadership or
+ * replicas.
  */
 final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     private static final long DEFAULT_REASSIGN_TIMEOUT_MS = 60_000;
@@ -116,7 +117,7 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
                     .filter(p -> p.status().leaderNodeId() == config.nodeId()).count();
             return ClusterStatusResponse.newBuilder().addAllBrokers(cluster.view().brokers()).setTopics(all.size())
                     .setPartitions(partitions).setLeaderPartitions(led).setClusterName(config.clusterName().orElse(""))
-                    .build();
+                    .setLargestBatchBytes(Math.min(config.largestBatchBytes(), cluster.largestBatchBytes())).build();
         });
     }
 

@@ -1,6 +1,7 @@
 package io.tidemark.core.log;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.RecordBatchBuilder;
@@ -197,5 +198,56 @@ class MirroredAppendTest {
             assertEquals(Optional.of(new HeldOrigin(19, 19)), log.heldOrigin(A0));
         }
         assertFalse(OriginSnapshotFile.read(dir, latest).isPresent());
+    }
+    /** A record of {@code valueBytes} as the source's producer sent it: its batch is what max.batch.bytes held. */
+    private static ByteBuffer sourceBatch(int valueBytes) {
+        return new RecordBatchBuilder().append(BASE_MS - 1000, LogTestUtils.bytes("k"), new byte[valueBytes],
+                List.of(new Header("h", LogTestUtils.bytes("v")))).build();
+    }
+
+    /** The copy of {@link #sourceBatch}'s record at origin offset {@code originOffset}, origin ReceiveTime. */
+    private static ByteBuffer copyOf(int valueBytes, long originOffset, long originMs) {
+        return new RecordBatchBuilder().mirrored().append(BASE_MS - 1000, LogTestUtils.bytes("k"),
+                new byte[valueBytes], ProvenanceHeaders.forCopy(List.of(new Header("h", LogTestUtils.bytes("v"))), A0,
+                        originOffset, originMs)).build();
+    }
+
+    @Test
+    void aCopyOfARecordTheSourceTookAtExactlyMaxBatchBytesIsTakenOneByteMoreIsRefused() throws Exception {
+        int maxBatchBytes = sourceBatch(1000).remaining();
+        try (PartitionLog log = PartitionLog.open(dir, config("max.batch.bytes", Integer.toString(maxBatchBytes)),
+                BASE_MS)) {
+            assertEquals(ErrorCode.RECORD_TOO_LARGE, refused(log, sourceBatch(1001)).code(), "the source's limit");
+            assertEquals(new AppendResult(0, 0, BASE_MS), log.append(copyOf(1000, 0, BASE_MS - 900), BASE_MS),
+                    "its provenance takes the copy past max.batch.bytes, and that is allowed");
+
+            ByteBuffer onePast = copyOf(1001, 1, BASE_MS - 900);
+            int size = onePast.remaining();
+            TidemarkException tooLarge = refused(log, onePast);
+            assertEquals(ErrorCode.RECORD_TOO_LARGE, tooLarge.code());
+            int provenanceBytes = size - sourceBatch(1001).remaining();
+            assertEquals("mirrored batch of " + size + " bytes is above max.batch.bytes " + maxBatchBytes + " of this "
+                    + "topic plus the " + provenanceBytes + " bytes of its tidemark.origin headers ("
+                    + (maxBatchBytes + provenanceBytes) + " bytes): its records take " + (maxBatchBytes + 1)
+                    + " bytes as the origin held them", tooLarge.getMessage());
+            assertEquals(1, log.logEndOffset());
+        }
+    }
+
+    @Test
+    void aCopysSendTimeIsHeldToTheWindowAroundItsOriginReceiveTime() throws Exception {
+        long dayMs = 86_400_000;
+        try (PartitionLog log = PartitionLog.open(dir, config("send.time.before.max.ms", "600000"), BASE_MS)) {
+            assertEquals(new AppendResult(0, 0, BASE_MS), log.append(copyOf(1, 0, BASE_MS - 1000 + 600_000), BASE_MS),
+                    "SendTime 10 minutes before its ReceiveTime on the source; the copy comes a day later");
+            TidemarkException late = refused(log, copyOf(1, 1, BASE_MS - 1000 + 600_001));
+            assertEquals(ErrorCode.INVALID_TIMESTAMP, late.code());
+            assertEquals("record 0 of the batch has SendTime 1699999999000 (2023-11-14T22:13:19Z), outside the allowed "
+                    + "range [1699999999001, 1700004199001] = origin ReceiveTime 1700000599001 - "
+                    + "send.time.before.max.ms 600000 .. + send.time.after.max.ms 3600000; the whole batch was "
+                    + "rejected", late.getMessage());
+            assertEquals(new AppendResult(1, 1, BASE_MS + dayMs), log.append(copyOf(1, 2, BASE_MS - 1000),
+                    BASE_MS + dayMs), "a day-old copy of a record the source took at once");
+        }
     }
 }

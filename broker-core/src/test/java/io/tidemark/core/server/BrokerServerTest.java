@@ -367,6 +367,16 @@ class BrokerServerTest {
     }
 
     @Test
+    void clusterStatusTellsTheLargestBatchARequestCarries() throws Exception {
+        assertEquals((16 << 20) - 1024, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
+                .getLargestBatchBytes(), "max.request.bytes less 1024");
+        stop();
+        startBroker(Map.of("max.request.bytes", "2000000"));
+        assertEquals(2_000_000 - 1024, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
+                .getLargestBatchBytes());
+    }
+
+    @Test
     void prometheusEndpointServesTheBrokersMetrics() throws Exception {
         create("t", 1);
         produce("t", 0, BASE_MS);

@@ -28,10 +28,13 @@ import java.util.concurrent.TimeUnit;
  * outstanding, and what follows a refused batch is the caller's decision.
  *
  * <p>Always idempotent. Each partition gets a random producer id (epoch 0) and numbers its batches' records from 0. A
- * batch takes the partition's next sequence; a retriable error (NOT_LEADER, NOT_AVAILABLE, and UNKNOWN_TOPIC or
- * UNKNOWN_PARTITION of a topic just created) resends the same bytes after {@code retry.backoff.ms}, until
- * {@code delivery.timeout.ms}, so a batch that was stored although its reply was lost is answered with its first
- * offsets. Any other error means nothing was stored: the sequence is given back. A batch still unacknowledged at
+ * batch takes the partition's next sequence; a retriable error (NOT_LEADER, NOT_AVAILABLE) resends the same bytes
+ * after {@code retry.backoff.ms}, until {@code delivery.timeout.ms}, so a batch that was stored although its reply was
+ * lost is answered with its first offsets. UNKNOWN_TOPIC and UNKNOWN_PARTITION are not retried here (unlike
+ * {@link TidemarkProducer}): each call already refreshed the metadata and asked again, and a caller writes to
+ * partitions it asked about first, so the topic is gone, and the caller must know at once: a batch still being
+ * retried when the topic is created again would land at the start of the new one. Any other error means nothing was
+ * stored: the sequence is given back. A batch still unacknowledged at
  * the deadline may or may not have been stored: the partition then takes a new producer id (its sequences would
  * otherwise be stuck behind the unknown batch), and the caller finds out what the partition holds (a mirror asks
  * {@link #originOffset}).
@@ -159,9 +162,9 @@ public final class PartitionWriter implements Closeable {
         }
     }
 
-    /** Retriable errors, and the UNKNOWN_TOPIC/PARTITION a broker answers before it learnt of a new topic. */
+    /** Retriable errors only: a topic that is unknown after the {@link LeaderCaller}'s refresh is gone. */
     private static boolean retriable(TidemarkException e) {
-        return Sender.retriable(e);
+        return e.retriable();
     }
 
     private long newProducerId() {

@@ -60,7 +60,7 @@ public final class ProducerConfig {
     public static final long DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
     public static final boolean DEFAULT_ENABLE_IDEMPOTENCE = true;
     /** Largest max.request.bytes: what a default channel accepts ({@link BrokerChannels#MAX_INBOUND_MESSAGE_BYTES}). */
-    static final int MAX_REQUEST_BYTES_LIMIT = 64 * MIB;
+    public static final int MAX_REQUEST_BYTES_LIMIT = 64 * MIB;
     /** Smallest max.request.bytes: a batch header and a small record. */
     static final int MIN_REQUEST_BYTES = KIB;
     /** Upper bound of every ms setting: about 24.8 days, so sums of them never overflow. */

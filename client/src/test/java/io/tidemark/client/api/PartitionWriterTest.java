@@ -109,4 +109,13 @@ class PartitionWriterTest {
         assertNotEquals(cluster.producedHeaders.get(0).producerId(), last.producerId());
         assertEquals(0, last.baseSequence());
     }
+
+    @Test
+    void aTopicThatIsGoneFailsTheWriteOnceTheLeaderCallerRefreshedAndTriedAgain() {
+        cluster.failNext("Produce", 100_000, new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic t does not exist"));
+        TidemarkException gone = failure(writer.write(T0, batch("a")));
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, gone.code());
+        assertEquals("topic t does not exist", gone.getMessage(), "the broker's answer, at once: the clock stands "
+                + "still, so a write retried until delivery.timeout.ms would never fail");
+    }
 }

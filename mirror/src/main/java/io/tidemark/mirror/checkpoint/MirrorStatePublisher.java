@@ -6,6 +6,7 @@ import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,7 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Writes checkpoints and heartbeats to the target's {@value MirrorStateFormat#TOPIC} topic
+ * Writes checkpoints, heartbeats, partition statuses and gaps to the target's {@value MirrorStateFormat#TOPIC} topic
  * ({@link MirrorStateFormat}) through an idempotent producer, SendTime from the mirror's clock. A write that fails is
  * logged, and its future fails: the caller decides whether to write it again.
  *
@@ -43,6 +44,10 @@ public final class MirrorStatePublisher implements MirrorStateSink {
     @Override
     public CompletableFuture<?> publish(MirrorGap gap) {
         return send(MirrorStateFormat.key(gap), MirrorStateFormat.value(gap), "gap");
+    }
+
+    public CompletableFuture<?> publish(MirrorPartitionStatus status) {
+        return send(MirrorStateFormat.key(status), MirrorStateFormat.value(status), "partition status");
     }
 
     private CompletableFuture<?> send(byte[] key, byte[] value, String what) {

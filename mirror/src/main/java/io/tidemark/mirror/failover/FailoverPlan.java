@@ -24,13 +24,16 @@ import java.util.OptionalLong;
  *                          {@link #totals})
  * @param buffer            X; empty when no partition resumes by time
  * @param partitions        every partition of the group's topics on the target, by topic and partition
+ * @param uncopied          the source partitions of the group's topics that have no partition on the target to be
+ *                          copied to (a target topic with fewer partitions): none of their records is on the target
  */
 public record FailoverPlan(String group, String sourceCluster, String targetCluster, long plannedAtMs,
                            OptionalLong sourceLastHeardMs, OptionalLong lastHeartbeatMs, long notCopied,
-                           Optional<Buffer> buffer, List<PartitionPlan> partitions) {
+                           Optional<Buffer> buffer, List<PartitionPlan> partitions, List<MirrorStopped> uncopied) {
     public FailoverPlan {
         Objects.requireNonNull(targetCluster, "targetCluster");
         partitions = List.copyOf(partitions);
+        uncopied = List.copyOf(uncopied);
         if (buffer.isEmpty() && partitions.stream().anyMatch(p -> p.basis() instanceof ByTime)) {
             throw new IllegalArgumentException("a plan with partitions that resume by time needs a buffer");
         }
@@ -54,6 +57,9 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
             skippedKnown &= p.skipped().records() == 0 || p.skipped().positionKnown();
             notCopied += p.lost().notCopied();
             removed += p.lost().removed();
+        }
+        for (MirrorStopped stopped : uncopied) {
+            notCopied += stopped.records();
         }
         return new Totals(rereads, skipped, skippedKnown, notCopied, removed);
     }
@@ -83,11 +89,14 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
      * @param skipped       records on the target the group had not consumed that {@code offset} passes over
      * @param lost          records the group had not consumed that are not on the target
      * @param basis         how {@code offset} was found
+     * @param stopped       the mirror stopped copying into this partition, and why (its records from there on are
+     *                      among those not copied); empty when it did not
      */
     public record PartitionPlan(TopicPartition partition, OptionalLong offset, long logEndOffset,
                                 Optional<RecordTimes> record, long rereads, OptionalLong rereadsAtMost, Skipped skipped,
-                                Lost lost, Basis basis) {
+                                Lost lost, Basis basis, Optional<MirrorStopped> stopped) {
         public PartitionPlan {
+            Objects.requireNonNull(stopped, "stopped");
             Objects.requireNonNull(partition, "partition");
             Objects.requireNonNull(offset, "offset");
             Objects.requireNonNull(record, "record");
@@ -160,6 +169,25 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
         /** The records removed by retention, on either cluster. */
         public long removed() {
             return removedBySource + removedOnTarget;
+        }
+    }
+
+    /**
+     * A source partition the mirror stopped copying (its partition status), and why.
+     *
+     * @param sourceTopic  the source topic
+     * @param partition    the partition, the same number on both clusters
+     * @param sourceOffset the source offset of the record the target refused; empty when the partition has no target
+     *                     partition
+     * @param code         the error: the target's (RECORD_TOO_LARGE, INVALID_TIMESTAMP, CORRUPT_BATCH), or
+     *                     UNKNOWN_PARTITION for a partition with no target partition
+     * @param message      what the target said, or why there is no target partition
+     * @param records      the records of the source partition the target does not hold, as the mirror last knew
+     */
+    public record MirrorStopped(String sourceTopic, int partition, OptionalLong sourceOffset, String code,
+                                String message, long records) {
+        public MirrorStopped {
+            Objects.requireNonNull(sourceOffset, "sourceOffset");
         }
     }
 

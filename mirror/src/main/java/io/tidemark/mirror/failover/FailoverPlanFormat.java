@@ -49,7 +49,9 @@ import java.util.OptionalLong;
  * (given|last-consumed|source-silent), T - X TIME} followed by {@code , checkpoint position N} or {@code , no
  * checkpoint: position unknown}; or {@code no commit on A, checkpoint made S s before the source went silent: left
  * uncommitted, the group's auto.offset.reset applies}; each followed by {@code ; removed by retention: N on A
- * before copied, N on B} when any was. The last line (one line; wrapped here) sums the rows; {@code skipped <= N} when
+ * before copied, N on B} when any was, and {@code ; the mirror stopped copying it at source offset N: CODE: message}
+ * when it did. Before the last line, {@code Not copied at all: TOPIC-P of A, N records: CODE: message} for each
+ * source partition with no partition on the target. The last line (one line; wrapped here) sums the rows; {@code skipped <= N} when
  * a partition's position is unknown, and the note on apply only when some are skipped. After {@code apply}, one more line: {@code Committed the plan's offsets for group G on the target}, or
  * {@code Already applied: group G has these offsets on the target; nothing written}.
  *
@@ -69,7 +71,10 @@ import java.util.OptionalLong;
  *                                        "checkpointOffset" (null when it held the copy)},
  *                  "time": null | {"time", "timeFrom": "given"|"last-consumed"|"source-silent", "lookupTime",
  *                                  "position" (null without checkpoint)},
- *                  "uncommitted": null | {"checkpointTime"}}],
+ *                  "uncommitted": null | {"checkpointTime"},
+ *                  "mirrorStopped": null | {"sourceTopic", "partition", "sourceOffset" (null when none), "code",
+ *                                           "message", "records"}}],
+ *  "uncopied": [{"sourceTopic", "partition", "sourceOffset", "code", "message", "records"}],
  *  "totals": {"rereads", "skipped", "skippedPositionKnown", "notCopied", "removed"}}
  * </pre>
  * After {@code apply}, the object has one more field: {@code "applied": "committed"|"unchanged"}.
@@ -100,6 +105,11 @@ public final class FailoverPlanFormat {
                     p.record().map(r -> time(r.receiveTimeMs())).orElse("-"),
                     p.record().map(r -> time(r.sendTimeMs())).orElse("-"), rereadsText(p), skippedText(p.skipped()),
                     p.lost().notCopied() + p.lost().removed(), basisText(plan, p)));
+        }
+        for (FailoverPlan.MirrorStopped uncopied : plan.uncopied()) {
+            text.append("Not copied at all: ").append(uncopied.sourceTopic()).append('-').append(uncopied.partition())
+                    .append(" of ").append(plan.sourceCluster()).append(", ").append(uncopied.records())
+                    .append(" records: ").append(uncopied.code()).append(": ").append(uncopied.message()).append('\n');
         }
         FailoverPlan.Totals totals = plan.totals();
         text.append("Group ").append(plan.group()).append(": re-reads ~").append(totals.rereads()).append(", skipped ")
@@ -151,6 +161,7 @@ public final class FailoverPlanFormat {
         List<Map<String, Object>> partitions = new ArrayList<>();
         plan.partitions().forEach(p -> partitions.add(partitionJson(p)));
         fields.put("partitions", partitions);
+        fields.put("uncopied", plan.uncopied().stream().map(FailoverPlanFormat::stoppedJson).toList());
         FailoverPlan.Totals totals = plan.totals();
         Map<String, Object> sums = new LinkedHashMap<>();
         sums.put("rereads", totals.rereads());
@@ -233,9 +244,17 @@ public final class FailoverPlanFormat {
                     + "auto.offset.reset applies";
         }
         FailoverPlan.Lost lost = p.lost();
-        return lost.removed() == 0 ? basis : basis + "; removed by retention: " + lost.removedBySource() + " on "
-                + plan.sourceCluster() + " before copied, " + lost.removedOnTarget() + " on "
-                + (plan.targetCluster().isEmpty() ? "the target" : plan.targetCluster());
+        if (lost.removed() > 0) {
+            basis += "; removed by retention: " + lost.removedBySource() + " on " + plan.sourceCluster()
+                    + " before copied, " + lost.removedOnTarget() + " on "
+                    + (plan.targetCluster().isEmpty() ? "the target" : plan.targetCluster());
+        }
+        if (p.stopped().isPresent()) {
+            FailoverPlan.MirrorStopped stopped = p.stopped().get();
+            basis += "; the mirror stopped copying it" + (stopped.sourceOffset().isPresent() ? " at source offset "
+                    + stopped.sourceOffset().getAsLong() : "") + ": " + stopped.code() + ": " + stopped.message();
+        }
+        return basis;
     }
 
     /** When a checkpoint was made: before the silence when that is known. */
@@ -304,6 +323,18 @@ public final class FailoverPlanFormat {
         fields.put("checkpoint", checkpoint);
         fields.put("time", time);
         fields.put("uncommitted", uncommitted);
+        fields.put("mirrorStopped", p.stopped().map(FailoverPlanFormat::stoppedJson).orElse(null));
+        return fields;
+    }
+
+    private static Map<String, Object> stoppedJson(FailoverPlan.MirrorStopped stopped) {
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("sourceTopic", stopped.sourceTopic());
+        fields.put("partition", stopped.partition());
+        fields.put("sourceOffset", orNull(stopped.sourceOffset()));
+        fields.put("code", stopped.code());
+        fields.put("message", stopped.message());
+        fields.put("records", stopped.records());
         return fields;
     }
 

@@ -6,6 +6,7 @@ import io.tidemark.mirror.failover.FailoverPlan.ByTime;
 import io.tidemark.mirror.failover.FailoverPlan.Exact;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
 import io.tidemark.mirror.failover.FailoverPlan.Lost;
+import io.tidemark.mirror.failover.FailoverPlan.MirrorStopped;
 import io.tidemark.mirror.failover.FailoverPlan.RecordTimes;
 import io.tidemark.mirror.failover.FailoverPlan.Skipped;
 import io.tidemark.mirror.failover.FailoverPlan.TimeSource;
@@ -17,9 +18,12 @@ import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
+import io.tidemark.proto.v1.MirrorStopReason;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,7 +57,9 @@ import java.util.OptionalLong;
  * before the resume offset is skipped. {@code apply} skips records only when told to.
  * <p><b>Lost</b>: records at or above the group's position that are not on the target: not copied when the mirror last
  * heard from the source (its last heartbeat), removed by the source's retention before the mirror read them (the
- * gaps it recorded), and copies the target's retention removed.
+ * gaps it recorded), and copies the target's retention removed. A partition the mirror stopped copying (the target
+ * refused a record) says so, with the reason, from the mirror's partition status; a source partition with no
+ * partition on the target (a target topic with fewer partitions) is listed with its records, none of them copied.
  * <p><b>Re-reads</b> are records the group had consumed on the source and reads again. In exact mode they are the
  * copies between the resume offset and the copy of the committed offset (none unless the mirror was behind the group),
  * plus what the group committed on the source after the checkpoint:
@@ -124,7 +130,7 @@ public final class FailoverPlanner {
                 target.clusterName().or(state::targetCluster).orElse(""), nowMs,
                 state.sourceLastHeardMs(), state.lastHeartbeat().map(h -> OptionalLong.of(h.getMirrorTimeMs()))
                 .orElse(OptionalLong.empty()), state.lastHeartbeat().map(MirrorHeartbeat::getRecordsBehind).orElse(0L),
-                buffer, plans);
+                buffer, plans, uncopied(state, plans.stream().map(p -> p.partition().topic()).distinct().toList()));
     }
 
     private static void checkNotInFuture(TimeChoice time, long nowMs) {
@@ -252,7 +258,7 @@ public final class FailoverPlanner {
                 lost(state, tp, Optional.of(checkpoint), checkpoint.getSourceOffset(), position.removedOnTarget()),
                 new Exact(checkpoint.getSourceTopic(), checkpoint.getSourceOffset(), checkpoint.getSourceCommitTimeMs(),
                         checkpoint.getCheckpointTimeMs(), checkpoint.getMirrorBehind(), rate,
-                        position.checkpointOffset()));
+                        position.checkpointOffset()), stopped(state, tp));
     }
 
     /** @param position the group's position from its checkpoint; empty without one */
@@ -267,21 +273,48 @@ public final class FailoverPlanner {
             long rereads = Math.max(0, target.firstAtReceiveTime(tp, time.ms()).offset() - resume);
             return new PartitionPlan(tp, OptionalLong.of(resume), at.logEndOffset(), times(at), rereads,
                     OptionalLong.empty(), new Skipped(resume - at.logStartOffset(), false),
-                    lost(state, tp, Optional.empty(), 0, 0), basis);
+                    lost(state, tp, Optional.empty(), 0, 0), basis, stopped(state, tp));
         }
         Position p = position.get();
         long estimatedAtSilence = p.offset() + p.below() + p.aboveEstimate();
         return new PartitionPlan(tp, OptionalLong.of(resume), at.logEndOffset(), times(at),
                 Math.max(0, estimatedAtSilence - resume), OptionalLong.empty(),
                 new Skipped(Math.max(0, resume - p.offset()), true),
-                lost(state, tp, checkpoint, checkpoint.get().getSourceOffset(), p.removedOnTarget()), basis);
+                lost(state, tp, checkpoint, checkpoint.get().getSourceOffset(), p.removedOnTarget()), basis,
+                stopped(state, tp));
     }
 
     private PartitionPlan uncommitted(MirrorState state, TopicPartition tp, MirrorCheckpoint checkpoint) {
         OffsetLookup end = target.recordAt(tp, Long.MAX_VALUE);
         return new PartitionPlan(tp, OptionalLong.empty(), end.logEndOffset(), Optional.empty(), 0,
                 OptionalLong.empty(), Skipped.NONE, lost(state, tp, Optional.of(checkpoint), 0, 0),
-                new Uncommitted(checkpoint.getCheckpointTimeMs()));
+                new Uncommitted(checkpoint.getCheckpointTimeMs()), stopped(state, tp));
+    }
+
+    /** Whether the mirror stopped copying into {@code tp}, and why. */
+    private static Optional<MirrorStopped> stopped(MirrorState state, TopicPartition tp) {
+        return state.stopped(tp.topic()).stream().filter(s -> s.getPartition() == tp.partition()).findFirst()
+                .map(FailoverPlanner::stopped);
+    }
+
+    /** The source partitions copied into {@code topics} that have no partition there. */
+    private List<MirrorStopped> uncopied(MirrorState state, Collection<String> topics) {
+        List<MirrorStopped> uncopied = new ArrayList<>();
+        for (String topic : topics) {
+            int count = target.partitionCount(topic);
+            state.stopped(topic).stream().filter(s -> s.getPartition() >= count)
+                    .sorted(Comparator.comparing(MirrorPartitionStatus::getSourceTopic)
+                            .thenComparing(MirrorPartitionStatus::getPartition))
+                    .forEach(s -> uncopied.add(stopped(s)));
+        }
+        return uncopied;
+    }
+
+    private static MirrorStopped stopped(MirrorPartitionStatus status) {
+        MirrorStopReason reason = status.getStopReason();
+        return new MirrorStopped(status.getSourceTopic(), status.getPartition(), reason.getSourceOffsetKnown()
+                ? OptionalLong.of(reason.getSourceOffset()) : OptionalLong.empty(), reason.getCode().name(),
+                reason.getMessage(), status.getRecordsBehind());
     }
 
     /**

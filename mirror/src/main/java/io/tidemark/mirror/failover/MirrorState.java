@@ -5,6 +5,8 @@ import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorPartitionState;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import io.tidemark.proto.v1.PartitionBehind;
 
@@ -30,6 +32,8 @@ import java.util.stream.Collectors;
  *                       has no commit on says so: {@code no_commit})
  * @param gaps           the holes the source's retention left in what was copied from the source, per target
  *                       partition, in the order they were recorded
+ * @param statuses       the latest status of each source partition the mirror copies (or cannot copy), by source
+ *                       topic and partition
  * @param lastHeartbeat  the source's latest heartbeat
  * @param recentCopies   the source's heartbeats that report records copied, over the
  *                       {@value #LATENCY_WINDOW_MS} ms before the last such heartbeat: the latencies X is derived from
@@ -37,7 +41,8 @@ import java.util.stream.Collectors;
  * @param sources        every source cluster with a checkpoint or a heartbeat (to name them when the source has none)
  */
 public record MirrorState(String sourceCluster, String group, Map<TopicPartition, MirrorCheckpoint> checkpoints,
-                          Map<TopicPartition, List<MirrorGap>> gaps, Optional<MirrorHeartbeat> lastHeartbeat, List<MirrorHeartbeat> recentCopies,
+                          Map<TopicPartition, List<MirrorGap>> gaps, Map<TopicPartition, MirrorPartitionStatus> statuses,
+                          Optional<MirrorHeartbeat> lastHeartbeat, List<MirrorHeartbeat> recentCopies,
                           SortedSet<String> groupsOfSource, SortedSet<String> sources) {
     /**
      * 1 hour: the latencies of the last hour of copying. Long enough to hold the ups and downs of a normal day's
@@ -50,6 +55,7 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
         checkpoints = Map.copyOf(checkpoints);
         gaps = gaps.entrySet().stream().collect(Collectors.toUnmodifiableMap(Map.Entry::getKey,
                 e -> List.copyOf(e.getValue())));
+        statuses = Map.copyOf(statuses);
         recentCopies = List.copyOf(recentCopies);
         groupsOfSource = new TreeSet<>(groupsOfSource);
         sources = new TreeSet<>(sources);
@@ -80,6 +86,12 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
                 .mapToLong(g -> Math.max(0, g.getToOffset() - Math.max(g.getFromOffset(), fromOffset))).sum();
     }
 
+    /** The statuses of the source partitions copied into {@code targetTopic} that the mirror stopped copying. */
+    public List<MirrorPartitionStatus> stopped(String targetTopic) {
+        return statuses.values().stream().filter(s -> s.getTargetTopic().equals(targetTopic)
+                && s.getState() == MirrorPartitionState.MIRROR_PARTITION_STOPPED).toList();
+    }
+
     /** The target cluster's name, as the mirror was told; empty when the source left nothing on the target. */
     public Optional<String> targetCluster() {
         return checkpoints.values().stream().map(MirrorCheckpoint::getTargetCluster).findFirst()
@@ -98,6 +110,7 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
         private final String group;
         private final Map<TopicPartition, MirrorCheckpoint> checkpoints = new HashMap<>();
         private final Map<TopicPartition, List<MirrorGap>> gaps = new HashMap<>();
+        private final Map<TopicPartition, MirrorPartitionStatus> statuses = new HashMap<>();
         private final Deque<MirrorHeartbeat> recentCopies = new ArrayDeque<>();
         private final SortedSet<String> groupsOfSource = new TreeSet<>();
         private final SortedSet<String> sources = new TreeSet<>();
@@ -113,8 +126,16 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
                 case CHECKPOINT -> add(record.getCheckpoint());
                 case HEARTBEAT -> add(record.getHeartbeat());
                 case GAP -> add(record.getGap());
+                case STATUS -> add(record.getStatus());
                 default -> {
                 }
+            }
+        }
+
+        private void add(MirrorPartitionStatus status) {
+            sources.add(status.getSourceCluster());
+            if (status.getSourceCluster().equals(sourceCluster)) {
+                statuses.put(new TopicPartition(status.getSourceTopic(), status.getPartition()), status);
             }
         }
 
@@ -152,7 +173,7 @@ public record MirrorState(String sourceCluster, String group, Map<TopicPartition
         }
 
         MirrorState state() {
-            return new MirrorState(sourceCluster, group, checkpoints, gaps, Optional.ofNullable(lastHeartbeat),
+            return new MirrorState(sourceCluster, group, checkpoints, gaps, statuses, Optional.ofNullable(lastHeartbeat),
                     List.copyOf(recentCopies), groupsOfSource, sources);
         }
     }

@@ -14,8 +14,10 @@ import java.util.List;
 /**
  * One mirrored batch of copies, made from the head of a partition's queue of source records: each record keeps its
  * key, value, headers and SendTime and gets the {@link ProvenanceHeaders} of the copy; a record whose path holds the
- * target cluster is dropped instead (the loop rule). The batch ends before it would pass {@code maxBatchBytes} (a
- * first record larger than that goes alone) or at {@code maxRecords}.
+ * target cluster is dropped instead (the loop rule). The batch ends before it would pass {@code maxBatchBytes},
+ * provenance included, or at {@code maxRecords}: a batch of several records is always within the limit, so only a
+ * first record larger than that goes alone, where the target allows a mirrored batch its provenance headers on top
+ * of its max.batch.bytes.
  *
  * @param builder       the batch, not built yet (the writer adds its producer id and sequence); null when every record
  *                      taken was dropped by the loop rule
@@ -63,6 +65,18 @@ public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records
         }
         long[] offsets = records.stream().mapToLong(ConsumerRecord::offset).toArray();
         return new CopyBatch(records.isEmpty() ? null : builder, List.copyOf(records), offsets, bytes, skipped);
+    }
+
+    /**
+     * A mirrored batch of one record for the dead-letter topic: the copy {@link #take} would make of {@code record},
+     * with the {@link DeadLetterHeaders} of {@code deadLetter} before its provenance, so the dead-letter partition's
+     * origin offsets refuse a second one (ORIGIN_OFFSET_HELD).
+     */
+    public static RecordBatchBuilder deadLetter(ConsumerRecord record, OriginPartition origin,
+                                                DeadLetterHeaders.DeadLetter deadLetter) {
+        List<Header> headers = ProvenanceHeaders.forCopy(DeadLetterHeaders.add(record.headers(), deadLetter), origin,
+                record.offset(), record.receiveTimeMs());
+        return new RecordBatchBuilder().mirrored().append(record.sendTimeMs(), record.key(), record.value(), headers);
     }
 
     /** Key, value and headers of a record as read from the source. */

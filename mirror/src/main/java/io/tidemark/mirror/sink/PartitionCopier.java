@@ -13,14 +13,15 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Copies one source partition into the same partition of the target topic, exactly once.
+ * Copies one source partition into the same partition of the target topic, exactly once; a record the target refuses
+ * goes to the dead-letter topic, or stops the partition, never passed over unsaid.
  * <ol>
  *   <li><b>Resync</b>: asks the target partition's leader which origin offset it holds of this origin partition
  *       (OriginOffset) and has the source read from the next one ({@link SourcePositioner}), of the source topic of
@@ -30,10 +31,15 @@ import java.util.concurrent.TimeUnit;
  *       ({@link CopyBatch}), one batch outstanding at a time. The next batch goes when the last is stored, so a
  *       refused batch is never passed by a later one (a partition takes a batch that skips origin offsets, since
  *       the source's retention may remove records before they are read; see the OriginOffsetTable of broker-core).</li>
- *   <li>A batch the target already holds (ORIGIN_OFFSET_HELD: another mirror copied it, or a resend of unknown fate
- *       was stored after all) sends the copier back to resync; so does one whose outcome is unknown after the
- *       writer's retries. A batch refused for one of its records (a SendTime outside the target's window, a record
- *       too large) is resent one record per batch, and the record refused alone is dropped, logged and counted.</li>
+ *   <li><b>Refusals</b> ({@link RefusalPolicy}): a batch refused for one of its records is resent one record per
+ *       batch; a record refused alone is written to the dead-letter topic when the mirror has one (as a mirrored
+ *       batch, so it is stored there once), else the partition <b>stops</b>: it stays stopped, with its
+ *       {@link StopReason} logged, counted and published ({@link #status}), until the mirror restarts. A batch the
+ *       target already holds (ORIGIN_OFFSET_HELD) sends the copier back to resync; so does one whose outcome is
+ *       unknown after the writer's retries.</li>
+ *   <li><b>Target topic gone</b> (UNKNOWN_TOPIC, UNKNOWN_PARTITION): the copier asks for it to be made again
+ *       ({@link TargetPartitions#targetTopicGone}), which {@link #hold holds} every copier of the topic until none has
+ *       a write outstanding, creates it, and {@link #release releases} them to resync.</li>
  * </ol>
  * Records the source's retention removed before they were read show as a jump in source offsets: the copier keeps
  * each such gap ({@link #takeGaps}) for the checkpoint agent to record on the target, so the failover tool counts them.
@@ -48,16 +54,27 @@ public final class PartitionCopier implements CopiedPartition {
     static final int OFFSET_MAP_BATCHES = 10_000;
     /** Wait before asking the target again after a failed resync or a failed write. */
     static final long RETRY_DELAY_MS = 1_000;
-    private static final Set<ErrorCode> RECORD_ERRORS = EnumSet.of(ErrorCode.INVALID_TIMESTAMP,
-            ErrorCode.RECORD_TOO_LARGE, ErrorCode.CORRUPT_BATCH);
 
-    private enum State { RESYNCING, COPYING, STOPPED }
+    private enum State {
+        RESYNCING(CopyState.RESYNCHRONISING), COPYING(CopyState.COPYING),
+        /** Waiting for the target topic to be made again. */
+        HELD(CopyState.RESYNCHRONISING), STOPPED(CopyState.STOPPED),
+        /** The mirror closed, or the source topic is gone: the copier is dropped. */
+        CLOSED(CopyState.STOPPED);
+
+        private final CopyState shown;
+
+        State(CopyState shown) {
+            this.shown = shown;
+        }
+    }
 
     private final TopicPartition source;
     private final TopicPartition target;
     private final OriginPartition origin;
     private final String targetCluster;
     private final int maxBatchBytes;
+    private final Optional<TopicPartition> deadLetters;
     private final TargetPartitions targets;
     private final SourcePositioner positioner;
     private final ScheduledExecutorService timers;
@@ -67,29 +84,42 @@ public final class PartitionCopier implements CopiedPartition {
     private final List<Gap> gaps = new ArrayList<>();
 
     private State state = State.RESYNCING;
+    private StopReason stopReason;
     private int generation;
     private long pendingBytes;
     private boolean writing;
+    /** Completes when the outstanding write is answered, for {@link #hold}; null when nobody waits. */
+    private CompletableFuture<Void> quiet;
     /** Highest source offset queued or held; records at or below it are not queued again. */
     private long lastQueued = OffsetMap.NONE;
     /** After a batch was refused for one of its records: one record per batch up to this source offset. */
     private long singleRecordsUntil = OffsetMap.NONE;
+    /** The last source offset written to the dead-letter topic, or found there. */
+    private long lastDeadLettered = OffsetMap.NONE;
     private long sourceLogEndOffset = OffsetMap.NONE;
+    private long lastCopyReceiveTimeMs;
 
-    /** @param origin the source partition copied: the source cluster's name, the topic's name and id, the partition */
+    /**
+     * @param origin        the source partition copied: the source cluster's name, the topic's name and id, the
+     *                      partition
+     * @param maxBatchBytes the largest batch of several records, provenance included: the mirror's limit or the
+     *                      target topic's max.batch.bytes, whichever is smaller
+     * @param deadLetters   partition 0 of the mirror's dead-letter topic, when it has one
+     */
     public PartitionCopier(OriginPartition origin, TopicPartition target, String targetCluster, int maxBatchBytes,
-                           TargetPartitions targets, SourcePositioner positioner, ScheduledExecutorService timers,
-                           MirrorMetrics metrics) {
+                           Optional<TopicPartition> deadLetters, TargetPartitions targets, SourcePositioner positioner,
+                           ScheduledExecutorService timers, MirrorMetrics metrics) {
         this.source = new TopicPartition(origin.topic(), origin.partition());
         this.target = target;
         this.origin = origin;
         this.targetCluster = targetCluster;
         this.maxBatchBytes = maxBatchBytes;
+        this.deadLetters = deadLetters;
         this.targets = targets;
         this.positioner = positioner;
         this.timers = timers;
         this.metrics = metrics;
-        metrics.lagGauge(source.topic(), source.partition(), this::lagRecords);
+        metrics.partitionGauges(source.topic(), source.partition(), this::lagRecords, this::stopped);
     }
 
     @Override
@@ -112,15 +142,37 @@ public final class PartitionCopier implements CopiedPartition {
         resync();
     }
 
-    public synchronized void stop() {
-        state = State.STOPPED;
+    /** Drops the copier: the mirror closes, or the source topic is gone. */
+    public synchronized void close() {
+        state = State.CLOSED;
         pending.clear();
         pendingBytes = 0;
+    }
+
+    /**
+     * Stops the partition for {@code reason}: nothing more of it is copied until the mirror restarts. Logged as an
+     * error; {@link #status} and the metrics show it.
+     */
+    public synchronized void stop(StopReason reason) {
+        if (state == State.CLOSED || state == State.STOPPED) {
+            return;
+        }
+        state = State.STOPPED;
+        stopReason = reason;
+        pending.clear();
+        pendingBytes = 0;
+        LOG.error("{} -> {}: the partition is stopped and copies nothing more until the mirror restarts: {}", source,
+                target, reason.describe());
     }
 
     /** Whether the copier takes records now (it is not resynchronising or stopped). */
     public synchronized boolean copying() {
         return state == State.COPYING;
+    }
+
+    /** Whether the partition is stopped for a {@link StopReason}. */
+    public synchronized boolean stopped() {
+        return state == State.STOPPED;
     }
 
     /** Bytes of source records queued and not yet in a batch: the source thread pauses the partition above a limit. */
@@ -132,6 +184,35 @@ public final class PartitionCopier implements CopiedPartition {
     public synchronized void positioned(int forGeneration) {
         if (forGeneration == generation && state == State.RESYNCING) {
             state = State.COPYING;
+        }
+    }
+
+    /**
+     * Stops writing while the target topic is made again: what is queued is dropped and nothing is written until
+     * {@link #release}. Completes once no write of this copier is outstanding, so none can land in the new topic
+     * before the copier asked it where to continue. A stopped copier stays stopped.
+     */
+    public synchronized CompletableFuture<Void> hold() {
+        if (state == State.STOPPED || state == State.CLOSED) {
+            return CompletableFuture.completedFuture(null);
+        }
+        state = State.HELD;
+        generation++;
+        pending.clear();
+        pendingBytes = 0;
+        if (!writing) {
+            return CompletableFuture.completedFuture(null);
+        }
+        if (quiet == null) {
+            quiet = new CompletableFuture<>();
+        }
+        return quiet;
+    }
+
+    /** Ends a {@link #hold}: asks the target where to continue. */
+    public synchronized void release() {
+        if (state == State.HELD) {
+            resync();
         }
     }
 
@@ -178,16 +259,16 @@ public final class PartitionCopier implements CopiedPartition {
     /**
      * How far the target is behind the source partition.
      *
-     * @param records            records the source has past the last one the target holds; 0 until the log end is
-     *                           known
+     * @param records            records the source has past the last one the target holds as a copy or in the
+     *                           dead-letter topic; 0 until the log end is known
      * @param sourceLogEndOffset the source's log end offset it is measured from, {@link OffsetMap#NONE} until known
      */
     public record Lag(long records, long sourceLogEndOffset) {
     }
 
     public synchronized Lag lag() {
-        long records = sourceLogEndOffset == OffsetMap.NONE ? 0 : Math.max(0, sourceLogEndOffset
-                - (offsets.lastOriginOffset() + 1));
+        long delivered = Math.max(offsets.lastOriginOffset(), lastDeadLettered);
+        long records = sourceLogEndOffset == OffsetMap.NONE ? 0 : Math.max(0, sourceLogEndOffset - (delivered + 1));
         return new Lag(records, sourceLogEndOffset);
     }
 
@@ -196,13 +277,20 @@ public final class PartitionCopier implements CopiedPartition {
         return lag().records();
     }
 
+    /** What the copier is doing, how far behind, what it copied last, and why it stopped. */
+    public synchronized CopierStatus status() {
+        Lag lag = lag();
+        return new CopierStatus(state.shown, lag.records(), lag.sourceLogEndOffset(), offsets.lastOriginOffset(),
+                lastCopyReceiveTimeMs, Optional.ofNullable(stopReason));
+    }
+
     @Override
     public synchronized OffsetMap.Translation translate(long committed) {
         return offsets.translate(committed);
     }
 
     private void resync() {
-        if (state == State.STOPPED) {
+        if (state == State.STOPPED || state == State.CLOSED) {
             return;
         }
         state = State.RESYNCING;
@@ -219,6 +307,11 @@ public final class PartitionCopier implements CopiedPartition {
             return;
         }
         if (error != null) {
+            ErrorCode code = error instanceof TidemarkException e ? e.code() : ErrorCode.INTERNAL_ERROR;
+            if (RefusalPolicy.afterAskRefused(code) == RefusalPolicy.Action.RECREATE_TARGET) {
+                targetTopicGone(error.getMessage());
+                return;
+            }
             LOG.warn("{}: asking {} which origin offset it holds failed; retrying in {} ms: {}", source, target,
                     RETRY_DELAY_MS, error.getMessage());
             retryLater(asked);
@@ -243,6 +336,15 @@ public final class PartitionCopier implements CopiedPartition {
         }, RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
     }
 
+    /** Waits for the target topic to be made again; the copiers of the topic resync after. */
+    private void targetTopicGone(String detail) {
+        LOG.warn("{}: the target topic {} is gone ({}); it is created again like source topic {}, then copying "
+                + "resynchronises", source, target.topic(), detail, source.topic());
+        state = State.HELD;
+        generation++;
+        targets.targetTopicGone(this);
+    }
+
     /** Writes the next batch when none is outstanding. */
     private void writeNext() {
         while (state == State.COPYING && !writing && !pending.isEmpty()) {
@@ -263,60 +365,116 @@ public final class PartitionCopier implements CopiedPartition {
         }
     }
 
+    /** An outstanding write was answered: whoever {@link #hold holds} the copier may go on. */
+    private void answered() {
+        writing = false;
+        if (quiet != null) {
+            quiet.complete(null);
+            quiet = null;
+        }
+    }
+
     private synchronized void written(int writtenIn, CopyBatch batch, ProduceResponse response, Throwable error) {
+        answered();
         if (writtenIn != generation || state != State.COPYING) {
             return;
         }
-        writing = false;
         if (error == null) {
             stored(batch, response);
-        } else if (!(error instanceof TidemarkException e)) {
+            writeNext();
+            return;
+        }
+        if (!(error instanceof TidemarkException e)) {
             LOG.error("{}: writing a batch to {} failed unexpectedly; resynchronising", source, target, error);
             state = State.RESYNCING;
             retryLater(generation);
             return;
-        } else if (e.code() == ErrorCode.ORIGIN_OFFSET_HELD) {
-            metrics.heldRefusal();
-            LOG.info("{}: {} already holds part of the batch from source offset {} ({}); asking where to continue",
-                    source, target, batch.originOffsets()[0], e.getMessage());
-            resync();
-            return;
-        } else if (RECORD_ERRORS.contains(e.code())) {
-            refusedForARecord(batch, e);
-        } else {
-            LOG.warn("{}: writing to {} failed ({}); resynchronising in {} ms", source, target, e, RETRY_DELAY_MS);
-            state = State.RESYNCING;
-            retryLater(generation);
-            return;
         }
-        writeNext();
+        switch (RefusalPolicy.afterCopyRefused(batch.records().size(), e.code(), deadLetters.isPresent())) {
+            case RESYNC -> {
+                metrics.heldRefusal();
+                LOG.info("{}: {} already holds part of the batch from source offset {} ({}); asking where to "
+                        + "continue", source, target, batch.originOffsets()[0], e.getMessage());
+                resync();
+            }
+            case RECREATE_TARGET -> targetTopicGone(e.toString());
+            case RESEND_ONE_PER_BATCH -> {
+                resendOnePerBatch(batch, e);
+                writeNext();
+            }
+            case DEAD_LETTER -> deadLetter(batch.records().get(0), e);
+            case STOP -> {
+                metrics.refused(1);
+                stop(StopReason.refused(batch.originOffsets()[0], e.code(), e.getMessage()));
+            }
+            default -> {
+                LOG.warn("{}: writing to {} failed ({}); resynchronising in {} ms", source, target, e,
+                        RETRY_DELAY_MS);
+                state = State.RESYNCING;
+                retryLater(generation);
+            }
+        }
     }
 
     private void stored(CopyBatch batch, ProduceResponse response) {
         offsets.written(batch.originOffsets(), response.getBaseOffset());
         metrics.copied(batch.records().size(), batch.bytes());
         long receiveTime = response.getReceiveTimeMs();
+        lastCopyReceiveTimeMs = receiveTime;
         for (ConsumerRecord record : batch.records()) {
             metrics.latency(receiveTime - record.receiveTimeMs(), receiveTime - record.sendTimeMs());
         }
     }
 
-    /** Resends a batch's records one per batch; drops a record refused alone. */
-    private void refusedForARecord(CopyBatch batch, TidemarkException e) {
+    /** Queues a refused batch's records again, to go one per batch and find the one refused. */
+    private void resendOnePerBatch(CopyBatch batch, TidemarkException e) {
         List<ConsumerRecord> records = batch.records();
-        if (records.size() > 1) {
-            LOG.info("{}: {} refused a batch of {} records for one of them ({}); resending them one per batch",
-                    source, target, records.size(), e.getMessage());
-            for (int i = records.size() - 1; i >= 0; i--) {
-                pending.addFirst(records.get(i));
-            }
-            pendingBytes += batch.bytes();
-            singleRecordsUntil = records.get(records.size() - 1).offset();
+        LOG.info("{}: {} refused a batch of {} records for one of them ({}); resending them one per batch", source,
+                target, records.size(), e.getMessage());
+        for (int i = records.size() - 1; i >= 0; i--) {
+            pending.addFirst(records.get(i));
+        }
+        pendingBytes += batch.bytes();
+        singleRecordsUntil = records.get(records.size() - 1).offset();
+    }
+
+    /** Writes a record the target refused alone to the dead-letter topic; the partition waits for the answer. */
+    private void deadLetter(ConsumerRecord record, TidemarkException refusal) {
+        metrics.refused(1);
+        writing = true;
+        int writtenIn = generation;
+        targets.write(deadLetters.orElseThrow(), CopyBatch.deadLetter(record, origin,
+                new DeadLetterHeaders.DeadLetter(target, refusal.code(), refusal.getMessage())))
+                .whenComplete((response, error) -> deadLettered(writtenIn, record, refusal, response, error));
+    }
+
+    private synchronized void deadLettered(int writtenIn, ConsumerRecord record, TidemarkException refusal,
+                                           ProduceResponse response, Throwable error) {
+        answered();
+        if (writtenIn != generation || state != State.COPYING) {
             return;
         }
-        metrics.refused(1);
-        LOG.error("{}: {} refused source offset {}, which is not copied: {}", source, target,
-                records.get(0).offset(), e.toString());
+        TopicPartition deadLetterPartition = deadLetters.orElseThrow();
+        ErrorCode code = error == null ? null
+                : error instanceof TidemarkException e ? e.code() : ErrorCode.INTERNAL_ERROR;
+        RefusalPolicy.Action next = code == null ? RefusalPolicy.Action.GO_ON
+                : RefusalPolicy.afterDeadLetterRefused(code);
+        if (next == RefusalPolicy.Action.GO_ON) {
+            lastDeadLettered = record.offset();
+            metrics.deadLettered();
+            LOG.warn("{}: {} refused source offset {} ({}); it is in dead-letter topic {}{}", source, target,
+                    record.offset(), refusal, deadLetterPartition.topic(), response != null ? " at offset "
+                            + response.getBaseOffset() : ", written there before (" + error.getMessage() + ")");
+            writeNext();
+        } else if (next == RefusalPolicy.Action.RESYNC_LATER) {
+            LOG.warn("{}: writing source offset {} to dead-letter topic {} failed ({}); resynchronising in {} ms",
+                    source, record.offset(), deadLetterPartition.topic(), error.getMessage(), RETRY_DELAY_MS);
+            state = State.RESYNCING;
+            retryLater(generation);
+        } else {
+            stop(StopReason.refused(record.offset(), code, "dead-letter topic " + deadLetterPartition.topic()
+                    + " refused it too: " + error.getMessage() + "; " + target + " had refused it: " + refusal));
+        }
     }
 
     @Override

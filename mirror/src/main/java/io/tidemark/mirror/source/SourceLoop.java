@@ -83,13 +83,13 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
         });
     }
 
-    /** Stops reading the partitions of a source topic (it was deleted) and stops their copiers. */
+    /** Stops reading the partitions of a source topic (it was deleted) and closes their copiers. */
     public void removeTopic(String topic) {
         commands.add(() -> {
             copiers.values().removeIf(copier -> {
                 boolean gone = copier.source().topic().equals(topic);
                 if (gone) {
-                    copier.stop();
+                    copier.close();
                     paused.remove(copier.source());
                 }
                 return gone;

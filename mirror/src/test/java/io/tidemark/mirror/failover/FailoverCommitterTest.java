@@ -31,11 +31,11 @@ class FailoverCommitterTest {
     private static final FailoverPlan PLAN = new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.empty(),
             OptionalLong.empty(), 0, Optional.of(new Buffer(0, Optional.empty())), List.of(
             new PartitionPlan(P0, OptionalLong.of(6), 10, Optional.empty(), 0, OptionalLong.of(0), Skipped.NONE,
-                    Lost.NONE, new Exact("orders", 6, 0, 0, false, Optional.empty(), OptionalLong.empty())),
+                    Lost.NONE, new Exact("orders", 6, 0, 0, false, Optional.empty(), OptionalLong.empty()), Optional.empty()),
             new PartitionPlan(P1, OptionalLong.of(4), 5, Optional.empty(), 0, OptionalLong.empty(), Skipped.NONE,
-                    Lost.NONE, new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS, OptionalLong.of(4))),
+                    Lost.NONE, new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS, OptionalLong.of(4)), Optional.empty()),
             new PartitionPlan(P2, OptionalLong.empty(), 7, Optional.empty(), 0, OptionalLong.empty(), Skipped.NONE,
-                    Lost.NONE, new Uncommitted(BASE_MS))));
+                    Lost.NONE, new Uncommitted(BASE_MS), Optional.empty())), List.of());
     private static final Map<TopicPartition, OffsetAndMetadata> OFFSETS = Map.of(
             P0, new OffsetAndMetadata(6, "tidemark failover from A (exact)"),
             P1, new OffsetAndMetadata(4, "tidemark failover from A (time)"));
@@ -57,10 +57,10 @@ class FailoverCommitterTest {
                 Optional.of(new Buffer(0, Optional.empty())), List.of(
                 new PartitionPlan(P0, OptionalLong.of(506), 506, Optional.empty(), 0, OptionalLong.empty(),
                         new Skipped(506, false), Lost.NONE, new ByTime(BASE_MS, TimeSource.SOURCE_SILENT, BASE_MS,
-                        OptionalLong.empty())),
+                        OptionalLong.empty()), Optional.empty()),
                 new PartitionPlan(P1, OptionalLong.of(9), 10, Optional.empty(), 0, OptionalLong.empty(),
                         new Skipped(5, true), Lost.NONE, new ByTime(BASE_MS, TimeSource.SOURCE_SILENT, BASE_MS,
-                        OptionalLong.of(4)))));
+                        OptionalLong.of(4)), Optional.empty())), List.of());
 
         assertEquals("the plan skips records group 'g' had not consumed on A: orders-0: up to 506 (no checkpoint: its "
                 + "position is unknown), orders-1: 5 (from its position at the last checkpoint to T - X); resume "

@@ -5,6 +5,7 @@ import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.failover.FailoverPlan.ByTime;
 import io.tidemark.mirror.failover.FailoverPlan.Exact;
 import io.tidemark.mirror.failover.FailoverPlan.Lost;
+import io.tidemark.mirror.failover.FailoverPlan.MirrorStopped;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
 import io.tidemark.mirror.failover.FailoverPlan.RecordTimes;
 import io.tidemark.mirror.failover.FailoverPlan.Skipped;
@@ -23,32 +24,35 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** Golden text and JSON of failover plans. */
 class FailoverPlanFormatTest {
     /**
-     * An exact row with the group's rate, one by time that skips records, an exact one without rate whose
+     * An exact row with the group's rate, one by time that skips records and the mirror stopped copying, an exact one
+     * without rate whose
      * checkpoint's target offset was corrected, one left uncommitted, and one by time without checkpoint.
      */
     private static final List<PartitionPlan> ROWS = List.of(
             new PartitionPlan(new TopicPartition("orders", 0), OptionalLong.of(6), 10, Optional.of(new RecordTimes(
                     BASE_MS + 6_050, BASE_MS + 6_000)), 3, OptionalLong.of(4), Skipped.NONE, Lost.NONE,
                     new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false,
-                            Optional.of(new CommitRate(2, 2_000)), OptionalLong.empty())),
+                            Optional.of(new CommitRate(2, 2_000)), OptionalLong.empty()), Optional.empty()),
             new PartitionPlan(new TopicPartition("orders", 1), OptionalLong.of(5), 5, Optional.empty(), 0,
                     OptionalLong.empty(), new Skipped(2, true), new Lost(3, 0, 0),
-                    new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000, OptionalLong.of(3))),
+                    new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000, OptionalLong.of(3)),
+                    Optional.of(new MirrorStopped("orders", 1, OptionalLong.of(5), "RECORD_TOO_LARGE", "too large", 3))),
             new PartitionPlan(new TopicPartition("orders", 2), OptionalLong.of(3), 10, Optional.of(new RecordTimes(
                     BASE_MS + 3_050, BASE_MS + 3_000)), 7, OptionalLong.of(7), Skipped.NONE, new Lost(0, 4, 1),
                     new Exact("orders", 3, BASE_MS + 3_500, BASE_MS + 4_000, true, Optional.empty(),
-                            OptionalLong.of(8))),
+                            OptionalLong.of(8)), Optional.empty()),
             new PartitionPlan(new TopicPartition("orders", 3), OptionalLong.empty(), 12, Optional.empty(), 0,
-                    OptionalLong.empty(), Skipped.NONE, Lost.NONE, new Uncommitted(BASE_MS + 9_000)),
+                    OptionalLong.empty(), Skipped.NONE, Lost.NONE, new Uncommitted(BASE_MS + 9_000), Optional.empty()),
             new PartitionPlan(new TopicPartition("orders", 4), OptionalLong.of(20), 30, Optional.of(new RecordTimes(
                     BASE_MS + 8_100, BASE_MS + 8_000)), 2, OptionalLong.empty(), new Skipped(20, false), Lost.NONE,
-                    new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000, OptionalLong.empty())));
+                    new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000, OptionalLong.empty()), Optional.empty()));
     private static final String HEADER = "TOPIC                    PARTITION MODE            OFFSET          LOG-END "
             + "RECEIVE-TIME             SEND-TIME                           RE-READ    SKIPPED       LOST  BASIS";
     private static final FailoverPlan PLAN = new FailoverPlan("g", "A", "B", BASE_MS + 60_000,
             OptionalLong.of(BASE_MS + 9_500), OptionalLong.of(BASE_MS + 12_000), 3,
             Optional.of(new Buffer(1_500, Optional.of(new LatencySample(-200, 1_100, 15, 2, BASE_MS + 5_000,
-                    BASE_MS + 9_000)))), ROWS);
+                    BASE_MS + 9_000)))), ROWS, List.of(new MirrorStopped("orders", 5, OptionalLong.empty(),
+            "UNKNOWN_PARTITION", "target topic orders has 5 partitions, fewer than the 6 of source topic orders", 40)));
 
     @Test
     void text() {
@@ -66,7 +70,8 @@ class FailoverPlanFormatTest {
                         + "group rate 1.000 records/s",
                 "orders                           1 time                 5                5 -                        "
                         + "-                                        ~0          2          3  T 2023-11-14T22:13:29.500Z "
-                        + "(source-silent), T - X 2023-11-14T22:13:28.000Z, checkpoint position 3",
+                        + "(source-silent), T - X 2023-11-14T22:13:28.000Z, checkpoint position 3; the mirror stopped "
+                        + "copying it at source offset 5: RECORD_TOO_LARGE: too large",
                 "orders                           2 exact                3               10 2023-11-14T22:13:23.050Z "
                         + "2023-11-14T22:13:23.000Z               <= 7          0          5  checkpoint: source "
                         + "offset 3 committed 2023-11-14T22:13:23.500Z, made 5.500 s before the source went silent, "
@@ -80,15 +85,17 @@ class FailoverPlanFormatTest {
                         + "2023-11-14T22:13:28.000Z                 ~2      <= 20          0  T "
                         + "2023-11-14T22:13:29.500Z (source-silent), T - X 2023-11-14T22:13:28.000Z, no checkpoint: "
                         + "position unknown",
-                "Group g: re-reads ~12, skipped <= 22 (apply skips them only with --allow-skip), lost 8 (3 not copied, "
-                        + "5 removed by retention)",
+                "Not copied at all: orders-5 of A, 40 records: UNKNOWN_PARTITION: target topic orders has 5 partitions, "
+                        + "fewer than the 6 of source topic orders",
+                "Group g: re-reads ~12, skipped <= 22 (apply skips them only with --allow-skip), lost 48 (43 not "
+                        + "copied, 5 removed by retention)",
                 ""), FailoverPlanFormat.text(PLAN));
     }
 
     @Test
     void textWithAGivenBufferAndNoHeartbeat() {
         FailoverPlan plan = new FailoverPlan("g", "A", "", BASE_MS, OptionalLong.empty(), OptionalLong.empty(), 0,
-                Optional.of(new Buffer(900_000, Optional.empty())), List.of());
+                Optional.of(new Buffer(900_000, Optional.empty())), List.of(), List.of());
         assertEquals(String.join("\n",
                 "Failover of group g from cluster A to the target, planned at 2023-11-14T22:13:20.000Z",
                 "Source A: no heartbeat on the target, records not copied unknown",
@@ -101,7 +108,7 @@ class FailoverPlanFormatTest {
     @Test
     void whatApplyDidEndsTheTextAndIsAFieldOfTheJson() {
         FailoverPlan plan = new FailoverPlan("g", "A", "B", BASE_MS, OptionalLong.empty(), OptionalLong.empty(), 0,
-                Optional.empty(), List.of(ROWS.get(0)));
+                Optional.empty(), List.of(ROWS.get(0)), List.of());
         FailoverCommitter.Decision committed = new FailoverCommitter.Decision(Map.of(ROWS.get(0).partition(),
                 new OffsetAndMetadata(6)), false);
         FailoverCommitter.Decision unchanged = new FailoverCommitter.Decision(committed.offsets(), true);
@@ -130,32 +137,36 @@ class FailoverPlanFormatTest {
                 + "\"notCopied\":0,\"removedBySource\":0,\"removedOnTarget\":0,"
                 + "\"checkpoint\":{\"sourceTopic\":\"orders\",\"sourceOffset\":6,\"sourceCommitTime\":1700000006500,"
                 + "\"checkpointTime\":1700000007000,\"mirrorBehind\":false,\"commitRecordsPerSecond\":1.0,"
-                + "\"checkpointOffset\":null},\"time\":null,\"uncommitted\":null},"
+                + "\"checkpointOffset\":null},\"time\":null,\"uncommitted\":null,\"mirrorStopped\":null},"
                 + "{\"topic\":\"orders\",\"partition\":1,\"mode\":\"time\",\"offset\":5,\"logEndOffset\":5,"
                 + "\"receiveTime\":null,\"sendTime\":null,\"rereads\":0,\"rereadsKind\":\"estimate\","
                 + "\"rereadsAtMost\":null,\"skipped\":2,\"skippedPositionKnown\":true,\"notCopied\":3,"
                 + "\"removedBySource\":0,\"removedOnTarget\":0,\"checkpoint\":null,"
                 + "\"time\":{\"time\":1700000009500,\"timeFrom\":\"source-silent\",\"lookupTime\":1700000008000,"
-                + "\"position\":3},\"uncommitted\":null},"
+                + "\"position\":3},\"uncommitted\":null,\"mirrorStopped\":{\"sourceTopic\":\"orders\",\"partition\":1,"
+                + "\"sourceOffset\":5,\"code\":\"RECORD_TOO_LARGE\",\"message\":\"too large\",\"records\":3}},"
                 + "{\"topic\":\"orders\",\"partition\":2,\"mode\":\"exact\",\"offset\":3,"
                 + "\"logEndOffset\":10,\"receiveTime\":1700000003050,\"sendTime\":1700000003000,\"rereads\":7,"
                 + "\"rereadsKind\":\"at-most\",\"rereadsAtMost\":7,\"skipped\":0,\"skippedPositionKnown\":true,"
                 + "\"notCopied\":0,\"removedBySource\":4,\"removedOnTarget\":1,"
                 + "\"checkpoint\":{\"sourceTopic\":\"orders\",\"sourceOffset\":3,\"sourceCommitTime\":1700000003500,"
                 + "\"checkpointTime\":1700000004000,\"mirrorBehind\":true,\"commitRecordsPerSecond\":null,"
-                + "\"checkpointOffset\":8},\"time\":null,\"uncommitted\":null},"
+                + "\"checkpointOffset\":8},\"time\":null,\"uncommitted\":null,\"mirrorStopped\":null},"
                 + "{\"topic\":\"orders\",\"partition\":3,\"mode\":\"none\",\"offset\":null,\"logEndOffset\":12,"
                 + "\"receiveTime\":null,\"sendTime\":null,\"rereads\":0,\"rereadsKind\":\"estimate\","
                 + "\"rereadsAtMost\":null,\"skipped\":0,\"skippedPositionKnown\":true,\"notCopied\":0,"
                 + "\"removedBySource\":0,\"removedOnTarget\":0,\"checkpoint\":null,\"time\":null,"
-                + "\"uncommitted\":{\"checkpointTime\":1700000009000}},"
+                + "\"uncommitted\":{\"checkpointTime\":1700000009000},\"mirrorStopped\":null},"
                 + "{\"topic\":\"orders\",\"partition\":4,\"mode\":\"time\",\"offset\":20,\"logEndOffset\":30,"
                 + "\"receiveTime\":1700000008100,\"sendTime\":1700000008000,\"rereads\":2,\"rereadsKind\":\"estimate\","
                 + "\"rereadsAtMost\":null,\"skipped\":20,\"skippedPositionKnown\":false,\"notCopied\":0,"
                 + "\"removedBySource\":0,\"removedOnTarget\":0,\"checkpoint\":null,"
                 + "\"time\":{\"time\":1700000009500,\"timeFrom\":\"source-silent\",\"lookupTime\":1700000008000,"
-                + "\"position\":null},\"uncommitted\":null}],"
-                + "\"totals\":{\"rereads\":12,\"skipped\":22,\"skippedPositionKnown\":false,\"notCopied\":3,"
+                + "\"position\":null},\"uncommitted\":null,\"mirrorStopped\":null}],"
+                + "\"uncopied\":[{\"sourceTopic\":\"orders\",\"partition\":5,\"sourceOffset\":null,"
+                + "\"code\":\"UNKNOWN_PARTITION\",\"message\":\"target topic orders has 5 partitions, fewer than the 6 of "
+                + "source topic orders\",\"records\":40}],"
+                + "\"totals\":{\"rereads\":12,\"skipped\":22,\"skippedPositionKnown\":false,\"notCopied\":43,"
                 + "\"removed\":5}}", FailoverPlanFormat.json(PLAN));
     }
 }

@@ -14,6 +14,9 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.MirrorPartitionState;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
+import io.tidemark.proto.v1.MirrorStopReason;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.MirrorStateRecord;
 import org.junit.jupiter.api.Test;
@@ -107,10 +110,10 @@ class FailoverPlannerTest {
         assertEquals(new FailoverPlan("g", "A", "B", NOW_MS, OptionalLong.of(SILENT_MS),
                 OptionalLong.of(BASE_MS + 12_000), 3, Optional.empty(), List.of(
                 new PartitionPlan(P0, OptionalLong.of(6), 10, Optional.of(times(6_000)), 3, OptionalLong.of(4),
-                        Skipped.NONE, Lost.NONE, EXACT_0),
+                        Skipped.NONE, Lost.NONE, EXACT_0, Optional.empty()),
                 new PartitionPlan(P1, OptionalLong.of(2), 5, Optional.of(times(4_000)), 3, OptionalLong.of(3),
                         Skipped.NONE, new Lost(3, 0, 0), new Exact("orders", 2, BASE_MS + 4_100, BASE_MS + 4_500,
-                        false, Optional.empty(), OptionalLong.empty())))), plan,
+                        false, Optional.empty(), OptionalLong.empty()), Optional.empty())), List.of()), plan,
                 "orders-0: 1 record/s for the 3 s from the commit to the silence; orders-1: rate unknown, the bound");
         assertEquals(new FailoverPlan.Totals(6, 0, true, 3, 0), plan.totals());
         assertEquals(false, plan.skips());
@@ -167,10 +170,10 @@ class FailoverPlannerTest {
                 BASE_MS + 9_000)))), plan.buffer());
         assertEquals(List.of(new PartitionPlan(P0, OptionalLong.of(4), 10, Optional.of(times(4_000)), 5,
                         OptionalLong.empty(), Skipped.NONE, Lost.NONE, new ByTime(BASE_MS + 5_000, TimeSource.GIVEN,
-                        BASE_MS + 3_500, OptionalLong.of(6))),
+                        BASE_MS + 3_500, OptionalLong.of(6)), Optional.empty()),
                 new PartitionPlan(P1, OptionalLong.of(2), 5, Optional.of(times(4_000)), 3, OptionalLong.empty(),
                         Skipped.NONE, new Lost(3, 0, 0), new ByTime(BASE_MS + 5_000, TimeSource.GIVEN, BASE_MS + 3_500,
-                        OptionalLong.of(2)))), plan.partitions(),
+                        OptionalLong.of(2)), Optional.empty())), plan.partitions(),
                 "re-read: from T - X to the checkpoint's position, and what the group is estimated to have consumed "
                         + "after it (orders-0: 4 and 5, then 3 at 1 record/s; orders-1: the 3 copies above it)");
     }
@@ -184,10 +187,10 @@ class FailoverPlannerTest {
         assertEquals(List.of(
                 new PartitionPlan(P0, OptionalLong.of(4), 10, Optional.of(times(4_000)), 5, OptionalLong.empty(),
                         Skipped.NONE, Lost.NONE, new ByTime(BASE_MS + 5_010, TimeSource.LAST_CONSUMED, BASE_MS + 4_010,
-                        OptionalLong.of(6))),
+                        OptionalLong.of(6)), Optional.empty()),
                 new PartitionPlan(P1, OptionalLong.of(5), 5, Optional.empty(), 0, OptionalLong.empty(),
                         new Skipped(3, true), new Lost(3, 0, 0), new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT,
-                        SILENT_MS - 1_000, OptionalLong.of(2)))), plan.partitions(),
+                        SILENT_MS - 1_000, OptionalLong.of(2)), Optional.empty())), plan.partitions(),
                 "orders-1's checkpoint knows no last consumed record; T - X is after its last record: the log end, "
                         + "which skips the 3 records from the group's position at its checkpoint");
         assertEquals(true, plan.skips());
@@ -200,10 +203,10 @@ class FailoverPlannerTest {
 
         assertEquals(List.of(
                 new PartitionPlan(P0, OptionalLong.of(6), 10, Optional.of(times(6_000)), 3, OptionalLong.of(4),
-                        Skipped.NONE, Lost.NONE, EXACT_0),
+                        Skipped.NONE, Lost.NONE, EXACT_0, Optional.empty()),
                 new PartitionPlan(P1, OptionalLong.of(4), 5, Optional.of(times(8_000)), 1, OptionalLong.empty(),
                         new Skipped(4, false), new Lost(3, 0, 0), new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT,
-                        SILENT_MS - 1_500, OptionalLong.empty()))), plan.partitions(),
+                        SILENT_MS - 1_500, OptionalLong.empty()), Optional.empty())), plan.partitions(),
                 "the group's position on orders-1 is unknown: up to the 4 records before T - X may be skipped");
         assertEquals(new FailoverPlan.Totals(4, 4, false, 3, 0), plan.totals());
     }
@@ -216,7 +219,7 @@ class FailoverPlannerTest {
 
         assertEquals(List.of(new PartitionPlan(new TopicPartition("audit", 0), OptionalLong.of(0), 0,
                 Optional.empty(), 0, OptionalLong.empty(), new Skipped(0, false), Lost.NONE,
-                new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS, OptionalLong.empty()))), plan.partitions());
+                new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS, OptionalLong.empty()), Optional.empty())), plan.partitions());
     }
 
     @Test
@@ -246,7 +249,7 @@ class FailoverPlannerTest {
                 request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
         assertEquals(new PartitionPlan(P0, OptionalLong.empty(), 10, Optional.empty(), 0, OptionalLong.empty(),
-                Skipped.NONE, Lost.NONE, new Uncommitted(BASE_MS + 9_000)), plan.partitions().get(0),
+                Skipped.NONE, Lost.NONE, new Uncommitted(BASE_MS + 9_000), Optional.empty()), plan.partitions().get(0),
                 "not moved to the log end by time: the group's auto.offset.reset applies on the target as on A");
         assertEquals(false, plan.skips());
         FailoverPlan byTime = planner.plan(state(noCommit, CHECKPOINT_1, HEARTBEATS[0], HEARTBEATS[1], HEARTBEATS[2]),
@@ -263,7 +266,7 @@ class FailoverPlannerTest {
 
         assertEquals(new PartitionPlan(P1, OptionalLong.of(5), 5, Optional.empty(), 0, OptionalLong.empty(),
                 Skipped.NONE, new Lost(3, 0, 0), new ByTime(SILENT_MS, TimeSource.SOURCE_SILENT, SILENT_MS - 1_000,
-                OptionalLong.of(5))), plan.partitions().get(1), "its position is the log end, past T - X");
+                OptionalLong.of(5)), Optional.empty()), plan.partitions().get(1), "its position is the log end, past T - X");
         assertEquals(new Skipped(3, true), plan.partitions().get(0).skipped(),
                 "orders-0 was at 6 at its checkpoint: 6, 7 and 8 were not consumed then, and are before T - X");
     }
@@ -323,6 +326,30 @@ class FailoverPlannerTest {
                 + "B removed the copies of 6 and 7; the gap of an earlier topic of the name is not this one's");
         assertEquals(OptionalLong.of(1), p0.rereadsAtMost(), "of the 4 origin offsets 6 to 9, only 9 was copied");
         assertEquals(new FailoverPlan.Totals(p0.rereads() + 3, 0, true, 3, 5), plan.totals());
+    }
+
+    @Test
+    void partitionsTheMirrorStoppedCopyingAreNamedWithTheReason() {
+        MirrorStateRecord refused = MirrorStateRecord.newBuilder().setStatus(MirrorPartitionStatus.newBuilder()
+                .setSourceCluster("A").setTargetCluster("B").setSourceTopic("orders").setPartition(1)
+                .setTargetTopic("orders").setState(MirrorPartitionState.MIRROR_PARTITION_STOPPED).setRecordsBehind(3)
+                .setStopReason(MirrorStopReason.newBuilder().setSourceOffsetKnown(true).setSourceOffset(5)
+                        .setCode(ErrorCode.RECORD_TOO_LARGE).setMessage("too large"))).build();
+        MirrorStateRecord noPartition = MirrorStateRecord.newBuilder().setStatus(MirrorPartitionStatus.newBuilder()
+                .setSourceCluster("A").setTargetCluster("B").setSourceTopic("orders").setPartition(2)
+                .setTargetTopic("orders").setState(MirrorPartitionState.MIRROR_PARTITION_STOPPED).setRecordsBehind(40)
+                .setStopReason(MirrorStopReason.newBuilder().setCode(ErrorCode.UNKNOWN_PARTITION)
+                        .setMessage("target topic orders has 2 partitions, fewer than the 3 of source topic orders")))
+                .build();
+        FailoverPlan plan = planner.plan(state(CHECKPOINT_0, CHECKPOINT_1, HEARTBEATS[2], refused, noPartition),
+                request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        assertEquals(Optional.empty(), plan.partitions().get(0).stopped());
+        assertEquals(Optional.of(new FailoverPlan.MirrorStopped("orders", 1, OptionalLong.of(5), "RECORD_TOO_LARGE",
+                "too large", 3)), plan.partitions().get(1).stopped());
+        assertEquals(List.of(new FailoverPlan.MirrorStopped("orders", 2, OptionalLong.empty(), "UNKNOWN_PARTITION",
+                "target topic orders has 2 partitions, fewer than the 3 of source topic orders", 40)), plan.uncopied());
+        assertEquals(3 + 40, plan.totals().notCopied(), "orders-1's 3 records behind and all 40 of orders-2");
     }
 
     @Test

@@ -5,6 +5,7 @@ import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
 import org.junit.jupiter.api.Test;
@@ -74,5 +75,18 @@ class CopyBatchTest {
         CopyBatch big = CopyBatch.take(new ArrayDeque<>(List.of(record(0, List.of(), 10_000))), A_T_0, "B", 4096,
                 Integer.MAX_VALUE);
         assertEquals(1, big.records().size());
+    }
+
+    /** Records whose source bytes fit the limit but whose copies, provenance and all, would not: two batches. */
+    @Test
+    void aBatchOfSeveralRecordsStaysWithinTheLimitWithItsProvenance() {
+        ArrayDeque<ConsumerRecord> pending = new ArrayDeque<>(List.of(record(0, List.of(), 1000),
+                record(1, List.of(), 1000)));
+        int sourceBytes = new RecordBatchBuilder().append(1_000, new byte[] {0}, new byte[1000])
+                .append(1_001, new byte[] {1}, new byte[1000]).sizeInBytes();
+        CopyBatch first = CopyBatch.take(pending, A_T_0, "B", sourceBytes, Integer.MAX_VALUE);
+        assertEquals(1, first.records().size(), "the second record's copy would take the batch past the limit");
+        assertEquals(1, pending.size());
+        assertEquals(1, CopyBatch.take(pending, A_T_0, "B", sourceBytes, Integer.MAX_VALUE).records().size());
     }
 }

@@ -10,6 +10,7 @@ import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.OriginOffsetResponse;
@@ -17,15 +18,20 @@ import io.tidemark.proto.v1.ProduceResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.stream.LongStream;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A copier against a scripted target: where it resumes, what each batch holds, and what it does after each answer.
@@ -47,15 +53,25 @@ class PartitionCopierTest {
     private static final class FakeTarget implements TargetPartitions {
         final List<CompletableFuture<OriginOffsetResponse>> asks = new ArrayList<>();
         final List<OriginPartition> askedFor = new ArrayList<>();
+        final List<TopicPartition> partitions = new ArrayList<>();
         final List<List<Record>> batches = new ArrayList<>();
         final List<CompletableFuture<ProduceResponse>> writes = new ArrayList<>();
+        final List<PartitionCopier> topicsGone = new ArrayList<>();
 
         @Override
         public CompletableFuture<ProduceResponse> write(TopicPartition tp, RecordBatchBuilder batch) {
-            batches.add(new RecordBatchReader().records(batch.build()));
+            ByteBuffer built = batch.build();
+            assertTrue(RecordBatchFormat.mirrored(built, 0), "every batch is mirrored");
+            partitions.add(tp);
+            batches.add(new RecordBatchReader().records(built));
             CompletableFuture<ProduceResponse> answer = new CompletableFuture<>();
             writes.add(answer);
             return answer;
+        }
+
+        @Override
+        public void targetTopicGone(PartitionCopier copier) {
+            topicsGone.add(copier);
         }
 
         @Override
@@ -80,13 +96,21 @@ class PartitionCopierTest {
         void refused(int write, ErrorCode code) {
             writes.get(write).completeExceptionally(new TidemarkException(code, "refused"));
         }
+
+        void refused(int write, ErrorCode code, String message) {
+            writes.get(write).completeExceptionally(new TidemarkException(code, message));
+        }
     }
 
     private PartitionCopier start(OriginOffsetResponse held) {
-        copier = new PartitionCopier(ORIGIN, TARGET, "B", 1 << 20, target,
+        return start(held, Optional.empty());
+    }
+
+    private PartitionCopier start(OriginOffsetResponse held, Optional<TopicPartition> deadLetters) {
+        copier = new PartitionCopier(ORIGIN, TARGET, "B", 1 << 20, deadLetters, target,
                 (c, generation, offset) -> seeks.add(generation + "@" + offset), timers, new MirrorMetrics(registry));
         copier.start();
-        target.asks.get(0).complete(held);
+        target.asks.get(target.asks.size() - 1).complete(held);
         copier.positioned(1);
         return copier;
     }
@@ -106,6 +130,10 @@ class PartitionCopierTest {
 
     private long count(String counter) {
         return registry.counter(counter).getCount();
+    }
+
+    private Object gauge(String name) {
+        return registry.getGauges().get(name).getValue();
     }
 
     @AfterEach
@@ -180,17 +208,101 @@ class PartitionCopierTest {
     }
 
     @Test
-    void aBatchRefusedForOneRecordIsResentOneRecordPerBatchAndTheBadRecordDropped() {
+    void aRecordRefusedAloneStopsThePartitionWithItsReasonAndNothingAfterItIsWritten() {
         start(held(9, 20));
         copier.offer(records(10, 11, 12));
-        target.refused(0, ErrorCode.INVALID_TIMESTAMP);
+        target.refused(0, ErrorCode.RECORD_TOO_LARGE, "batch of 600000 bytes is above max.batch.bytes 524288");
         target.stored(1, 21);
-        target.refused(2, ErrorCode.INVALID_TIMESTAMP);
-        target.stored(3, 22);
+        target.refused(2, ErrorCode.RECORD_TOO_LARGE, "mirrored batch of 600040 bytes is above max.batch.bytes "
+                + "524288 of this topic plus the 40 bytes of its tidemark.origin headers (524328 bytes): its records "
+                + "take 600000 bytes as the origin held them");
         copier.offer(records(13, 14));
-        assertEquals(List.of(List.of(10L, 11L, 12L), List.of(10L), List.of(11L), List.of(12L), List.of(13L, 14L)),
-                target.originOffsets());
+        copier.sourceLogEndOffset(15);
+        assertEquals(List.of(List.of(10L, 11L, 12L), List.of(10L), List.of(11L)), target.originOffsets(),
+                "resent one per batch to find the record; nothing after it");
+        assertFalse(copier.copying(), "the source loop pauses the partition");
+        assertEquals(new CopierStatus(CopyState.STOPPED, 4, 15, 10, 5_000, Optional.of(StopReason.refused(11,
+                ErrorCode.RECORD_TOO_LARGE, "mirrored batch of 600040 bytes is above max.batch.bytes 524288 of this "
+                        + "topic plus the 40 bytes of its tidemark.origin headers (524328 bytes): its records take "
+                        + "600000 bytes as the origin held them"))), copier.status());
         assertEquals(1, count("mirror.records-refused"));
+        assertEquals(1, gauge("mirror.partition-stopped.t.0"));
+        assertEquals(1L, gauge("mirror.partitions-stopped"));
+        copier.release();
+        assertEquals(1, target.asks.size(), "a stopped partition stays stopped");
+    }
+
+    @Test
+    void withADeadLetterTopicARefusedRecordGoesThereOnceAndCopyingGoesOn() {
+        TopicPartition deadLetters = new TopicPartition("dead", 0);
+        List<Header> own = List.of(new Header("h", new byte[] {7}));
+        start(held(9, 20), Optional.of(deadLetters));
+        copier.offer(List.of(record(10, own), record(11, List.of())));
+        target.refused(0, ErrorCode.INVALID_TIMESTAMP, "SendTime outside");
+        target.refused(1, ErrorCode.INVALID_TIMESTAMP, "SendTime outside");
+        assertEquals(deadLetters, target.partitions.get(2));
+        Record letter = target.batches.get(2).get(0);
+        assertEquals(1_010, letter.sendTimeMs());
+        assertArrayEquals(new byte[] {10}, letter.value());
+        assertEquals(List.of("h", DeadLetterHeaders.ERROR, DeadLetterHeaders.MESSAGE, DeadLetterHeaders.TOPIC,
+                DeadLetterHeaders.PARTITION, ProvenanceHeaders.NAME), letter.headers().stream().map(Header::name)
+                .toList());
+        assertEquals(Optional.of(new DeadLetterHeaders.DeadLetter(TARGET, ErrorCode.INVALID_TIMESTAMP,
+                "SendTime outside")), DeadLetterHeaders.read(letter.headers()));
+        assertEquals(Optional.of(new ProvenanceHeaders.Provenance(ORIGIN, 10, 2_010, List.of("A"))),
+                ProvenanceHeaders.read(letter.headers()), "as the copy would be");
+        target.stored(2, 0);
+        assertEquals(List.of(11L), target.originOffsets().get(3), "copying goes on after it");
+        target.stored(3, 20);
+        assertEquals(1, count("mirror.records-dead-lettered"));
+
+        copier.close();
+        target.asks.clear();
+        start(held(9, 20), Optional.of(deadLetters));
+        copier.offer(records(10, 11));
+        target.refused(4, ErrorCode.INVALID_TIMESTAMP, "SendTime outside");
+        target.refused(5, ErrorCode.INVALID_TIMESTAMP, "SendTime outside");
+        target.refused(6, ErrorCode.ORIGIN_OFFSET_HELD, "this partition holds A:t-0 up to origin offset 10");
+        assertEquals(List.of(11L), target.originOffsets().get(7), "held there: dead-lettered before, so it goes on");
+        assertEquals(2, count("mirror.records-dead-lettered"));
+        assertEquals(CopyState.COPYING, copier.status().state());
+    }
+
+    @Test
+    void aRecordTheDeadLetterTopicRefusesTooStopsThePartition() {
+        start(held(9, 20), Optional.of(new TopicPartition("dead", 0)));
+        copier.offer(records(10, 11));
+        target.refused(0, ErrorCode.RECORD_TOO_LARGE, "too large here");
+        target.refused(1, ErrorCode.RECORD_TOO_LARGE, "too large here");
+        target.refused(2, ErrorCode.RECORD_TOO_LARGE, "too large there");
+        assertEquals(3, target.batches.size());
+        assertEquals(Optional.of(StopReason.refused(10, ErrorCode.RECORD_TOO_LARGE, "dead-letter topic dead refused "
+                + "it too: too large there; t-0 had refused it: RECORD_TOO_LARGE: too large here")),
+                copier.status().stopReason());
+    }
+
+    @Test
+    void aGoneTargetTopicHoldsTheCopierUntilItsWriteIsAnsweredThenItResyncs() {
+        start(held(9, 20));
+        copier.offer(records(10));
+        target.refused(0, ErrorCode.UNKNOWN_TOPIC, "topic t does not exist");
+        assertEquals(List.of(copier), target.topicsGone);
+        assertEquals(CopyState.RESYNCHRONISING, copier.status().state());
+        copier.offer(records(11));
+        assertEquals(1, target.batches.size(), "nothing is written while the topic is made again");
+
+        copier.release();
+        target.asks.get(1).complete(OriginOffsetResponse.newBuilder().setHeld(false).build());
+        copier.positioned(3);
+        copier.offer(records(5, 6));
+        assertEquals(List.of(5L, 6L), target.originOffsets().get(1), "the new topic gets the source's log start on");
+        CompletableFuture<Void> quiet = copier.hold();
+        assertFalse(quiet.isDone(), "a write is outstanding");
+        target.stored(1, 0);
+        assertTrue(quiet.isDone());
+        copier.release();
+        assertEquals(List.of("1@10", "3@" + SourcePositioner.EARLIEST), seeks.subList(0, 2));
+        assertEquals(3, target.asks.size());
     }
 
     @Test

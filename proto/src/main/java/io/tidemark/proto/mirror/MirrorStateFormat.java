@@ -4,6 +4,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
 import io.tidemark.proto.v1.MirrorStateRecord;
 
 import java.nio.charset.StandardCharsets;
@@ -11,8 +12,8 @@ import java.util.Map;
 
 /**
  * The records mirrors keep on their target cluster, in the internal topic {@value #TOPIC}: consumer-group
- * checkpoints, heartbeats and the holes the source's retention left in what was copied (mirror.proto), read by the
- * failover tool. Every broker creates the topic at start
+ * checkpoints, heartbeats, partition statuses and the holes the source's retention left in what was copied
+ * (mirror.proto), read by the failover tool and {@code tidemark mirror status}. Every broker creates the topic at start
  * ({@value #PARTITIONS} partition, {@link #TOPIC_CONFIG}); mirrors write it with an idempotent producer.
  *
  * <h2>Record</h2>
@@ -20,10 +21,11 @@ import java.util.Map;
  * key       UTF-8 text, one of
  *             checkpoint/SOURCE/GROUP/SOURCE_TOPIC/PARTITION   (SOURCE: the source cluster's name)
  *             heartbeat/SOURCE
+ *             status/SOURCE/SOURCE_TOPIC/PARTITION
  *             gap/SOURCE/SOURCE_TOPIC/PARTITION/FROM_OFFSET
  *           for people and tools that filter; the value carries every field, so nothing parses the key
- * value     a MirrorStateRecord protobuf message: exactly one of its kinds (a reader skips kinds it does not know,
- *           which later mirrors may write)
+ * value     a MirrorStateRecord protobuf message: exactly one of checkpoint (field 1), heartbeat (2), status (3),
+ *           gap (4); a reader skips kinds it does not know, which later mirrors may write
  * SendTime  the mirror's clock when it wrote the record
  * headers   none
  * </pre>
@@ -31,8 +33,11 @@ import java.util.Map;
  * checkpoint is written when the group's committed offset changed since the last one the mirror wrote, or when the
  * group committed the same offset again and the last checkpoint did not show it standing still (its previous reading,
  * mirror.proto), and again every {@link #CHECKPOINT_REFRESH_MS} ms while it stays, so retention never removes the
- * current checkpoint of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default); a gap
- * once, when the mirror finds it (each has its own key: gaps are never replaced).
+ * current checkpoint of a group that stopped committing; a heartbeat every heartbeat interval (1 s by default); a
+ * partition's status when it changed (its state, records behind, last origin offset copied), at most once a
+ * checkpoint interval, within a heartbeat interval when the partition stops, and again every
+ * {@link #CHECKPOINT_REFRESH_MS} ms while it stays the same; a gap once, when the mirror finds it (each has its own
+ * key: gaps are never replaced).
  *
  * <p>Stateless.
  */
@@ -48,6 +53,7 @@ public final class MirrorStateFormat {
     public static final long CHECKPOINT_REFRESH_MS = 24L * 60 * 60 * 1000;
     private static final String CHECKPOINT = "checkpoint";
     private static final String HEARTBEAT = "heartbeat";
+    private static final String STATUS = "status";
     private static final String GAP = "gap";
     private static final String SEPARATOR = "/";
 
@@ -63,6 +69,11 @@ public final class MirrorStateFormat {
         return utf8(String.join(SEPARATOR, HEARTBEAT, heartbeat.getSourceCluster()));
     }
 
+    public static byte[] key(MirrorPartitionStatus status) {
+        return utf8(String.join(SEPARATOR, STATUS, status.getSourceCluster(), status.getSourceTopic(),
+                Integer.toString(status.getPartition())));
+    }
+
     public static byte[] key(MirrorGap gap) {
         return utf8(String.join(SEPARATOR, GAP, gap.getSourceCluster(), gap.getSourceTopic(),
                 Integer.toString(gap.getPartition()), Long.toString(gap.getFromOffset())));
@@ -74,6 +85,10 @@ public final class MirrorStateFormat {
 
     public static byte[] value(MirrorHeartbeat heartbeat) {
         return MirrorStateRecord.newBuilder().setHeartbeat(heartbeat).build().toByteArray();
+    }
+
+    public static byte[] value(MirrorPartitionStatus status) {
+        return MirrorStateRecord.newBuilder().setStatus(status).build().toByteArray();
     }
 
     public static byte[] value(MirrorGap gap) {

@@ -1,6 +1,7 @@
 package io.tidemark.proto.record;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.nio.ByteBuffer;
@@ -14,12 +15,13 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
  * and the first and last origin offset, after checking that every record carries a well-formed provenance value,
  * that every record names the same origin partition (cluster, topic, topic id and partition: copies of two
  * incarnations of a topic never share a batch) and that origin offsets strictly increase (they may skip:
- * records the mirror did not copy). The broker calls it on every mirrored batch it appends, and on the mirrored
- * batches of a log's tail when it rebuilds its origin offsets.
+ * records the mirror did not copy). It also counts the bytes the provenance headers add to the batch, and can hold
+ * each record's SendTime to a window around its origin ReceiveTime. The broker calls it on every mirrored batch it
+ * appends, and on the mirrored batches of a log's tail when it rebuilds its origin offsets.
  *
  * <p>Works on a batch that passed {@link RecordBatchValidator}. Walks the records once with a reusable cursor,
  * compares header names as bytes and reads provenance values in place with a reusable {@link ProvenanceDecoder}; it
- * allocates only the origin of the first record.
+ * allocates only the origin of the first record and the range it returns.
  *
  * <p>Not thread-safe: each log owns one and uses it under its append lock.
  */
@@ -30,22 +32,43 @@ public final class MirroredBatchScanner {
 
     private final RecordCursor cursor = new RecordCursor();
     private final ProvenanceDecoder provenance = new ProvenanceDecoder();
+    // Of the record being read: its headers, and the bytes and count of those named tidemark.origin.
+    private int headerCount;
+    private int provenanceHeaderBytes;
+    private int provenanceHeaderCount;
 
-    /** A mirrored batch's origin partition and the origin offsets of its first and last record. */
-    public record OriginRange(OriginPartition origin, long firstOriginOffset, long lastOriginOffset) {
+    /**
+     * A mirrored batch's origin partition and the origin offsets of its first and last record.
+     *
+     * @param provenanceBytes what the records' {@value ProvenanceHeaders#NAME} headers add to the batch's size: the
+     *                        headers (names, values and their lengths) and the bytes they add to each record's
+     *                        length and header count varints. The batch less these is its records as the origin
+     *                        held them, which is what max.batch.bytes holds a mirrored batch to.
+     */
+    public record OriginRange(OriginPartition origin, long firstOriginOffset, long lastOriginOffset,
+                              int provenanceBytes) {
+    }
+
+    /** The origin range of the mirrored batch at {@code position}, any SendTime allowed. */
+    public OriginRange scan(ByteBuffer buffer, int position) {
+        return scan(buffer, position, SendTimeWindow.UNBOUNDED);
     }
 
     /**
-     * The origin range of the mirrored batch at {@code position}.
+     * The origin range of the mirrored batch at {@code position}, each record's SendTime held to {@code window}'s
+     * limits around its origin ReceiveTime ({@link SendTimeWindow#checkAgainstOrigin}; the window's own ReceiveTime
+     * is not used).
      *
      * @throws TidemarkException CORRUPT_BATCH when a record lacks provenance or carries a malformed one, names
      *                           another origin partition than the first record, or does not increase the origin
-     *                           offset
+     *                           offset; INVALID_TIMESTAMP when a record's SendTime is outside the window around its
+     *                           origin ReceiveTime
      */
-    public OriginRange scan(ByteBuffer buffer, int position) {
+    public OriginRange scan(ByteBuffer buffer, int position, SendTimeWindow window) {
         int end = position + totalSize(buffer, position);
         int next = position + RECORDS_OFFSET;
         int count = recordCount(buffer, position);
+        long firstSendTime = firstSendTime(buffer, position);
         OriginPartition origin = null;
         int firstClusterAt = 0;
         int firstClusterLength = 0;
@@ -54,9 +77,12 @@ public final class MirroredBatchScanner {
         int firstTopicIdAt = 0;
         long first = -1;
         long previous = -1;
+        int provenanceBytes = 0;
         for (int i = 0; i < count; i++) {
+            int recordStart = next;
             next = cursor.openRecord(buffer, next, end);
-            readProvenance(buffer, i, count);
+            int recordLength = next - cursor.position();
+            long sendTime = readProvenance(buffer, firstSendTime, i, count);
             long offset = provenance.offset();
             if (i == 0) {
                 origin = provenance.origin();
@@ -79,28 +105,48 @@ public final class MirroredBatchScanner {
                 throw corrupt("record " + i + " of " + count + " has origin offset " + offset + ", not above the "
                         + "previous record's " + previous + "; origin offsets must increase in a mirrored batch");
             }
+            window.checkAgainstOrigin(i, sendTime, provenance.receiveTimeMs());
+            provenanceBytes += (next - recordStart) - sizeWithoutProvenance(recordLength);
             previous = offset;
         }
-        return new OriginRange(origin, first, previous);
+        return new OriginRange(origin, first, previous, provenanceBytes);
     }
 
-    /** Reads the record the cursor is on up to the end of its headers and decodes its last provenance header. */
-    private void readProvenance(ByteBuffer buffer, int record, int count) {
+    /**
+     * The bytes a record of {@code recordLength} (its length varint excluded) would take without its provenance
+     * headers, length varint included: its header count varint may shrink with them.
+     */
+    private int sizeWithoutProvenance(int recordLength) {
+        int length = recordLength - provenanceHeaderBytes - Varints.sizeOfUnsignedInt(headerCount)
+                + Varints.sizeOfUnsignedInt(headerCount - provenanceHeaderCount);
+        return Varints.sizeOfUnsignedInt(length) + length;
+    }
+
+    /**
+     * Reads the record the cursor is on up to the end of its headers, decodes its last provenance header and counts
+     * the bytes of all of them; returns the record's SendTime.
+     */
+    private long readProvenance(ByteBuffer buffer, long firstSendTime, int record, int count) {
         try {
             cursor.readUnsignedInt();
-            cursor.readSignedLong();
+            long sendTime = firstSendTime + cursor.readSignedLong();
             cursor.skipNullableBytes("key");
             cursor.skipNullableBytes("value");
             int valueAt = -1;
             int valueLength = 0;
-            int headers = cursor.readUnsignedInt();
-            for (int h = 0; h < headers; h++) {
+            headerCount = cursor.readUnsignedInt();
+            provenanceHeaderBytes = 0;
+            provenanceHeaderCount = 0;
+            for (int h = 0; h < headerCount; h++) {
+                int headerAt = cursor.position();
                 int nameLength = cursor.skipBytes("header name");
                 int nameAt = cursor.position() - nameLength;
                 int length = cursor.skipBytes("header value");
                 if (sameBytes(buffer, nameAt, nameLength, NAME, 0, NAME.capacity())) {
                     valueAt = cursor.position() - length;
                     valueLength = length;
+                    provenanceHeaderBytes += cursor.position() - headerAt;
+                    provenanceHeaderCount++;
                 }
             }
             if (valueAt < 0) {
@@ -108,6 +154,7 @@ public final class MirroredBatchScanner {
                         + " header: every record of a mirrored batch carries its provenance");
             }
             provenance.wrap(buffer, valueAt, valueLength);
+            return sendTime;
         } catch (RecordFormatException e) {
             throw corrupt("record " + record + " of " + count + ": " + e.getMessage());
         }

@@ -147,6 +147,10 @@ final class ProvenanceDecoder {
         return offset;
     }
 
+    long receiveTimeMs() {
+        return receiveTimeMs;
+    }
+
     /** The origin partition of the value last wrapped. */
     OriginPartition origin() {
         return new OriginPartition(string(clusterAt, clusterLength), string(topicAt, topicLength),

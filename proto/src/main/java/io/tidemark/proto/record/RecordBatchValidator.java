@@ -124,8 +124,9 @@ public final class RecordBatchValidator {
 
     /**
      * The SendTimes a batch may carry: at most {@code afterMaxMs} after its ReceiveTime and at most
-     * {@code beforeMaxMs} before it; a negative limit means unlimited. The error message is only built when a
-     * record falls outside, so a check costs two comparisons.
+     * {@code beforeMaxMs} before it; a negative limit means unlimited. A mirrored batch's records are held to the same
+     * limits around their origin ReceiveTime instead ({@link #checkAgainstOrigin}). The error message is only built
+     * when a record falls outside, so a check costs two comparisons.
      */
     public record SendTimeWindow(long receiveTimeMs, long afterMaxMs, long beforeMaxMs) {
         /** Any SendTime (recovery re-checks data that was accepted under the configuration of its day). */
@@ -135,25 +136,37 @@ public final class RecordBatchValidator {
             return new SendTimeWindow(receiveTimeMs, afterMaxMs, beforeMaxMs);
         }
 
-        long minMs() {
-            return beforeMaxMs < 0 ? 0 : Math.max(0, receiveTimeMs - beforeMaxMs);
-        }
-
-        long maxMs() {
-            return afterMaxMs < 0 || afterMaxMs > Long.MAX_VALUE - receiveTimeMs ? Long.MAX_VALUE
-                    : receiveTimeMs + afterMaxMs;
-        }
-
         void check(int record, long sendTimeMs) {
-            if ((afterMaxMs >= 0 && sendTimeMs - receiveTimeMs > afterMaxMs)
-                    || (beforeMaxMs >= 0 && receiveTimeMs - sendTimeMs > beforeMaxMs)) {
+            check(record, sendTimeMs, receiveTimeMs, "ReceiveTime");
+        }
+
+        /**
+         * Checks a mirrored record's SendTime against its origin ReceiveTime (its provenance) rather than the batch's:
+         * the source applied its window when it took the record, so a copy of a day-old backlog is held to the time
+         * the record was taken, not to when the mirror got to it.
+         */
+        void checkAgainstOrigin(int record, long sendTimeMs, long originReceiveTimeMs) {
+            check(record, sendTimeMs, originReceiveTimeMs, "origin ReceiveTime");
+        }
+
+        private void check(int record, long sendTimeMs, long fromMs, String from) {
+            if ((afterMaxMs >= 0 && sendTimeMs - fromMs > afterMaxMs)
+                    || (beforeMaxMs >= 0 && fromMs - sendTimeMs > beforeMaxMs)) {
                 throw new TidemarkException(ErrorCode.INVALID_TIMESTAMP, "record " + record
                         + " of the batch has SendTime " + sendTimeMs + " (" + Instant.ofEpochMilli(sendTimeMs)
-                        + "), outside the allowed range [" + minMs() + ", " + maxMs() + "] = ReceiveTime "
-                        + receiveTimeMs + " - send.time.before.max.ms "
+                        + "), outside the allowed range [" + minMs(fromMs) + ", " + maxMs(fromMs) + "] = " + from + " "
+                        + fromMs + " - send.time.before.max.ms "
                         + (beforeMaxMs < 0 ? "(unlimited)" : beforeMaxMs) + " .. + send.time.after.max.ms "
                         + (afterMaxMs < 0 ? "(unlimited)" : afterMaxMs) + "; the whole batch was rejected");
             }
+        }
+
+        private long minMs(long fromMs) {
+            return beforeMaxMs < 0 ? 0 : Math.max(0, fromMs - beforeMaxMs);
+        }
+
+        private long maxMs(long fromMs) {
+            return afterMaxMs < 0 || afterMaxMs > Long.MAX_VALUE - fromMs ? Long.MAX_VALUE : fromMs + afterMaxMs;
         }
     }
 }

@@ -2,9 +2,13 @@ package io.tidemark.proto.mirror;
 
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.MirrorCheckpoint;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorGap;
 import io.tidemark.proto.v1.MirrorHeartbeat;
+import io.tidemark.proto.v1.MirrorPartitionState;
+import io.tidemark.proto.v1.MirrorPartitionStatus;
 import io.tidemark.proto.v1.MirrorStateRecord;
+import io.tidemark.proto.v1.MirrorStopReason;
 import io.tidemark.proto.v1.PartitionBehind;
 import org.junit.jupiter.api.Test;
 
@@ -71,6 +75,26 @@ class MirrorStateFormatTest {
                 "620a", "0a0174", "1001", "1a0175", "2003"), // field 12 (partitions behind): t-1 to u, 3 records
                 HexFormat.of().formatHex(MirrorStateFormat.value(heartbeat)));
         assertEquals(heartbeat, MirrorStateFormat.parse(MirrorStateFormat.value(heartbeat)).getHeartbeat());
+    }
+
+    @Test
+    void statusKeyAndValue() {
+        MirrorPartitionStatus status = MirrorPartitionStatus.newBuilder().setSourceCluster("A").setTargetCluster("B")
+                .setSourceTopic("t").setPartition(1).setTargetTopic("u").setState(MirrorPartitionState
+                        .MIRROR_PARTITION_STOPPED).setRecordsBehind(3).setSourceLogEndOffset(9)
+                .setLastOriginOffsetKnown(true).setLastOriginOffset(5).setLastCopyReceiveTimeMs(7)
+                .setStatusTimeMs(8).setStopReason(MirrorStopReason.newBuilder().setSourceOffsetKnown(true)
+                        .setSourceOffset(6).setCode(ErrorCode.RECORD_TOO_LARGE).setMessage("m").setStoppedTimeMs(8))
+                .build();
+        assertEquals("status/A/t/1", new String(MirrorStateFormat.key(status), UTF_8));
+        assertEquals(String.join("",
+                "1a29", // field 3 (status), length 41
+                "0a0141", "120142", "1a0174", "2001", "2a0175", // clusters, source topic, partition 1, target topic
+                "3003", "3803", "4009", "4801", "5005", // stopped, 3 behind, log end 9, last origin offset 5 known
+                "5807", "6008", // last copy ReceiveTime 7, status time 8
+                "6a0b", "0801", "1006", "1803", "22016d", "2808"), // stop reason: offset 6, RECORD_TOO_LARGE, "m", 8
+                HexFormat.of().formatHex(MirrorStateFormat.value(status)));
+        assertEquals(status, MirrorStateFormat.parse(MirrorStateFormat.value(status)).getStatus());
     }
 
     @Test

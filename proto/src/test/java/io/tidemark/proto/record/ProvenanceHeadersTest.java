@@ -129,7 +129,9 @@ class ProvenanceHeadersTest {
                 "0f", hexOf("tidemark.origin"), "19", "02" + "0141" + "0174" + T_ID_HEX + "02" + "09" + "06" + "00");
         assertEquals(RecordBatchFormat.RECORDS_OFFSET + 49 + 48, batch.limit());
         assertEquals(records, hex.substring(2 * RecordBatchFormat.RECORDS_OFFSET));
-        assertEquals(new MirroredBatchScanner.OriginRange(ORIGIN, 7, 9), new MirroredBatchScanner().scan(batch, 0));
+        assertEquals(new MirroredBatchScanner.OriginRange(ORIGIN, 7, 9, 2 * 42),
+                new MirroredBatchScanner().scan(batch, 0),
+                "each record's provenance header takes 42 bytes (name and value with their lengths)");
     }
 
     /**

@@ -132,7 +132,7 @@ public final class ClusterNode implements Closeable {
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, leadership, clock),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, topics),
-                        new ReplicaServiceAdapter(server))),
+                        new ReplicaServiceAdapter(server)), replicas.largestBatchBytes()),
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());

@@ -97,8 +97,7 @@ public final class PartitionReplicas implements Closeable {
      */
     TopicConfig effectiveConfig(Map<String, String> overrides) {
         TopicConfig config = identities.effective(overrides);
-        int largest = RaftSettings.maxRequestBytes(server.getProperties()) - PartitionEntryFormat.REQUEST_HEADER_BYTES
-                - PartitionEntryFormat.BATCH_FRAME_BYTES;
+        int largest = largestBatchBytes();
         if (config.maxBatchBytes() > largest) {
             throw new TidemarkException(ErrorCode.INVALID_CONFIG, "max.batch.bytes " + config.maxBatchBytes()
                     + " is above the largest batch a Raft entry holds on this broker: " + largest + " bytes "
@@ -106,6 +105,15 @@ public final class PartitionReplicas implements Closeable {
                     + "raise raft.log.write.buffer.bytes on every broker");
         }
         return config;
+    }
+
+    /**
+     * The largest batch a partition of this broker carries: what one Raft entry holds (a produced batch travels as one
+     * entry at least). Topics' max.batch.bytes stay within it, and so do mirrored batches, which may exceed their
+     * topic's max.batch.bytes by their provenance headers.
+     */
+    public int largestBatchBytes() {
+        return PartitionEntryFormat.largestBatchBytes(RaftSettings.maxRequestBytes(server.getProperties()));
     }
 
     /** Whether this broker runs the partition's group under {@code assignment}: a replica or a target of it. */

@@ -2,6 +2,7 @@ package io.tidemark.replication.partition;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.BatchSizeLimit;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
@@ -17,6 +18,7 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.statemachine.PartitionEntryFormat;
 import io.tidemark.replication.statemachine.PartitionStateMachine;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
@@ -68,6 +70,7 @@ public final class ReplicatedPartition implements Partition {
     private final ClientId localClientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final GroupCommit groupCommit;
+    private final int largestBatchBytes;
 
     public ReplicatedPartition(TopicPartition id, RaftGroupId groupId, RaftServer server, ClusterMembers members,
                                List<Integer> replicas, RaftClients clients, boolean forwardToLeader) {
@@ -78,8 +81,9 @@ public final class ReplicatedPartition implements Partition {
         this.replicas = List.copyOf(replicas);
         this.clients = clients;
         this.forwardToLeader = forwardToLeader;
-        this.groupCommit = new GroupCommit(RaftSettings.maxRequestBytes(server.getProperties()), MAX_ENTRIES_IN_FLIGHT,
-                this::submit);
+        int maxRequestBytes = RaftSettings.maxRequestBytes(server.getProperties());
+        this.largestBatchBytes = PartitionEntryFormat.largestBatchBytes(maxRequestBytes);
+        this.groupCommit = new GroupCommit(maxRequestBytes, MAX_ENTRIES_IN_FLIGHT, this::submit);
     }
 
     private RaftServer.Division division() {
@@ -111,11 +115,8 @@ public final class ReplicatedPartition implements Partition {
             if (!forwardToLeader && !division.getInfo().isLeader()) {
                 throw notLeader(division.getInfo().getLeaderId());
             }
-            TopicConfig config = log().config();
-            if (batch.remaining() > config.maxBatchBytes()) {
-                throw new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "batch of " + batch.remaining()
-                        + " bytes is above max.batch.bytes " + config.maxBatchBytes() + " of this topic");
-            }
+            BatchSizeLimit.checkSize(batch, batch.position(), batch.remaining(), log().config().maxBatchBytes(),
+                    largestBatchBytes);
             validators.get().validate(batch, batch.position(), batch.remaining(),
                     RecordBatchValidator.SendTimeWindow.UNBOUNDED);
         } catch (TidemarkException e) {

@@ -62,6 +62,11 @@ public final class PartitionEntryFormat {
     private PartitionEntryFormat() {
     }
 
+    /** The largest batch a request of at most {@code maxRequestBytes} carries: one batch and its framing. */
+    public static int largestBatchBytes(int maxRequestBytes) {
+        return maxRequestBytes - REQUEST_HEADER_BYTES - BATCH_FRAME_BYTES;
+    }
+
     /** A request carrying {@code batches} (each between its position and limit, left unchanged), in order. */
     public static byte[] request(List<ByteBuffer> batches) {
         int size = REQUEST_HEADER_BYTES;
