@@ -154,6 +154,26 @@ class MirrorIT {
     }
 
     /** Every record of a target partition: offsets contiguous, ReceiveTime never decreasing, no value twice. */
+    /**
+     * Waits until every partition of {@code topic} on the target holds {@code records} records, then checks that they
+     * are the copies of exactly the records {@code sent} to the source, each once, at its source offset.
+     */
+    private void assertEveryRecordCopiedOnceInOrder(String a, String b, String topic, int partitions,
+                                                    Map<String, RecordMetadata> sent, long records) {
+        UUID topicId = topicId(a, topic);
+        for (int p = 0; p < partitions; p++) {
+            TopicPartition tp = new TopicPartition(topic, p);
+            awaitEnd(admin(b), tp, records);
+            Set<String> expected = Set.copyOf(sent.entrySet().stream().filter(e -> e.getValue().partition()
+                    == tp.partition()).map(Map.Entry::getKey).toList());
+            for (ConsumerRecord copy : readChecked(b, tp, expected)) {
+                RecordMetadata original = sent.get(text(copy.value()));
+                assertCopy(copy, original, "A", topicId);
+                assertEquals(original.offset(), copy.offset(), "every source record once, in order, from offset 0");
+            }
+        }
+    }
+
     private static List<ConsumerRecord> readChecked(String bootstrap, TopicPartition tp, Set<String> expected) {
         List<ConsumerRecord> records = PartitionChecker.check(bootstrap, tp, expected);
         assertEquals(expected.size(), records.size(), "exactly the expected records in " + tp);
@@ -415,18 +435,7 @@ class MirrorIT {
         killed.complete(null);
         Map<String, RecordMetadata> sent = load.get(60, TimeUnit.SECONDS);
 
-        UUID tId = topicId(a, "t");
-        for (int p = 0; p < 2; p++) {
-            TopicPartition tp = new TopicPartition("t", p);
-            awaitEnd(adminB, tp, 6000);
-            Set<String> expected = Set.copyOf(sent.entrySet().stream().filter(e -> e.getValue().partition()
-                    == tp.partition()).map(Map.Entry::getKey).toList());
-            for (ConsumerRecord copy : readChecked(b, tp, expected)) {
-                RecordMetadata original = sent.get(text(copy.value()));
-                assertCopy(copy, original, "A", tId);
-                assertEquals(original.offset(), copy.offset(), "every source record once, in order");
-            }
-        }
+        assertEveryRecordCopiedOnceInOrder(a, b, "t", 2, sent, 6000);
 
         Tidemark.Result perf = Tidemark.run(dir, "perf", "mirror", "--source", a, "--target", b, "--topic", "t",
                 "--latency", "--warm-up", "0s");
@@ -726,17 +735,7 @@ class MirrorIT {
         adminB.deleteTopic("t");
         sent.putAll(produce(producer, "t", 2, 100, "A1", null));
 
-        for (int p = 0; p < 2; p++) {
-            TopicPartition tp = new TopicPartition("t", p);
-            awaitEnd(adminB, tp, 200);
-            Set<String> expected = Set.copyOf(sent.entrySet().stream().filter(e -> e.getValue().partition()
-                    == tp.partition()).map(Map.Entry::getKey).toList());
-            for (ConsumerRecord copy : readChecked(b, tp, expected)) {
-                RecordMetadata original = sent.get(text(copy.value()));
-                assertCopy(copy, original, "A", topicId(a, "t"));
-                assertEquals(original.offset(), copy.offset(), "every source record once, in order, from offset 0");
-            }
-        }
+        assertEveryRecordCopiedOnceInOrder(a, b, "t", 2, sent, 200);
         assertEquals("86400000", adminB.describeTopics(List.of("t")).get(0).getConfigsOrThrow("retention.ms"),
                 "made again like the source topic");
     }

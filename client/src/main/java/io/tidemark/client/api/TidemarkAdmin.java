@@ -10,6 +10,8 @@ import io.tidemark.proto.v1.CreateTopicRequest;
 import io.tidemark.proto.v1.DeleteTopicRequest;
 import io.tidemark.proto.v1.DescribeGroupRequest;
 import io.tidemark.proto.v1.DescribeGroupResponse;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.DescribeTopicsRequest;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.ListGroupsRequest;
@@ -196,11 +198,27 @@ public final class TidemarkAdmin implements Closeable {
                 channel -> anyBroker.group(channel).listGroups(ListGroupsRequest.getDefaultInstance()))).getGroupsList();
     }
 
-    /** The group's committed offsets with each partition's log end offset and lag. */
+    /**
+     * The group's committed offsets with each partition's log end offset and lag.
+     *
+     * @throws TidemarkException UNKNOWN_GROUP when the group committed nothing
+     */
     public DescribeGroupResponse describeGroup(String group) {
         DescribeGroupRequest request = DescribeGroupRequest.newBuilder().setGroup(group).build();
         return await(anyBroker.call("DescribeGroup",
                 channel -> anyBroker.group(channel).describeGroup(request)));
+    }
+
+    /** The partitions the group committed, as {@link #describeGroup} answers them; empty when it committed none. */
+    public List<GroupPartitionLag> committedPartitions(String group) {
+        try {
+            return describeGroup(group).getPartitionsList();
+        } catch (TidemarkException e) {
+            if (e.code() == ErrorCode.UNKNOWN_GROUP) {
+                return List.of();
+            }
+            throw e;
+        }
     }
 
     /** Shuts the channels down. */

@@ -36,14 +36,7 @@ public interface SourceGroups {
 
             @Override
             public List<GroupPartitionLag> committed(String group) {
-                try {
-                    return admin.describeGroup(group).getPartitionsList();
-                } catch (TidemarkException e) {
-                    if (e.code() == ErrorCode.UNKNOWN_GROUP) {
-                        return List.of();
-                    }
-                    throw e;
-                }
+                return admin.committedPartitions(group);
             }
 
             @Override

@@ -4,8 +4,6 @@ import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
-import io.tidemark.proto.error.TidemarkException;
-import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
 
 import java.time.InstantSource;
@@ -72,22 +70,12 @@ public final class FailoverCommitter {
      *                                  and that was not allowed
      */
     public Decision apply(FailoverPlan plan) {
-        Decision decision = decide(plan, committed(plan.group()), clock.millis(), activeWindowMs, allowSkip);
+        Decision decision = decide(plan, target.committedPartitions(plan.group()), clock.millis(), activeWindowMs,
+                allowSkip);
         if (!decision.alreadyApplied()) {
             target.commitOffsets(plan.group(), decision.offsets());
         }
         return decision;
-    }
-
-    private List<GroupPartitionLag> committed(String group) {
-        try {
-            return target.describeGroup(group).getPartitionsList();
-        } catch (TidemarkException e) {
-            if (e.code() == ErrorCode.UNKNOWN_GROUP) {
-                return List.of();
-            }
-            throw e;
-        }
     }
 
     /** The decision, from the group's commits on the target at {@code nowMs}. */
