@@ -222,10 +222,20 @@ class CatchUpIT {
         }
     }
 
+    /** The directory of the partition's log in its group's state machine directory: TOPIC-PARTITION-TOPICID. */
+    private Path partitionDir(int node) throws IOException {
+        String prefix = PARTITION.topic() + "-" + PARTITION.partition() + "-";
+        try (Stream<Path> dirs = Files.list(groupDir(node).resolve("sm").resolve("partitions"))) {
+            List<Path> found = dirs.filter(dir -> dir.getFileName().toString().startsWith(prefix)).toList();
+            assertEquals(1, found.size(), "one directory of the partition on node " + node + ": " + found);
+            return found.get(0);
+        }
+    }
+
     /** Every batch of the node's partition log, read from its files. */
     private List<ByteBuffer> batches(int node) throws IOException {
         List<ByteBuffer> batches = new ArrayList<>();
-        try (PartitionLog log = PartitionLog.open(groupDir(node).resolve("sm").resolve("log"),
+        try (PartitionLog log = PartitionLog.open(partitionDir(node),
                 TopicConfig.parse(Map.of()), Clock.systemUTC().millis())) {
             for (long offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
                 ByteBuffer batch = log.read(offset, 1).batches();

@@ -464,8 +464,8 @@ class MirrorIT {
         TopicPartition t0 = new TopicPartition("t", 0);
         TidemarkAdmin adminB = b.admin();
         running.add(adminB);
-        assertEquals(1_044_464, adminB.clusterStatus().getLargestBatchBytes(), "what a Raft entry holds");
-        assertEquals("1044464", adminB.describeTopics(List.of("dead")).get(0).getConfigsOrThrow("max.batch.bytes"),
+        assertEquals(1_044_415, adminB.clusterStatus().getLargestBatchBytes(), "what a Raft entry holds");
+        assertEquals("1044415", adminB.describeTopics(List.of("dead")).get(0).getConfigsOrThrow("max.batch.bytes"),
                 "the dead-letter topic takes the largest batch the replicated target takes");
         await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(10)).ignoreException(TidemarkException.class)
                 .until(() -> adminB.listOffsets(t0, OffsetSpec.latest()).offset() > 500);

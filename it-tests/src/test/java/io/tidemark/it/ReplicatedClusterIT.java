@@ -75,7 +75,7 @@ class ReplicatedClusterIT {
                     () -> admin.createTopic("huge", 1, 3, Map.of("max.batch.bytes", "1048576")));
             assertEquals(ErrorCode.INVALID_CONFIG, tooLarge.code());
             assertEquals("max.batch.bytes 1048576 is above the largest batch a Raft entry holds on this broker: "
-                    + "1044464 bytes (raft.log.write.buffer.bytes less 4112); lower it or raise "
+                    + "1044415 bytes (raft.log.write.buffer.bytes less 4161); lower it or raise "
                     + "raft.log.write.buffer.bytes on every broker", tooLarge.getMessage());
             TopicDescription created = admin.createTopic("orders", 3, 3, Map.of());
             assertEquals(3, created.getReplicationFactor());

@@ -160,6 +160,18 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
         }
     }
 
+    /**
+     * A topic's config: its {@code overrides} over this broker's topic defaults.
+     *
+     * @throws io.tidemark.proto.error.TidemarkException INVALID_CONFIG naming a key that is unknown or a value that is
+     *                                                   not allowed
+     */
+    public TopicConfig topicConfig(Map<String, String> overrides) {
+        Map<String, String> merged = new HashMap<>(topicDefaults);
+        merged.putAll(overrides);
+        return TopicConfig.parse(merged);
+    }
+
     /** The largest batch a Produce request to this broker can carry, besides the request's other fields. */
     public int largestBatchBytes() {
         return maxRequestBytes - REQUEST_ROOM_BYTES;

@@ -75,7 +75,7 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
             atLeast(RecordBatchFormat.HEADER_SIZE_BYTES, Integer.MAX_VALUE),
             "Largest batch an append accepts, header included; a larger one is refused with RECORD_TOO_LARGE. In a "
                     + "cluster a batch travels as one Raft entry, which must fit in the Raft log's write buffer "
-                    + "(raft.log.write.buffer.bytes less 4112 bytes): 512 KiB leaves room under the 1 MiB default "
+                    + "(raft.log.write.buffer.bytes less 4161 bytes): 512 KiB leaves room under the 1 MiB default "
                     + "and is twice the producer's batch.size. A mirror's batch may exceed it by the bytes of its "
                     + "tidemark.origin headers (its records as the source held them are held to it), but never what "
                     + "a Raft entry holds.");

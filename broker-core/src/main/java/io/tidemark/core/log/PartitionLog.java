@@ -34,8 +34,9 @@ import java.util.zip.CRC32C;
  * A partition's log on local disk: a directory of {@link LogSegment}s, the last of which takes appends.
  *
  * <ul>
- *   <li>{@link #append} validates a batch, stamps its base offset and the given ReceiveTime, and writes it;
- *       a ReceiveTime below the last one is refused, so ReceiveTime never decreases in the partition. A batch an
+ *   <li>{@link #append} takes a batch its leader admitted ({@link BatchAdmission}), stamps its base offset and the
+ *       given ReceiveTime, and writes it; a ReceiveTime below the last one is refused, so ReceiveTime never
+ *       decreases in the partition. A batch an
  *       idempotent producer sent again is answered with the first one's result and not stored twice
  *       ({@link ProducerStateTable}). A mirrored batch that starts at an origin offset the partition already holds
  *       is refused with ORIGIN_OFFSET_HELD ({@link OriginOffsetTable}).</li>
@@ -200,17 +201,20 @@ public final class PartitionLog implements Closeable {
     }
 
     /**
-     * Appends one batch ({@link RecordBatchFormat}, the buffer between position and limit): validates it whole,
-     * then writes its base offset, {@code receiveTimeMs} and CRC into the buffer and the buffer to the log.
-     * Nothing of a refused batch is written. A mirrored batch may exceed {@code max.batch.bytes} by its provenance
-     * headers ({@link BatchSizeLimit}), and its records' SendTimes are held to the topic's window around their origin
-     * ReceiveTime rather than {@code receiveTimeMs}.
+     * Appends one batch a leader admitted ({@link BatchAdmission}: exactly one well-formed batch, within its topic's
+     * limits, the buffer between position and limit), checking only what the log decides, the same on every replica
+     * that applies the same batches in the same order: ReceiveTime not below the last, an idempotent producer's
+     * sequence ({@link ProducerStateTable}: a batch sent again is answered with the first one's result and not stored
+     * twice), a mirrored batch's origin offsets ({@link OriginOffsetTable}). Then it writes the batch's base offset,
+     * {@code receiveTimeMs} and CRC into the buffer and the buffer to the log. Nothing of a refused batch is written.
+     * The topic's config is not consulted: replicas take its changes at different moments.
      *
      * @param receiveTimeMs the batch's ReceiveTime: at least {@link #lastReceiveTimeMs()}; the caller stamps
      *                      {@code max(now, last)}. It is also "now" for {@code segment.ms} and {@code flush.ms}.
-     * @throws TidemarkException RECORD_TOO_LARGE, CORRUPT_BATCH, INVALID_TIMESTAMP, the idempotent producer's
-     *                           OUT_OF_ORDER_SEQUENCE or INVALID_PRODUCER_EPOCH, or ORIGIN_OFFSET_HELD for a mirrored
-     *                           batch, saying what is allowed
+     * @throws TidemarkException the idempotent producer's OUT_OF_ORDER_SEQUENCE or INVALID_PRODUCER_EPOCH,
+     *                           ORIGIN_OFFSET_HELD for a mirrored batch, or INVALID_TIMESTAMP for a ReceiveTime below
+     *                           the last, saying what is allowed
+     * @throws IllegalStateException when the buffer is not one whole batch: it was not admitted
      */
     public AppendResult append(ByteBuffer batch, long receiveTimeMs) {
         lock.lock();
@@ -218,15 +222,12 @@ public final class PartitionLog implements Closeable {
             checkOpen();
             int position = batch.position();
             int size = batch.remaining();
-            TopicConfig topic = config;
-            BatchSizeLimit.checkSize(batch, position, size, topic.maxBatchBytes(), BatchSizeLimit.UNBOUNDED);
-            checkReceiveTime(receiveTimeMs);
-            SendTimeWindow window = SendTimeWindow.around(receiveTimeMs, topic.sendTimeAfterMaxMs(),
-                    topic.sendTimeBeforeMaxMs());
-            OriginRange origin = validateWithOrigin(batch, position, size, window);
-            if (origin != null) {
-                BatchSizeLimit.checkMirrored(size, origin.provenanceBytes(), topic.maxBatchBytes());
+            if (size < RecordBatchFormat.HEADER_SIZE_BYTES || RecordBatchFormat.totalSize(batch, position) != size) {
+                throw new IllegalStateException("an append to " + dir + " takes one admitted batch, not " + size
+                        + " bytes");
             }
+            checkReceiveTime(receiveTimeMs);
+            OriginRange origin = originOf(batch, position);
             long producerId = RecordBatchFormat.producerId(batch, position);
             if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                 Optional<AppendResult> stored = producers.check(producerId,
@@ -266,7 +267,7 @@ public final class PartitionLog implements Closeable {
             checkOpen();
             int position = batch.position();
             int size = batch.remaining();
-            checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.UNBOUNDED));
+            BatchAdmission.checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.UNBOUNDED));
             long baseOffset = RecordBatchFormat.baseOffset(batch, position);
             if (baseOffset != logEndOffset) {
                 throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, "a copied batch must continue the log: "
@@ -285,19 +286,6 @@ public final class PartitionLog implements Closeable {
     /** The origin partition and offsets of a mirrored batch; null for any other batch. */
     private OriginRange originOf(ByteBuffer batch, int position) {
         return RecordBatchFormat.mirrored(batch, position) ? mirroredScanner.scan(batch, position) : null;
-    }
-
-    /**
-     * Validates a batch to append, its SendTimes held to {@code window}: a plain batch's around its ReceiveTime, a
-     * mirrored batch's records' around their origin ReceiveTime (the source applied its window when it took them,
-     * so a copy of an old backlog is not refused for the time the mirror took to copy it).
-     *
-     * @return the origin range of a mirrored batch; null for any other
-     */
-    private OriginRange validateWithOrigin(ByteBuffer batch, int position, int size, SendTimeWindow window) {
-        boolean mirrored = size >= RecordBatchFormat.HEADER_SIZE_BYTES && RecordBatchFormat.mirrored(batch, position);
-        checkOneBatch(size, validator.validate(batch, position, size, mirrored ? SendTimeWindow.UNBOUNDED : window));
-        return mirrored ? mirroredScanner.scan(batch, position, window) : null;
     }
 
     /**
@@ -327,13 +315,6 @@ public final class PartitionLog implements Closeable {
             origins.stored(origin, lastOffset);
         }
         return result;
-    }
-
-    private static void checkOneBatch(int size, int validated) {
-        if (validated != size) {
-            throw new TidemarkException(ErrorCode.CORRUPT_BATCH, (size - validated) + " bytes follow the "
-                    + validated + "-byte batch; an append takes exactly one batch");
-        }
     }
 
     private void checkReceiveTime(long receiveTimeMs) {

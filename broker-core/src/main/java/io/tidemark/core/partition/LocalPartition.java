@@ -2,6 +2,8 @@ package io.tidemark.core.partition;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.log.BatchAdmission;
+import io.tidemark.core.log.BatchSizeLimit;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
@@ -20,8 +22,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A partition on one node, over a local {@link PartitionLog}: this node leads it and it is its only replica.
- * Stamps ReceiveTime as {@code max(clock, last ReceiveTime)} under the log's append order, so a clock stepped
- * back (NTP, a VM migration) never makes ReceiveTime decrease. Everything appended is readable at once: the
+ * Admits each batch ({@link BatchAdmission}) with the topic's config, then stamps ReceiveTime as
+ * {@code max(clock, last ReceiveTime)} under the log's append order, so a clock stepped back (NTP, a VM migration)
+ * never makes ReceiveTime decrease. Everything appended is readable at once: the
  * high watermark is the log end offset.
  *
  * <p>Thread-safe: appends are serialized here (stamping and appending are one step), reads go to the log
@@ -33,6 +36,7 @@ public final class LocalPartition implements Partition {
     private final PartitionLog log;
     private final InstantSource clock;
     private final Object appendLock = new Object();
+    private final ThreadLocal<BatchAdmission> admissions = ThreadLocal.withInitial(BatchAdmission::new);
     private volatile CompletableFuture<Void> nextAppend = new CompletableFuture<>();
 
     private LocalPartition(TopicPartition id, int nodeId, PartitionLog log, InstantSource clock) {
@@ -56,9 +60,14 @@ public final class LocalPartition implements Partition {
     public CompletableFuture<AppendResult> append(ByteBuffer batch) {
         AppendResult result;
         try {
+            ByteBuffer writable = ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
+            BatchAdmission admission = admissions.get();
+            TopicConfig config = log.config();
+            BatchAdmission.Admitted admitted = admission.admit(writable, config, BatchSizeLimit.UNBOUNDED);
             synchronized (appendLock) {
                 long receiveTimeMs = Math.max(clock.millis(), log.lastReceiveTimeMs().orElse(0));
-                result = log.append(batch, receiveTimeMs);
+                admission.checkSendTimes(writable, admitted, config, receiveTimeMs);
+                result = log.append(writable, receiveTimeMs);
             }
         } catch (TidemarkException e) {
             return CompletableFuture.failedFuture(e);

@@ -24,7 +24,8 @@ public interface Partition extends Closeable {
     TopicPartition id();
 
     /**
-     * Appends one batch as a producer built it: the partition stamps its base offset and ReceiveTime
+     * Appends one batch as a producer built it (the buffer between position and limit, read-only and left unchanged:
+     * the partition copies what it must stamp): the partition stamps its base offset and ReceiveTime
      * {@code max(now, last ReceiveTime)}, so ReceiveTime never decreases, whatever the clocks do.
      *
      * @return completes once the batch is stored (committed, on a replicated partition), or exceptionally with a

@@ -67,9 +67,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         ByteBuffer batch;
         try {
             partition = topics.partition(request.getTopic(), request.getPartition());
-            batch = ByteBuffer.allocate(request.getBatch().size());
-            request.getBatch().copyTo(batch);
-            batch.flip();
+            batch = request.getBatch().asReadOnlyByteBuffer();
         } catch (RuntimeException e) {
             timer.stop();
             responses.fail(observer, e);

@@ -51,6 +51,17 @@ public final class LogTestUtils {
         return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
     }
 
+    /**
+     * What a partition's leader does with a produced batch: {@link BatchAdmission} under the log's config, then the
+     * append.
+     */
+    public static AppendResult admitAndAppend(PartitionLog log, ByteBuffer batch, long receiveTimeMs) {
+        BatchAdmission admission = new BatchAdmission();
+        BatchAdmission.Admitted admitted = admission.admit(batch, log.config(), BatchSizeLimit.UNBOUNDED);
+        admission.checkSendTimes(batch, admitted, log.config(), receiveTimeMs);
+        return log.append(batch, receiveTimeMs);
+    }
+
     /** Every record of the log, read from the start. */
     public static List<Record> readAll(PartitionLog log) {
         List<Record> records = new ArrayList<>();

@@ -57,7 +57,7 @@ class MirroredAppendTest {
     }
 
     private static TidemarkException refused(PartitionLog log, ByteBuffer batch) {
-        return assertThrows(TidemarkException.class, () -> log.append(batch, BASE_MS));
+        return assertThrows(TidemarkException.class, () -> LogTestUtils.admitAndAppend(log, batch, BASE_MS));
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.OptionalLong;
 
 import static io.tidemark.core.log.LogTestUtils.BASE_MS;
+import static io.tidemark.core.log.LogTestUtils.admitAndAppend;
 import static io.tidemark.core.log.LogTestUtils.batch;
 import static io.tidemark.core.log.LogTestUtils.bytes;
 import static io.tidemark.core.log.LogTestUtils.config;
@@ -86,18 +87,21 @@ class PartitionLogTest {
             log.append(batch(0, BASE_MS), BASE_MS);
 
             TidemarkException garbage = assertThrows(TidemarkException.class,
-                    () -> log.append(ByteBuffer.wrap(bytes("this is not a record batch at all, just text that is long enough to fill a header")), BASE_MS));
+                    () -> admitAndAppend(log, ByteBuffer.wrap(bytes("this is not a record batch at all, just text that is long "
+                            + "enough to fill a header")), BASE_MS));
             assertEquals(ErrorCode.CORRUPT_BATCH, garbage.code());
 
             ByteBuffer big = new RecordBatchBuilder().append(BASE_MS, null, new byte[200]).build();
-            TidemarkException tooLarge = assertThrows(TidemarkException.class, () -> log.append(big, BASE_MS));
+            TidemarkException tooLarge = assertThrows(TidemarkException.class, () -> admitAndAppend(log, big, BASE_MS));
             assertEquals(ErrorCode.RECORD_TOO_LARGE, tooLarge.code());
             assertEquals("batch of 268 bytes is above max.batch.bytes 200 of this topic", tooLarge.getMessage());
 
             ByteBuffer two = ByteBuffer.allocate(2 * batch(1, BASE_MS).remaining());
             two.put(batch(1, BASE_MS)).put(batch(2, BASE_MS)).flip();
-            TidemarkException trailing = assertThrows(TidemarkException.class, () -> log.append(two, BASE_MS));
+            TidemarkException trailing = assertThrows(TidemarkException.class, () -> admitAndAppend(log, two, BASE_MS));
             assertEquals("68 bytes follow the 68-byte batch; an append takes exactly one batch", trailing.getMessage());
+            assertThrows(IllegalStateException.class, () -> log.append(two, BASE_MS),
+                    "the log itself refuses what is not one whole batch: admission let nothing else through");
 
             assertEquals(1, log.logEndOffset());
             assertEquals(new AppendResult(1, 1, BASE_MS), log.append(batch(1, BASE_MS), BASE_MS));

@@ -8,13 +8,17 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 
 import static io.tidemark.core.log.LogTestUtils.BASE_MS;
+import static io.tidemark.core.log.LogTestUtils.admitAndAppend;
 import static io.tidemark.core.log.LogTestUtils.batch;
 import static io.tidemark.core.log.LogTestUtils.config;
 import static io.tidemark.core.log.LogTestUtils.readAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** SendTime is checked against the batch's ReceiveTime, as seed 001 found Kafka does with CreateTime. */
+/**
+ * SendTime is checked against the batch's ReceiveTime, as seed 001 found Kafka does with CreateTime: by the leader's
+ * {@link BatchAdmission}; the log keeps ReceiveTime from decreasing.
+ */
 class SendTimeValidationTest {
     private static final long MINUTE_MS = 60_000;
 
@@ -27,7 +31,7 @@ class SendTimeValidationTest {
             assertEquals(new AppendResult(0, 0, BASE_MS), log.append(batch(0, BASE_MS + 30 * MINUTE_MS), BASE_MS));
 
             TidemarkException e = assertThrows(TidemarkException.class,
-                    () -> log.append(batch(1, BASE_MS, BASE_MS + 120 * MINUTE_MS), BASE_MS));
+                    () -> admitAndAppend(log, batch(1, BASE_MS, BASE_MS + 120 * MINUTE_MS), BASE_MS));
             assertEquals(ErrorCode.INVALID_TIMESTAMP, e.code());
             assertEquals("record 1 of the batch has SendTime 1700007200000 (2023-11-15T00:13:20Z), outside the "
                     + "allowed range [0, 1700003600000] = ReceiveTime 1700000000000 - send.time.before.max.ms "
@@ -42,7 +46,7 @@ class SendTimeValidationTest {
         try (PartitionLog log = PartitionLog.open(dir, config("send.time.before.max.ms", "600000"), BASE_MS)) {
             log.append(batch(0, BASE_MS - 10 * MINUTE_MS), BASE_MS);
             TidemarkException e = assertThrows(TidemarkException.class,
-                    () -> log.append(batch(1, BASE_MS - 10 * MINUTE_MS - 1), BASE_MS));
+                    () -> admitAndAppend(log, batch(1, BASE_MS - 10 * MINUTE_MS - 1), BASE_MS));
             assertEquals(ErrorCode.INVALID_TIMESTAMP, e.code());
             assertEquals("record 0 of the batch has SendTime 1699999399999 (2023-11-14T22:03:19.999Z), outside the "
                     + "allowed range [1699999400000, 1700003600000] = ReceiveTime 1700000000000 - "

@@ -21,6 +21,7 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
 public final class RecordBatchValidator {
     private final CRC32C crc = new CRC32C();
     private final RecordCursor cursor = new RecordCursor();
+    private long minSendTimeMs;
 
     /**
      * Validates the batch at {@code position} that must lie within {@code available} bytes.
@@ -30,6 +31,7 @@ public final class RecordBatchValidator {
      *         {@link ErrorCode#INVALID_TIMESTAMP} naming the record, its SendTime and the allowed range
      */
     public int validate(ByteBuffer buffer, int position, int available, SendTimeWindow window) {
+        minSendTimeMs = Long.MAX_VALUE;
         int totalSize = checkEnvelope(buffer, position, available);
         if (magic(buffer, position) != MAGIC_V1) {
             throw corrupt("unsupported magic " + magic(buffer, position) + "; this broker reads version " + MAGIC_V1);
@@ -54,6 +56,15 @@ public final class RecordBatchValidator {
         }
         checkRecords(buffer, position, totalSize, count, first, window);
         return totalSize;
+    }
+
+    /**
+     * The smallest SendTime of the records of the batch the last {@link #validate} accepted (the header holds the
+     * largest, {@link RecordBatchFormat#maxSendTime}): with it a SendTime window is checked without reading the
+     * records again.
+     */
+    public long minSendTimeMs() {
+        return minSendTimeMs;
     }
 
     private int checkEnvelope(ByteBuffer buffer, int position, int available) {
@@ -94,6 +105,7 @@ public final class RecordBatchValidator {
                 }
                 window.check(record, sendTime);
                 max = Math.max(max, sendTime);
+                minSendTimeMs = Math.min(minSendTimeMs, sendTime);
                 cursor.skipNullableBytes("key");
                 cursor.skipNullableBytes("value");
                 int headers = cursor.readUnsignedInt();
@@ -138,6 +150,12 @@ public final class RecordBatchValidator {
 
         void check(int record, long sendTimeMs) {
             check(record, sendTimeMs, receiveTimeMs, "ReceiveTime");
+        }
+
+        /** Whether every SendTime from {@code minSendTimeMs} to {@code maxSendTimeMs} is allowed: two comparisons. */
+        public boolean admits(long minSendTimeMs, long maxSendTimeMs) {
+            return !(afterMaxMs >= 0 && maxSendTimeMs - receiveTimeMs > afterMaxMs)
+                    && !(beforeMaxMs >= 0 && receiveTimeMs - minSendTimeMs > beforeMaxMs);
         }
 
         /**

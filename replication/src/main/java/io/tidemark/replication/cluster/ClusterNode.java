@@ -19,8 +19,7 @@ import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GrpcSnapshotSource;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
-import io.tidemark.replication.statemachine.PartitionIdentityStore;
-import io.tidemark.replication.statemachine.PartitionStateMachine;
+import io.tidemark.replication.statemachine.GroupStateMachine;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
@@ -88,8 +87,8 @@ public final class ClusterNode implements Closeable {
             throws IOException {
         ClusterMembers.Member self = members.member(config.nodeId());
         Files.createDirectories(config.dataDir());
-        PartitionIdentityStore identities = new PartitionIdentityStore(config.topicDefaults());
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
+        AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
         int copyChunkBytes = Math.min(config.maxFetchBytes(), MAX_COPY_CHUNK_BYTES);
         GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
@@ -99,7 +98,12 @@ public final class ClusterNode implements Closeable {
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
-                        : new PartitionStateMachine(identities, catchUp, clock))
+                        : new GroupStateMachine(config::topicConfig, catchUp, clock, changed -> {
+                            PartitionReplicas partitionReplicas = replicasRef.get();
+                            if (partitionReplicas != null) {
+                                partitionReplicas.leaderChanged(changed);
+                            }
+                        }))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
@@ -109,8 +113,9 @@ public final class ClusterNode implements Closeable {
                 .setRaftGroup(metadataGroup).build(), metadataMachine);
         String clusterName = config.clusterName().orElse("");
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
-        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin, identities,
-                liveness, raftStorageDir);
+        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin,
+                config::topicConfig, liveness, raftStorageDir);
+        replicasRef.set(replicas);
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata,

@@ -27,7 +27,7 @@ final class ClusterServiceAdapter extends ClusterServiceGrpc.ClusterServiceImplB
     public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
         ProbeResponse.Builder response = ProbeResponse.newBuilder().setNodeId(nodeId).setClusterName(clusterName);
         for (ReplicatedPartition partition : topics.replicasHere()) {
-            partition.leaderTerm().ifPresent(term -> response.addLeads(LeaderTerm.newBuilder()
+            partition.group().leaderTerm().ifPresent(term -> response.addLeads(LeaderTerm.newBuilder()
                     .setTopic(partition.id().topic()).setPartition(partition.id().partition()).setTerm(term)));
         }
         observer.onNext(response.build());

@@ -96,7 +96,7 @@ public final class PreferredLeaderBalancer implements Closeable {
     static PreferredLeaderBalancer start(BrokerConfig config, ReplicatedTopics topics, Leadership leadership,
                                          InstantSource clock, MetricRegistry registry) {
         Supplier<List<Leading>> leading = () -> topics.replicasHere().stream()
-                .flatMap(p -> p.leaderView().map(v -> new Leading(p.id(), p.preferredLeader(), v)).stream())
+                .flatMap(p -> p.group().leaderView().map(v -> new Leading(p.id(), p.preferredLeader(), v)).stream())
                 .toList();
         PreferredLeaderBalancer balancer = new PreferredLeaderBalancer(config.nodeId(), config.leaderBalance(),
                 config.raft().electionTimeoutMaxMs(), leading, leadership, clock, registry);

@@ -1,23 +1,23 @@
 package io.tidemark.replication.cluster;
 
 import io.grpc.stub.StreamObserver;
-import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GetSnapshotRequest;
 import io.tidemark.proto.v1.GetSnapshotResponse;
+import io.tidemark.proto.v1.GroupSnapshot;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
-import io.tidemark.proto.v1.SnapshotDescriptor;
-import io.tidemark.replication.raft.RaftGroups;
-import io.tidemark.replication.statemachine.PartitionStateMachine;
+import io.tidemark.replication.statemachine.GroupStateMachine;
+import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
 
 import java.io.IOException;
+import java.util.UUID;
 
 /**
- * The internal {@code ReplicaService} (replica.proto) of a cluster node: the latest snapshot of the partition
- * replicas it holds, for replicas on other brokers that catch up from it.
+ * The internal {@code ReplicaService} (replica.proto) of a cluster node: the latest snapshot of the replicas of
+ * partition groups it runs, for replicas on other brokers that catch up from it.
  */
 final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplBase {
     private final RaftServer server;
@@ -28,26 +28,31 @@ final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplB
 
     @Override
     public void getSnapshot(GetSnapshotRequest request, StreamObserver<GetSnapshotResponse> observer) {
-        TopicPartition partition = new TopicPartition(request.getTopic(), request.getPartition());
         try {
-            PartitionStateMachine stateMachine = stateMachine(partition);
-            io.tidemark.replication.snapshot.SnapshotDescriptor snapshot = stateMachine.latestSnapshot()
-                    .orElseThrow(() -> new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of " + partition
-                            + " on this broker has taken no snapshot yet"));
-            observer.onNext(GetSnapshotResponse.newBuilder().setSnapshot(SnapshotDescriptor.newBuilder()
-                    .setTerm(snapshot.term()).setIndex(snapshot.index()).setLogStartOffset(snapshot.logStartOffset())
-                    .setLogEndOffset(snapshot.logEndOffset())).build());
+            GroupSnapshot snapshot = stateMachine(request.getGroupId()).latestSnapshot()
+                    .orElseThrow(() -> new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of Raft group "
+                            + request.getGroupId() + " on this broker has taken no snapshot yet"));
+            observer.onNext(GetSnapshotResponse.newBuilder().setSnapshot(snapshot).build());
             observer.onCompleted();
         } catch (TidemarkException e) {
             observer.onError(GrpcErrors.toStatusException(e));
         }
     }
 
-    private PartitionStateMachine stateMachine(TopicPartition partition) {
+    private GroupStateMachine stateMachine(String groupId) {
+        RaftGroupId id;
         try {
-            return (PartitionStateMachine) server.getDivision(RaftGroups.partition(partition)).getStateMachine();
+            id = RaftGroupId.valueOf(UUID.fromString(groupId));
+        } catch (IllegalArgumentException e) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "group id '" + groupId + "' is not a UUID");
+        }
+        try {
+            if (server.getDivision(id).getStateMachine() instanceof GroupStateMachine stateMachine) {
+                return stateMachine;
+            }
+            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "Raft group " + groupId + " hosts no partitions");
         } catch (IOException e) {
-            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "this broker holds no replica of " + partition
+            throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "this broker does not run Raft group " + groupId
                     + ": " + e.getMessage());
         }
     }

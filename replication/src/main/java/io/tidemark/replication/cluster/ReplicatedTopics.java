@@ -173,12 +173,13 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     @Override
     public void topicCreated(TopicAssignment assignment) {
         TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
+        UUID topicId = TopicIds.fromBytes(assignment.getTopicId());
         List<Partition> partitions = new ArrayList<>();
         for (PartitionAssignment p : assignment.getPartitionsList()) {
-            partitions.add(replicas.open(new TopicPartition(assignment.getName(), p.getPartition()), p,
+            partitions.add(replicas.open(new TopicPartition(assignment.getName(), p.getPartition()), topicId, p,
                     assignment.getOverridesMap()));
         }
-        topics.put(assignment.getName(), new Topic(assignment.getName(), TopicIds.fromBytes(assignment.getTopicId()),
+        topics.put(assignment.getName(), new Topic(assignment.getName(), topicId,
                 assignment.getReplicationFactor(), assignment.getOverridesMap(), config, partitions));
         partitions.stream().filter(ReplicatedPartition.class::isInstance).forEach(replicaListener::holding);
     }
@@ -187,7 +188,10 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     public void topicAltered(TopicAssignment assignment) {
         Topic topic = topics.get(assignment.getName());
         TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
-        topic.partitions().forEach(p -> p.updateConfig(config));
+        topic.partitions().forEach(p -> {
+            p.updateConfig(config);
+            replicas.overridesChanged(p.id(), topic.id(), assignment.getOverridesMap());
+        });
         topics.put(assignment.getName(), new Topic(topic.name(), topic.id(), topic.replicationFactor(),
                 assignment.getOverridesMap(), config, topic.partitions()));
     }
@@ -218,7 +222,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         TopicPartition id = new TopicPartition(assignment.getName(), before.getPartition());
         List<Partition> partitions = new ArrayList<>(topic.partitions());
         Partition was = partitions.get(id.partition());
-        Partition now = replicas.reassigned(id, before, assignment.getPartitions(id.partition()),
+        Partition now = replicas.reassigned(id, TopicIds.fromBytes(assignment.getTopicId()), before,
+                assignment.getPartitions(id.partition()),
                 assignment.getOverridesMap());
         partitions.set(id.partition(), now);
         topics.put(topic.name(), new Topic(topic.name(), topic.id(), replicationFactor(assignment), topic.overrides(),

@@ -1,7 +1,8 @@
 package io.tidemark.replication.partition;
 
 import io.tidemark.core.log.AppendResult;
-import io.tidemark.replication.statemachine.PartitionEntryFormat;
+import io.tidemark.replication.statemachine.GroupEntryFormat;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -12,11 +13,12 @@ import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 /**
- * Group commit for one partition: the batches produced while the partition's previous Raft entries are in flight
- * wait here and then go together as one entry, so a busy partition pays one Raft round (a gRPC append to each
- * follower, an fsync on each replica) for many produce requests instead of one each. shared/notes/ratis.md
- * measured a Raft group at 0.3 MB/s with 1 KiB entries and 30 MB/s with 256 KiB ones: the size of an entry is the
- * lever. Each produce request still gets its own answer: its batch's outcome in the entry's reply.
+ * Group commit for one partition group: the batches produced for any of its partitions while the group's previous
+ * Raft entries are in flight wait here and then go together as one entry ({@link GroupEntryFormat}), so the group pays
+ * one Raft round (a gRPC append to each follower, an fsync on each replica) for many produce requests of many
+ * partitions instead of one each. shared/notes/ratis.md measured a Raft group at 0.3 MB/s with 1 KiB entries and
+ * 30 MB/s with 256 KiB ones: the size of an entry is the lever, and the number of partitions does not change it.
+ * Each produce request still gets its own answer: its batch's outcome in the entry's reply.
  *
  * <p>At most {@code maxInFlight} entries are in flight; when one is answered, everything that waits (up to
  * {@code maxEntryBytes}, and always at least one batch) becomes the next entry. Batches keep their arrival order,
@@ -27,24 +29,24 @@ import java.util.function.Function;
 final class GroupCommit {
     private final int maxEntryBytes;
     private final int maxInFlight;
-    private final Function<byte[], CompletableFuture<ByteBuffer>> submit;
+    private final Function<ByteString, CompletableFuture<ByteBuffer>> submit;
     private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
     private int inFlight;
 
     /**
      * @param maxEntryBytes the size an entry grows to at most by coalescing (a single larger batch still goes)
      * @param maxInFlight   how many entries may be in flight at once
-     * @param submit        submits a request ({@link PartitionEntryFormat}) to the group; completes with its reply,
-     *                      or fails with the error every batch of it gets
+     * @param submit        submits a request ({@link GroupEntryFormat}) to the group; completes with its reply, or fails
+     *                      with the error every batch of it gets
      */
-    GroupCommit(int maxEntryBytes, int maxInFlight, Function<byte[], CompletableFuture<ByteBuffer>> submit) {
+    GroupCommit(int maxEntryBytes, int maxInFlight, Function<ByteString, CompletableFuture<ByteBuffer>> submit) {
         this.maxEntryBytes = maxEntryBytes;
         this.maxInFlight = maxInFlight;
         this.submit = submit;
     }
 
-    /** Appends {@code batch} (validated by the caller, not modified) with the next entry; completes with its outcome. */
-    CompletableFuture<AppendResult> append(ByteBuffer batch) {
+    /** Appends a batch (admitted by the caller, not modified) with the next entry; completes with its outcome. */
+    CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch) {
         Waiting waiting = new Waiting(batch, new CompletableFuture<>());
         List<Waiting> entry;
         synchronized (this) {
@@ -63,9 +65,9 @@ final class GroupCommit {
             return null;
         }
         List<Waiting> entry = new ArrayList<>();
-        long bytes = PartitionEntryFormat.REQUEST_HEADER_BYTES;
+        long bytes = GroupEntryFormat.tableBytes(0);
         while (!queue.isEmpty()) {
-            long framed = PartitionEntryFormat.BATCH_FRAME_BYTES + queue.peek().batch.remaining();
+            long framed = GroupEntryFormat.SLOT_BYTES + queue.peek().batch.batch().remaining();
             if (!entry.isEmpty() && bytes + framed > maxEntryBytes) {
                 break;
             }
@@ -77,11 +79,11 @@ final class GroupCommit {
     }
 
     private void send(List<Waiting> entry) {
-        List<ByteBuffer> batches = new ArrayList<>(entry.size());
+        List<GroupEntryFormat.Submitted> batches = new ArrayList<>(entry.size());
         entry.forEach(w -> batches.add(w.batch));
         CompletableFuture<ByteBuffer> reply;
         try {
-            reply = submit.apply(PartitionEntryFormat.request(batches));
+            reply = submit.apply(GroupEntryFormat.request(batches));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -105,15 +107,15 @@ final class GroupCommit {
             entry.forEach(w -> w.result.completeExceptionally(cause));
             return;
         }
-        List<PartitionEntryFormat.Outcome> outcomes;
+        List<GroupEntryFormat.Outcome> outcomes;
         try {
-            outcomes = PartitionEntryFormat.readReply(reply, entry.size());
+            outcomes = GroupEntryFormat.readReply(reply, entry.size());
         } catch (RuntimeException e) {
             entry.forEach(w -> w.result.completeExceptionally(e));
             return;
         }
         for (int i = 0; i < entry.size(); i++) {
-            PartitionEntryFormat.Outcome outcome = outcomes.get(i);
+            GroupEntryFormat.Outcome outcome = outcomes.get(i);
             CompletableFuture<AppendResult> result = entry.get(i).result;
             if (outcome.refused() != null) {
                 result.completeExceptionally(outcome.refused());
@@ -123,6 +125,6 @@ final class GroupCommit {
         }
     }
 
-    private record Waiting(ByteBuffer batch, CompletableFuture<AppendResult> result) {
+    private record Waiting(GroupEntryFormat.Submitted batch, CompletableFuture<AppendResult> result) {
     }
 }

@@ -8,7 +8,7 @@ import java.util.Map;
  * @param term        the leader's term: a new term means leadership changed hands, possibly back to this broker
  * @param commitIndex the group's commit index on the leader
  * @param followers   by node id; empty while the leader's view of them is not consistent (see
- *                    {@link ReplicatedPartition#leaderView()})
+ *                    {@link PartitionGroup#leaderView()})
  */
 public record LeaderView(long term, long commitIndex, Map<Integer, Follower> followers) {
     public LeaderView {

@@ -21,14 +21,14 @@ import java.util.concurrent.TimeUnit;
  *       defaults; 300-600 ms failed over in 0.6-1.1 s after a crash without churn under load (1-2 s took 2.9-3.4
  *       s);</li>
  *   <li>log write buffer 1 MiB instead of 8 MiB, and the appender byte limit (also the largest entry) just under
- *       it: the write buffer is direct memory per partition replica, and 8 MiB ran out of direct memory at ~255
+ *       it: the write buffer is direct memory per group replica, and 8 MiB ran out of direct memory at ~255
  *       replicas with -Xmx2g; group commit fills entries up to {@link #maxRequestBytes};</li>
  *   <li>automatic snapshots every 10,000 entries, so the Raft log of a busy partition is purged behind what every
- *       follower has (a snapshot is a fsync of the partition log, see PartitionStateMachine);</li>
+ *       follower has (a snapshot is a fsync of the group's partition logs, see GroupStateMachine);</li>
  *   <li>no snapshot installation by Ratis (notification mode): a snapshot names a position in the partition log,
  *       not its bytes, so it cannot be shipped as files; Ratis tells a replica that fell behind a purge (or that
  *       joins a group) to install one, and the replica copies the leader's log itself through the brokers' API
- *       (PartitionStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
+ *       (GroupStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
  *   <li>one thread (ended when idle) in each group's server and client request pools instead of unbounded
  *       pools, which multiplied threads under load;</li>
  *   <li>a torn last entry of the Raft log (a crash mid-write) is dropped with a warning rather than stopping the
@@ -73,7 +73,7 @@ public final class RaftSettings {
     }
 
     /**
-     * The largest request ({@code PartitionEntryFormat}) a partition group takes as one entry: the appender's byte
+     * The largest request ({@code GroupEntryFormat}) a partition group takes as one entry: the appender's byte
      * limit less {@link #ENTRY_OVERHEAD_BYTES} for the entry's header and the fields Ratis wraps it in. A larger
      * entry would not fit in the Raft log's write buffer, which Ratis treats as an I/O failure of the group.
      */

@@ -2,24 +2,29 @@ package io.tidemark.replication.snapshot;
 
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.PartitionLog;
-import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.PartitionSnapshot;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.InstantSource;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 
 /**
- * A broker's catch-up of partition replicas that fell behind their leader's purged Raft log: copies the leader's
- * latest snapshot, that is its partition log up to the snapshot's log end offset, into a {@link StagedInstall}
- * and commits it. The state machine then tells Ratis the snapshot's (term, index), and Ratis reloads it, which
- * completes the install ({@link StagedInstall#finish}), and continues with the entries after it.
+ * A broker's catch-up of replicas of partition groups that fell behind their leader's purged Raft log: copies the
+ * leader's latest snapshot, that is each hosted partition's log up to the snapshot's log end offset, into a
+ * {@link StagedInstall} and commits it. The state machine then tells Ratis the snapshot's (term, index), and Ratis
+ * reloads it, which completes the install ({@link StagedInstall#finish}), and continues with the entries after it.
  *
  * <p>The leader's snapshot must reach the first entry its Raft log still has ({@code snapshot index + 1 >= first
  * available index}), else the entries between would be missing: the copy then fails and Ratis asks again (the
@@ -33,9 +38,12 @@ public final class CatchUp implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(CatchUp.class);
     private static final int THREADS = 2;
 
-    /** One replica's install: where it copies to and how it names itself. */
-    public record Replica(String name, TopicPartition partition, TopicConfig config, StagedInstall staging,
-                          BooleanSupplier closed) {
+    /**
+     * One replica's install: where it copies to, how it names itself, and the config of a partition with the given
+     * overrides.
+     */
+    public record Replica(String name, UUID groupId, StagedInstall staging,
+                          Function<Map<String, String>, TopicConfig> configs, BooleanSupplier closed) {
     }
 
     private final SnapshotSource source;
@@ -55,14 +63,14 @@ public final class CatchUp implements Closeable {
     }
 
     /**
-     * Copies the latest snapshot of the replica on {@code leaderNodeId} into {@code replica}'s staging area and
-     * commits it.
+     * Copies the latest snapshot of the group's replica on {@code leaderNodeId} into {@code replica}'s staging area
+     * and commits it.
      *
      * @param firstAvailableIndex the first Raft index the leader still has
      * @return completes with the snapshot installed, or exceptionally with why not
      */
-    public CompletableFuture<SnapshotDescriptor> install(Replica replica, int leaderNodeId, long firstAvailableIndex) {
-        CompletableFuture<SnapshotDescriptor> installed = new CompletableFuture<>();
+    public CompletableFuture<GroupSnapshot> install(Replica replica, int leaderNodeId, long firstAvailableIndex) {
+        CompletableFuture<GroupSnapshot> installed = new CompletableFuture<>();
         try {
             executor.execute(() -> {
                 try {
@@ -79,26 +87,31 @@ public final class CatchUp implements Closeable {
         return installed;
     }
 
-    private SnapshotDescriptor copy(Replica replica, int leaderNodeId, long firstAvailableIndex) throws IOException {
-        SnapshotDescriptor snapshot = source.latestSnapshot(leaderNodeId, replica.partition());
-        if (snapshot.index() + 1 < firstAvailableIndex) {
-            throw new IOException("the latest snapshot of node " + leaderNodeId + " is at index " + snapshot.index()
+    private GroupSnapshot copy(Replica replica, int leaderNodeId, long firstAvailableIndex) throws IOException {
+        GroupSnapshot snapshot = source.latestSnapshot(leaderNodeId, replica.groupId());
+        if (snapshot.getIndex() + 1 < firstAvailableIndex) {
+            throw new IOException("the latest snapshot of node " + leaderNodeId + " is at index " + snapshot.getIndex()
                     + " but its Raft log starts at " + firstAvailableIndex + ": the entries between would be missing");
         }
-        LOG.info("{}: catching up by copying offsets [{}, {}) of {} from node {} (its snapshot at term {} index {})",
-                replica.name(), snapshot.logStartOffset(), snapshot.logEndOffset(), replica.partition(), leaderNodeId,
-                snapshot.term(), snapshot.index());
+        LOG.info("{}: catching up by copying the {} partitions of node {}'s snapshot at term {} index {}",
+                replica.name(), snapshot.getPartitionsCount(), leaderNodeId, snapshot.getTerm(), snapshot.getIndex());
         replica.staging().begin();
-        SegmentCopy.Copied copied;
-        try (PartitionLog copy = PartitionLog.recreate(replica.staging().logDir(), replica.config(),
-                snapshot.logStartOffset(), clock.millis())) {
-            copied = SegmentCopy.run(replica.name(), source, leaderNodeId, replica.partition(), snapshot, copy,
-                    chunkBytes, replica.closed(), clock);
+        for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
+            Path dir = replica.staging().partitionsDir().resolve(PartitionDirectories.name(partition.getPartition()));
+            TopicConfig config = replica.configs().apply(partition.getPartition().getOverridesMap());
+            SegmentCopy.Copied copied;
+            try (PartitionLog copy = PartitionLog.recreate(dir, config, partition.getLogStartOffset(),
+                    clock.millis())) {
+                copied = SegmentCopy.run(replica.name(), source, leaderNodeId, partition, copy, chunkBytes,
+                        replica.closed(), clock);
+            }
+            LOG.info("{}: copied {} batches, {} bytes of {}-{} [{}, {}) from node {} in {} ms", replica.name(),
+                    copied.batches(), copied.bytes(), partition.getPartition().getTopic(),
+                    partition.getPartition().getPartition(), partition.getLogStartOffset(),
+                    partition.getLogEndOffset(), leaderNodeId, copied.elapsedMs());
         }
         replica.staging().commit(snapshot);
-        LOG.info("{}: copied {} batches, {} bytes of {} from node {} in {} ms; snapshot at term {} index {} ready",
-                replica.name(), copied.batches(), copied.bytes(), replica.partition(), leaderNodeId,
-                copied.elapsedMs(), snapshot.term(), snapshot.index());
+        LOG.info("{}: snapshot at term {} index {} ready", replica.name(), snapshot.getTerm(), snapshot.getIndex());
         return snapshot;
     }
 

@@ -7,19 +7,22 @@ import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GetSnapshotRequest;
+import io.tidemark.proto.v1.GroupSnapshot;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
 
 import java.io.Closeable;
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
  * {@link SnapshotSource} over the brokers' own gRPC API: {@code ReplicaService.GetSnapshot} (replica.proto) for the
- * snapshot and {@code BrokerService.Fetch} for the batches, which any replica serves from its log. One channel per
+ * snapshot and {@code BrokerService.Fetch} for the batches, which the leader serves from its logs. One channel per
  * broker, kept until {@link #close}; each call has a deadline of {@value #CALL_TIMEOUT_MS} ms.
  *
  * <p>Thread-safe.
@@ -46,26 +49,23 @@ public final class GrpcSnapshotSource implements SnapshotSource, Closeable {
     }
 
     @Override
-    public SnapshotDescriptor latestSnapshot(int nodeId, TopicPartition partition) {
+    public GroupSnapshot latestSnapshot(int nodeId, UUID groupId) {
         try {
-            io.tidemark.proto.v1.SnapshotDescriptor answer = ReplicaServiceGrpc.newBlockingStub(channel(nodeId))
+            return ReplicaServiceGrpc.newBlockingStub(channel(nodeId))
                     .withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS)
-                    .getSnapshot(GetSnapshotRequest.newBuilder().setTopic(partition.topic())
-                            .setPartition(partition.partition()).build()).getSnapshot();
-            return new SnapshotDescriptor(answer.getTerm(), answer.getIndex(), answer.getLogStartOffset(),
-                    answer.getLogEndOffset());
+                    .getSnapshot(GetSnapshotRequest.newBuilder().setGroupId(groupId.toString()).build()).getSnapshot();
         } catch (StatusRuntimeException e) {
             throw GrpcErrors.fromThrowable(e);
         }
     }
 
     @Override
-    public ByteBuffer fetch(int nodeId, TopicPartition partition, long offset, int maxBytes) {
+    public ByteBuffer fetch(int nodeId, TopicPartition partition, UUID topicId, long offset, int maxBytes) {
         try {
             return BrokerServiceGrpc.newBlockingStub(channel(nodeId))
                     .withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS)
                     .fetch(FetchRequest.newBuilder().setTopic(partition.topic()).setPartition(partition.partition())
-                            .setOffset(offset).setMaxBytes(maxBytes).build())
+                            .setTopicId(TopicIds.toBytes(topicId)).setOffset(offset).setMaxBytes(maxBytes).build())
                     .getBatches().asReadOnlyByteBuffer();
         } catch (StatusRuntimeException e) {
             throw GrpcErrors.fromThrowable(e);

@@ -4,6 +4,8 @@ import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.PartitionSnapshot;
 import io.tidemark.proto.v1.ErrorCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,11 +14,12 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.time.InstantSource;
+import java.util.UUID;
 import java.util.function.BooleanSupplier;
 
 /**
- * Copies the batches of a snapshot, {@code [logStartOffset, logEndOffset)}, from another broker's replica into an
- * empty log that starts at {@code logStartOffset}, unchanged: each batch keeps its base offset, ReceiveTime and
+ * Copies the batches of a partition of a group snapshot, {@code [logStartOffset, logEndOffset)}, from another
+ * broker's replica into an empty log that starts at {@code logStartOffset}, unchanged: each batch keeps its base offset, ReceiveTime and
  * CRC ({@link PartitionLog#appendStamped}, which also checks the CRC and that offsets follow on). Batches at or
  * after the snapshot's log end are not copied: Raft gives them to the replica after the install.
  *
@@ -40,12 +43,14 @@ final class SegmentCopy {
      * @param cancelled  checked between fetches: the replica is closing
      * @throws IOException when the source's batches do not add up to the snapshot, or the copy was cancelled
      */
-    static Copied run(String name, SnapshotSource source, int nodeId, TopicPartition partition,
-                      SnapshotDescriptor snapshot, PartitionLog into, int chunkBytes, BooleanSupplier cancelled,
-                      InstantSource clock) throws IOException {
+    static Copied run(String name, SnapshotSource source, int nodeId, PartitionSnapshot snapshot, PartitionLog into,
+                      int chunkBytes, BooleanSupplier cancelled, InstantSource clock) throws IOException {
         long startMs = clock.millis();
-        long start = snapshot.logStartOffset();
-        long end = snapshot.logEndOffset();
+        long start = snapshot.getLogStartOffset();
+        long end = snapshot.getLogEndOffset();
+        TopicPartition partition = new TopicPartition(snapshot.getPartition().getTopic(),
+                snapshot.getPartition().getPartition());
+        UUID topicId = TopicIds.fromBytes(snapshot.getPartition().getTopicId());
         long batches = 0;
         long bytes = 0;
         int stepsLogged = 0;
@@ -55,7 +60,7 @@ final class SegmentCopy {
                         + into.logEndOffset() + " of [" + start + ", " + end + ")");
             }
             long from = into.logEndOffset();
-            ByteBuffer chunk = source.fetch(nodeId, partition, from, chunkBytes);
+            ByteBuffer chunk = source.fetch(nodeId, partition, topicId, from, chunkBytes);
             if (!chunk.hasRemaining()) {
                 throw new IOException("node " + nodeId + " returned no batch of " + partition + " at offset " + from
                         + ", below its snapshot's log end offset " + end);

@@ -3,12 +3,16 @@ package io.tidemark.replication.partition;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.replication.statemachine.GroupEntryFormat;
+import io.tidemark.replication.statemachine.PartitionKey;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -17,11 +21,18 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+/**
+ * Group commit over a scripted group: the requests it submits (shown as PARTITION:BATCH-HEX per batch, partitions
+ * 0 and 1 of one topic) and the replies the test gives.
+ */
 class GroupCommitTest {
     private static final HexFormat HEX = HexFormat.of();
+    private static final UUID TOPIC = new UUID(1, 2);
+    /** An entry's table with one slot: the size of a one-batch entry besides its batch. */
+    private static final int ONE_SLOT = GroupEntryFormat.tableBytes(1);
 
     /** The requests submitted, each with the future the test completes as the group's reply. */
-    private final List<byte[]> requests = new ArrayList<>();
+    private final List<ByteString> requests = new ArrayList<>();
     private final List<CompletableFuture<ByteBuffer>> replies = new ArrayList<>();
 
     private GroupCommit groupCommit(int maxEntryBytes, int maxInFlight) {
@@ -33,12 +44,17 @@ class GroupCommitTest {
         });
     }
 
-    private static ByteBuffer batch(int... bytes) {
+    /** A batch of partition 0 with these bytes. */
+    private static GroupEntryFormat.Submitted batch(int... bytes) {
+        return batchOf(0, bytes);
+    }
+
+    private static GroupEntryFormat.Submitted batchOf(int partition, int... bytes) {
         ByteBuffer batch = ByteBuffer.allocate(bytes.length);
         for (int b : bytes) {
             batch.put((byte) b);
         }
-        return batch.flip();
+        return new GroupEntryFormat.Submitted(new PartitionKey(TOPIC, partition), batch.flip(), 1, 2, false);
     }
 
     /** A reply appending every batch: batch i at offset 10 * i with ReceiveTime 7. */
@@ -57,10 +73,10 @@ class GroupCommitTest {
         CompletableFuture<AppendResult> second = commit.append(batch(2, 2));
         CompletableFuture<AppendResult> third = commit.append(batch(3));
 
-        assertEquals(List.of("00000001" + "00000001" + "01"), hex(requests));
+        assertEquals(List.of(List.of("0:01")), described(requests));
         replies.get(0).complete(appendedReply(1));
         assertEquals(new AppendResult(0, 1, 7), first.get());
-        assertEquals("00000002" + "00000002" + "0202" + "00000001" + "03", HEX.formatHex(requests.get(1)));
+        assertEquals(List.of("0:0202", "0:03"), described(requests.get(1)));
         assertFalse(second.isDone());
 
         ByteBuffer reply = ByteBuffer.allocate(4 + 25 + 9 + 4).putInt(2)
@@ -77,8 +93,8 @@ class GroupCommitTest {
 
     @Test
     void anEntryGrowsUpToTheLimitAndAtLeastOneBatchGoes() {
-        // request header 4 bytes, each batch framed with 4 bytes: 4 + (4 + 3) * 2 = 18 fits, a third does not
-        GroupCommit commit = groupCommit(18, 1);
+        // the table's 5 bytes and a 52-byte slot per batch: two batches of 3 bytes fit, a third does not
+        GroupCommit commit = groupCommit(GroupEntryFormat.tableBytes(2) + 6, 1);
         commit.append(batch(0));
         commit.append(batch(1, 1, 1));
         commit.append(batch(2, 2, 2));
@@ -86,14 +102,26 @@ class GroupCommitTest {
         replies.get(0).complete(appendedReply(1));
         replies.get(1).complete(appendedReply(2));
 
-        assertEquals(List.of("00000001" + "00000001" + "00",
-                "00000002" + "00000003" + "010101" + "00000003" + "020202",
-                "00000001" + "00000003" + "030303"), hex(requests));
+        assertEquals(List.of(List.of("0:00"), List.of("0:010101", "0:020202"), List.of("0:030303")),
+                described(requests));
 
-        GroupCommit small = groupCommit(5, 1);
+        GroupCommit small = groupCommit(ONE_SLOT, 1);
         requests.clear();
         small.append(batch(9, 9, 9, 9, 9, 9, 9, 9));
-        assertEquals(List.of("00000001" + "00000008" + "0909090909090909"), hex(requests));
+        assertEquals(List.of(List.of("0:0909090909090909")), described(requests));
+    }
+
+    @Test
+    void batchesOfEveryPartitionOfTheGroupShareAnEntry() {
+        GroupCommit commit = groupCommit(1 << 20, 1);
+        commit.append(batchOf(0, 1));
+        commit.append(batchOf(1, 2));
+        commit.append(batchOf(0, 3));
+        commit.append(batchOf(1, 4));
+        replies.get(0).complete(appendedReply(1));
+
+        assertEquals(List.of(List.of("0:01"), List.of("1:02", "0:03", "1:04")), described(requests),
+                "one Raft entry, whatever the partitions, in arrival order");
     }
 
     @Test
@@ -104,9 +132,9 @@ class GroupCommitTest {
         commit.append(batch(3));
         commit.append(batch(4));
 
-        assertEquals(List.of("00000001" + "00000001" + "01", "00000001" + "00000001" + "02"), hex(requests));
+        assertEquals(List.of(List.of("0:01"), List.of("0:02")), described(requests));
         replies.get(1).complete(appendedReply(1));
-        assertEquals("00000002" + "00000001" + "03" + "00000001" + "04", HEX.formatHex(requests.get(2)));
+        assertEquals(List.of("0:03", "0:04"), described(requests.get(2)));
     }
 
     @Test
@@ -133,7 +161,21 @@ class GroupCommitTest {
         assertSame(closed, assertThrows(ExecutionException.class, () -> commit.append(batch(2)).get()).getCause());
     }
 
-    private static List<String> hex(List<byte[]> requests) {
-        return requests.stream().map(HEX::formatHex).toList();
+    private static List<List<String>> described(List<ByteString> requests) {
+        return requests.stream().map(GroupCommitTest::described).toList();
+    }
+
+    /** Each batch of a request as PARTITION:BATCH-HEX, in order. */
+    private static List<String> described(ByteString request) {
+        ByteBuffer entry = request.asReadOnlyByteBuffer();
+        List<ByteBuffer> batches = GroupEntryFormat.batches(entry);
+        List<String> described = new ArrayList<>();
+        for (int i = 0; i < batches.size(); i++) {
+            ByteBuffer batch = batches.get(i);
+            byte[] bytes = new byte[batch.remaining()];
+            batch.get(bytes);
+            described.add(GroupEntryFormat.slot(entry, i).partition().partition() + ":" + HEX.formatHex(bytes));
+        }
+        return described;
     }
 }

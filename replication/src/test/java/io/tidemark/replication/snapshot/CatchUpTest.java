@@ -6,6 +6,10 @@ import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.GroupPartition;
+import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.PartitionSnapshot;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -31,17 +36,23 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A replica catching up from another broker's replica of the partition (the source is a log in this test). */
+/**
+ * A replica catching up from another broker's replica of a group hosting partitions 0 and 1 of orders (the source is
+ * two logs in this test).
+ */
 class CatchUpTest {
     private static final long BASE_MS = 1_700_000_000_000L;
-    private static final TopicPartition PARTITION = new TopicPartition("orders", 0);
     private static final TopicConfig CONFIG = TopicConfig.parse(Map.of("segment.bytes", "400"));
+    private static final UUID ORDERS = new UUID(3, 4);
+    private static final UUID GROUP = new UUID(5, 6);
     private static final int LEADER = 2;
 
     @TempDir
     Path dir;
+    /** The leader's logs of orders-0 (retention moved its start, it goes on after the snapshot) and of orders-1. */
     private PartitionLog leaderLog;
-    private SnapshotDescriptor snapshot;
+    private PartitionLog otherLog;
+    private GroupSnapshot snapshot;
     private final List<String> fetches = new CopyOnWriteArrayList<>();
     private volatile TidemarkException failFetchAfterFirst;
     private CatchUp catchUp;
@@ -50,33 +61,43 @@ class CatchUpTest {
     /** The leader's replica as another broker reads it: its snapshot and its batches. */
     private final SnapshotSource source = new SnapshotSource() {
         @Override
-        public SnapshotDescriptor latestSnapshot(int nodeId, TopicPartition partition) {
+        public GroupSnapshot latestSnapshot(int nodeId, UUID groupId) {
+            assertEquals(GROUP, groupId);
             return snapshot;
         }
 
         @Override
-        public ByteBuffer fetch(int nodeId, TopicPartition partition, long offset, int maxBytes) {
+        public ByteBuffer fetch(int nodeId, TopicPartition partition, UUID topicId, long offset, int maxBytes) {
+            assertEquals(ORDERS, topicId, "the reads are pinned to the topic's id");
             fetches.add(nodeId + ":" + partition + "@" + offset);
             if (failFetchAfterFirst != null && fetches.size() > 1) {
                 throw failFetchAfterFirst;
             }
-            return leaderLog.read(offset, maxBytes).batches();
+            return (partition.partition() == 0 ? leaderLog : otherLog).read(offset, maxBytes).batches();
         }
     };
 
     @BeforeEach
     void leaderWithASnapshotBehindItsEnd() throws IOException {
         leaderLog = PartitionLog.open(dir.resolve("leader"), CONFIG, BASE_MS);
+        otherLog = PartitionLog.open(dir.resolve("leader-1"), CONFIG, BASE_MS);
         for (int i = 0; i < 30; i++) {
             RecordBatchBuilder batch = new RecordBatchBuilder();
             for (int r = 0; r <= i % 3; r++) {
                 batch.append(BASE_MS + i, null, ("record " + i + "/" + r).getBytes(StandardCharsets.UTF_8));
             }
             leaderLog.append(batch.build(), BASE_MS + i);
+            if (i < 5) {
+                otherLog.append(new RecordBatchBuilder().append(BASE_MS + i, null, new byte[] {(byte) i}).build(),
+                        BASE_MS + i);
+            }
         }
         leaderLog.deleteExpiredSegments(BASE_MS + 604_800_000L + 10);
-        long snapshotEnd = batchBoundaryAfter(45);
-        snapshot = new SnapshotDescriptor(3, 77, leaderLog.logStartOffset(), snapshotEnd);
+        snapshot = GroupSnapshot.newBuilder().setTerm(3).setIndex(77)
+                .addPartitions(PartitionSnapshot.newBuilder().setPartition(partition(0))
+                        .setLogStartOffset(leaderLog.logStartOffset()).setLogEndOffset(batchBoundaryAfter(45)))
+                .addPartitions(PartitionSnapshot.newBuilder().setPartition(partition(1)).setLogEndOffset(5))
+                .build();
         catchUp = new CatchUp(source, 300, InstantSource.fixed(Instant.ofEpochMilli(BASE_MS)));
         staging = new StagedInstall(dir.resolve("sm"));
     }
@@ -85,14 +106,24 @@ class CatchUpTest {
     void close() throws IOException {
         catchUp.close();
         leaderLog.close();
+        otherLog.close();
     }
 
     private long batchBoundaryAfter(long offset) {
         return RecordBatchFormat.lastOffset(leaderLog.read(offset, 1).batches(), 0) + 1;
     }
 
+    private static GroupPartition partition(int partition) {
+        return GroupPartition.newBuilder().setTopic("orders").setTopicId(TopicIds.toBytes(ORDERS))
+                .setPartition(partition).build();
+    }
+
     private CatchUp.Replica replica(boolean closed) {
-        return new CatchUp.Replica("n1@orders-0", PARTITION, CONFIG, staging, () -> closed);
+        return new CatchUp.Replica("n1@group", GROUP, staging, overrides -> CONFIG, () -> closed);
+    }
+
+    private PartitionSnapshot orders0() {
+        return snapshot.getPartitions(0);
     }
 
     private static List<ByteBuffer> batches(PartitionLog log, long from, long to) {
@@ -106,22 +137,26 @@ class CatchUpTest {
     }
 
     @Test
-    void copiesTheSnapshotsBatchesUnchangedAndCommitsThem() throws IOException {
-        assertTrue(snapshot.logStartOffset() > 0 && snapshot.logEndOffset() < leaderLog.logEndOffset(),
+    void copiesEveryPartitionsBatchesUnchangedAndCommitsThem() throws IOException {
+        assertTrue(orders0().getLogStartOffset() > 0 && orders0().getLogEndOffset() < leaderLog.logEndOffset(),
                 "the leader's log starts after 0 (retention) and goes on after its snapshot");
 
         assertEquals(snapshot, catchUp.install(replica(false), LEADER, 78).join());
 
-        assertTrue(fetches.size() > 1, "several fetches of at most 300 bytes: " + fetches);
-        assertTrue(fetches.stream().allMatch(f -> f.startsWith(LEADER + ":orders-0@")), "all from the leader");
-        assertEquals(Optional.of(snapshot), InstallManifest.read(dir.resolve("sm").resolve("install")));
-        Path live = dir.resolve("sm").resolve("log");
+        assertTrue(fetches.size() > 2, "several fetches of at most 300 bytes: " + fetches);
+        assertTrue(fetches.stream().allMatch(f -> f.startsWith(LEADER + ":orders-")), "all from the leader");
+        assertEquals(Optional.of(snapshot), GroupSnapshotFile.readIfWhole(dir.resolve("sm").resolve("install")
+                .resolve(StagedInstall.MANIFEST)));
+        Path live = dir.resolve("sm").resolve("partitions");
         assertEquals(Optional.of(snapshot), staging.finish(live, s -> { }));
-        try (PartitionLog copy = PartitionLog.open(live, CONFIG, BASE_MS)) {
-            assertEquals(snapshot.logStartOffset(), copy.logStartOffset());
-            assertEquals(snapshot.logEndOffset(), copy.logEndOffset(), "nothing after the snapshot");
-            assertEquals(batches(leaderLog, snapshot.logStartOffset(), snapshot.logEndOffset()),
+        try (PartitionLog copy = PartitionLog.open(live.resolve(PartitionDirectories.name(partition(0))), CONFIG,
+                BASE_MS); PartitionLog other = PartitionLog.open(live.resolve(PartitionDirectories.name(partition(1))),
+                CONFIG, BASE_MS)) {
+            assertEquals(orders0().getLogStartOffset(), copy.logStartOffset());
+            assertEquals(orders0().getLogEndOffset(), copy.logEndOffset(), "nothing after the snapshot");
+            assertEquals(batches(leaderLog, orders0().getLogStartOffset(), orders0().getLogEndOffset()),
                     batches(copy, copy.logStartOffset(), copy.logEndOffset()), "byte for byte");
+            assertEquals(batches(otherLog, 0, 5), batches(other, 0, other.logEndOffset()));
         }
     }
 
@@ -133,7 +168,7 @@ class CatchUpTest {
         assertEquals("the latest snapshot of node 2 is at index 77 but its Raft log starts at 79: the entries "
                 + "between would be missing", failed.getCause().getMessage());
         assertEquals(List.of(), fetches);
-        assertEquals(Optional.empty(), staging.finish(dir.resolve("sm").resolve("log"), s -> { }));
+        assertEquals(Optional.empty(), staging.finish(dir.resolve("sm").resolve("partitions"), s -> { }));
     }
 
     @Test
@@ -142,8 +177,9 @@ class CatchUpTest {
         CompletionException failed = assertThrows(CompletionException.class,
                 () -> catchUp.install(replica(false), LEADER, 78).join());
         assertEquals(failFetchAfterFirst, failed.getCause());
-        assertEquals(Optional.empty(), InstallManifest.read(dir.resolve("sm").resolve("install")));
-        assertEquals(Optional.empty(), staging.finish(dir.resolve("sm").resolve("log"), s -> { }),
+        assertEquals(Optional.empty(), GroupSnapshotFile.readIfWhole(dir.resolve("sm").resolve("install")
+                .resolve(StagedInstall.MANIFEST)));
+        assertEquals(Optional.empty(), staging.finish(dir.resolve("sm").resolve("partitions"), s -> { }),
                 "discarded at the next open");
     }
 
@@ -153,7 +189,8 @@ class CatchUpTest {
                 () -> catchUp.install(replica(true), LEADER, 78).join());
         InterruptedIOException cancelled = assertInstanceOf(InterruptedIOException.class,
                 failed.getCause());
-        assertEquals("n1@orders-0: the copy of orders-0 was cancelled at offset " + snapshot.logStartOffset()
-                + " of [" + snapshot.logStartOffset() + ", " + snapshot.logEndOffset() + ")", cancelled.getMessage());
+        assertEquals("n1@group: the copy of orders-0 was cancelled at offset " + orders0().getLogStartOffset()
+                + " of [" + orders0().getLogStartOffset() + ", " + orders0().getLogEndOffset() + ")",
+                cancelled.getMessage());
     }
 }

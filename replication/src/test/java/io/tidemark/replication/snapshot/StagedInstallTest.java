@@ -1,5 +1,6 @@
 package io.tidemark.replication.snapshot;
 
+import io.tidemark.proto.v1.GroupSnapshot;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -13,32 +14,31 @@ import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** A staged install after a crash at each step: an uncommitted copy is discarded, a committed one completed. */
 class StagedInstallTest {
-    private static final SnapshotDescriptor SNAPSHOT = new SnapshotDescriptor(4, 900, 100, 350);
+    private static final GroupSnapshot SNAPSHOT = GroupSnapshot.newBuilder().setTerm(4).setIndex(900).build();
 
     @TempDir
     Path smDir;
     private Path liveLog;
     private StagedInstall staging;
-    private final List<SnapshotDescriptor> recorded = new ArrayList<>();
+    private final List<GroupSnapshot> recorded = new ArrayList<>();
 
     @BeforeEach
     void liveLog() throws IOException {
-        liveLog = Files.createDirectories(smDir.resolve("log"));
+        liveLog = Files.createDirectories(smDir.resolve("partitions"));
         Files.writeString(liveLog.resolve("00000000000000000000.log"), "the old log");
         staging = new StagedInstall(smDir);
     }
 
     private void copy() throws IOException {
         staging.begin();
-        Files.createDirectories(staging.logDir());
-        Files.writeString(staging.logDir().resolve("00000000000000000100.log"), "the copy");
+        Files.createDirectories(staging.partitionsDir());
+        Files.writeString(staging.partitionsDir().resolve("00000000000000000100.log"), "the copy");
     }
 
-    private Optional<SnapshotDescriptor> finish() throws IOException {
+    private Optional<GroupSnapshot> finish() throws IOException {
         return staging.finish(liveLog, recorded::add);
     }
 
@@ -98,7 +98,7 @@ class StagedInstallTest {
         recorded.add(SNAPSHOT);
         Files.delete(liveLog.resolve("00000000000000000000.log"));
         Files.delete(liveLog);
-        Files.move(staging.logDir(), liveLog);
+        Files.move(staging.partitionsDir(), liveLog);
         assertEquals(Optional.of(SNAPSHOT), finish());
         assertEquals("[00000000000000000100.log=the copy]", liveFiles(), "the live log is the copy, not deleted");
         assertEquals(List.of(SNAPSHOT, SNAPSHOT), recorded, "recording is repeated, and idempotent");
@@ -108,8 +108,9 @@ class StagedInstallTest {
     void aNewInstallStartsFromAnEmptyStagingArea() throws IOException {
         copy();
         staging.begin();
-        assertFalse(Files.exists(staging.logDir()), "the earlier copy was deleted");
-        assertEquals("no copied log in " + staging.logDir() + " to commit",
-                assertThrows(IOException.class, () -> staging.commit(SNAPSHOT)).getMessage());
+        assertFalse(Files.exists(staging.partitionsDir()), "the earlier copy was deleted");
+        staging.commit(SNAPSHOT);
+        assertEquals(Optional.of(SNAPSHOT), finish());
+        assertEquals("[]", liveFiles(), "a group that hosts no partition installs none");
     }
 }

@@ -1,0 +1,275 @@
+package io.tidemark.replication.partition;
+
+import io.tidemark.core.log.AppendResult;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.raft.RaftPeerIds;
+import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.statemachine.GroupEntryFormat;
+import io.tidemark.replication.statemachine.GroupStateMachine;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A partition group as this broker serves it: its replica here (the group's division on the local Raft server) and
+ * the way into its log. Batches of any of its partitions go through one {@link GroupCommit}; an entry is submitted
+ * straight to the local Raft server when it leads (no client round trip), or forwarded through a Raft client to the
+ * leader when this replica does not lead (only the internal topics' appends are forwarded: the others are answered
+ * NOT_LEADER before they get here).
+ *
+ * <p>Thread-safe.
+ */
+public final class PartitionGroup {
+    /**
+     * Raft entries of the group in flight at once from this broker; the produce requests that arrive meanwhile are
+     * coalesced into the next entry ({@link GroupCommit}).
+     */
+    static final int MAX_ENTRIES_IN_FLIGHT = 2;
+
+    private final RaftGroupId groupId;
+    private final RaftServer server;
+    private final ClusterMembers members;
+    private final RaftClients clients;
+    private final ClientId localClientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private final GroupCommit groupCommit;
+
+    /**
+     * The Raft client of the group, for appends forwarded to its leader. Ratis closes a client's request window after
+     * its retries ran out, so a client that failed is discarded and the next append gets a new one.
+     */
+    public interface RaftClients {
+        RaftClient get();
+
+        void discard(RaftClient failed);
+    }
+
+    public PartitionGroup(RaftGroupId groupId, RaftServer server, ClusterMembers members, RaftClients clients) {
+        this.groupId = groupId;
+        this.server = server;
+        this.members = members;
+        this.clients = clients;
+        this.groupCommit = new GroupCommit(RaftSettings.maxRequestBytes(server.getProperties()), MAX_ENTRIES_IN_FLIGHT,
+                this::submit);
+    }
+
+    public RaftGroupId id() {
+        return groupId;
+    }
+
+    /** @throws TidemarkException NOT_AVAILABLE while the group is not running here yet */
+    RaftServer.Division division() {
+        try {
+            return server.getDivision(groupId);
+        } catch (IOException e) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of Raft group " + groupId
+                    + " on this broker is not running yet: " + e.getMessage());
+        }
+    }
+
+    /** @throws TidemarkException NOT_AVAILABLE while the group is not running here yet */
+    public GroupStateMachine stateMachine() {
+        return (GroupStateMachine) division().getStateMachine();
+    }
+
+    /** Whether this replica leads the group now. */
+    public boolean leads() {
+        try {
+            return server.getDivision(groupId).getInfo().isLeader();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Appends a batch with the group's next entry; completes with its outcome. */
+    CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch) {
+        return groupCommit.append(batch).exceptionallyCompose(failure -> CompletableFuture.failedFuture(
+                notCommitted(failure, batch.partition())));
+    }
+
+    /** Submits a change of the partitions the group hosts; this replica must lead. */
+    public CompletableFuture<ByteBuffer> submitChange(GroupChange change) {
+        return submit(GroupEntryFormat.change(change));
+    }
+
+    /**
+     * Submits a request to the group: straight to the local Raft server when it leads, through a Raft client to the
+     * leader otherwise; completes with the state machine's reply.
+     */
+    private CompletableFuture<ByteBuffer> submit(ByteString request) {
+        Message message = Message.valueOf(request);
+        RaftServer.Division division = division();
+        if (division.getInfo().isLeader()) {
+            RaftClientRequest local = RaftClientRequest.newBuilder().setClientId(localClientId)
+                    .setServerId(server.getId()).setGroupId(groupId).setCallId(callIds.incrementAndGet())
+                    .setMessage(message).setType(RaftClientRequest.writeRequestType()).build();
+            try {
+                return submitted(server.submitClientRequestAsync(local), null);
+            } catch (IOException e) {
+                return CompletableFuture.failedFuture(notCommitted(e, groupId));
+            }
+        }
+        RaftClient client = clients.get();
+        return submitted(client.async().send(message), client);
+    }
+
+    private CompletableFuture<ByteBuffer> submitted(CompletableFuture<RaftClientReply> reply, RaftClient client) {
+        return reply.handle((answer, failure) -> {
+            if (failure != null) {
+                if (client != null) {
+                    clients.discard(client);
+                }
+                throw notCommitted(failure, groupId);
+            }
+            return replyContent(answer);
+        });
+    }
+
+    /**
+     * A Raft failure as a retriable error: the leader changed or the group has no quorum right now. A retry is safe:
+     * an idempotent producer's batch that was committed after all is answered with its first result.
+     */
+    private TidemarkException notCommitted(Throwable failure, Object what) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof TidemarkException e) {
+            return e;
+        }
+        if (cause instanceof NotLeaderException e) {
+            return notLeader(e.getSuggestedLeader() == null ? null : e.getSuggestedLeader().getId(), what);
+        }
+        return new TidemarkException(ErrorCode.NOT_AVAILABLE, "the Raft group of " + what + " did not commit the "
+                + "entry (leader change or no quorum; retry): " + cause);
+    }
+
+    private ByteBuffer replyContent(RaftClientReply reply) {
+        if (!reply.isSuccess()) {
+            if (reply.getNotLeaderException() != null) {
+                RaftPeerId leader = reply.getNotLeaderException().getSuggestedLeader() == null ? null
+                        : reply.getNotLeaderException().getSuggestedLeader().getId();
+                throw notLeader(leader, groupId);
+            }
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "Raft group " + groupId + " did not take the entry: "
+                    + reply.getException());
+        }
+        return reply.getMessage().getContent().asReadOnlyByteBuffer();
+    }
+
+    /** NOT_LEADER for {@code what}, naming the group's leader (as this replica knows it). */
+    TidemarkException notLeader(Object what) {
+        return notLeader(division().getInfo().getLeaderId(), what);
+    }
+
+    private TidemarkException notLeader(RaftPeerId leader, Object what) {
+        if (leader == null) {
+            return TidemarkException.notLeader("this broker does not lead " + what + " and no leader is elected yet",
+                    TidemarkException.NO_LEADER, "");
+        }
+        int node = RaftPeerIds.nodeId(leader);
+        String address = members.find(node).map(ClusterMembers.Member::clientAddress).orElse("");
+        return TidemarkException.notLeader("node " + node + " leads " + what + ", not this broker", node, address);
+    }
+
+    /**
+     * Throws unless this replica leads and Ratis calls it ready: the first entry of its term is applied, and with it
+     * every entry committed before (Ratis' LeaderStateImpl.isReady).
+     */
+    void checkReadyLeader(Object what) {
+        RaftServer.Division division = division();
+        if (!division.getInfo().isLeader()) {
+            throw notLeader(division.getInfo().getLeaderId(), what);
+        }
+        if (!division.getInfo().isLeaderReady()) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "this broker has just become the leader of " + what
+                    + " and is applying what its predecessors committed; retry");
+        }
+    }
+
+    /** Throws NOT_LEADER unless this replica leads. */
+    void checkLeader(Object what) {
+        RaftServer.Division division = division();
+        if (!division.getInfo().isLeader()) {
+            throw notLeader(division.getInfo().getLeaderId(), what);
+        }
+    }
+
+    /** The group's leader as this replica knows it; {@link TidemarkException#NO_LEADER} when none or not running. */
+    public int leaderNodeId() {
+        try {
+            RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
+            return leader == null ? TidemarkException.NO_LEADER : RaftPeerIds.nodeId(leader);
+        } catch (IOException e) {
+            return TidemarkException.NO_LEADER;
+        }
+    }
+
+    /** The Raft term in which this replica leads the group; empty when it does not lead or is not running. */
+    public OptionalLong leaderTerm() {
+        try {
+            RaftServer.Division division = server.getDivision(groupId);
+            return division.getInfo().isLeader() ? OptionalLong.of(division.getInfo().getCurrentTerm())
+                    : OptionalLong.empty();
+        } catch (IOException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    /**
+     * The group as this replica sees it when it leads; empty when it does not lead or is not running.
+     *
+     * <p>Ratis gives the followers' last answer times (role info) and their match indices in two arrays, both built
+     * from its list of log appenders in that list's order; when the two differ in length (the group's members
+     * changed in between) the followers are left out, which a caller reads as "not known yet".
+     */
+    public Optional<LeaderView> leaderView() {
+        RaftServer.Division division;
+        try {
+            division = server.getDivision(groupId);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        RoleInfoProto role = division.getInfo().getRoleInfoProto();
+        long[] matchIndices = division.getInfo().getFollowerMatchIndices();
+        if (!role.hasLeaderInfo() || matchIndices == null) {
+            return Optional.empty();
+        }
+        var answers = role.getLeaderInfo().getFollowerInfoList();
+        Map<Integer, LeaderView.Follower> followers = new HashMap<>();
+        if (answers.size() == matchIndices.length) {
+            for (int i = 0; i < matchIndices.length; i++) {
+                ServerRpcProto answer = answers.get(i);
+                followers.put(RaftPeerIds.nodeId(RaftPeerId.valueOf(answer.getId().getId())),
+                        new LeaderView.Follower(matchIndices[i], answer.getLastRpcElapsedTimeMs()));
+            }
+        }
+        return Optional.of(new LeaderView(role.getLeaderInfo().getTerm(), division.getRaftLog().getLastCommittedIndex(),
+                followers));
+    }
+
+    @Override
+    public String toString() {
+        return "Raft group " + groupId;
+    }
+}

@@ -1,0 +1,333 @@
+package io.tidemark.replication.statemachine;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.core.log.AppendResult;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupChange;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The bytes a partition group's Raft log carries (a group hosts many partitions): the request a leader submits, which
+ * is also the log entry once the leader has stamped it, and the state machine's reply. All big-endian.
+ *
+ * <h2>Entry of batches (type 1)</h2>
+ * The produced batches of any partitions of the group that group commit put together: a table of one slot per batch,
+ * then the batches, back to back, in slot order.
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+ * |   Type = 1    |                 N: batches (int32)            |  0
+ * +-+-+-+-+-+-+-+-+-----------------------------------------------+
+ * |                 N slots of 52 bytes, each:                    |  5
+ * |  0  Topic Id, most significant half (int64)                   |
+ * |  8  Topic Id, least significant half (int64)                  |
+ * | 16  Partition (int32)                                         |
+ * | 20  L: the batch's length in bytes (int32)                    |
+ * | 24  Min SendTime: the smallest SendTime of its records (int64)|
+ * | 32  Max SendTime: the largest (int64)                         |
+ * | 40  ReceiveTime (int64): 0 in the request, stamped by leader  |
+ * | 48  Verdict (int16): 0 in the request; stamped by the leader: |
+ * |     0 = append, else the ErrorCode number it refused it with  |
+ * | 50  Flags (int16): bit 0 = mirrored (its SendTimes were held  |
+ * |     to the window around their origin ReceiveTime already)    |
+ * +---------------------------------------------------------------+
+ * |                 N batches (RecordBatchFormat), as produced    |  5 + 52 N
+ * +---------------------------------------------------------------+
+ * </pre>
+ * The table is one small array; the batches are joined to it without copying (a rope of the produce requests'
+ * bytes). The leader stamps each slot in {@code preAppendTransaction}, in log order: the ReceiveTime
+ * {@code max(now, last stamped for the partition, last in its log)} and the verdict on the batch's SendTimes against
+ * its topic's window around that time (the other checks were made before the batch was submitted,
+ * {@code BatchAdmission}). Replicas apply what the slots say: they never consult a topic's config, which each
+ * replica takes at its own moment. The SendTimes sit in the slot so the verdict takes two comparisons, not a walk of
+ * the records.
+ *
+ * <h2>Entry of a partition change (type 2)</h2>
+ * <pre>
+ *  0  int8    type = 2
+ *  1  bytes   a GroupChange protobuf (cluster.proto): partitions added, partitions removed
+ * </pre>
+ *
+ * <h2>Reply (to an entry of batches)</h2>
+ * <pre>
+ *  0  int32   N, as in the entry
+ *  4  N outcomes, in slot order:
+ *       appended:  int8 0, int64 base offset, int64 last offset, int64 ReceiveTime
+ *       refused:   int8 1, int32 ErrorCode number, int32 M, M bytes UTF-8 message
+ * </pre>
+ * The reply to a partition change is empty.
+ *
+ * <p>Stateless.
+ */
+public final class GroupEntryFormat {
+    public static final byte BATCHES = 1;
+    public static final byte CHANGE = 2;
+    static final int TYPE_OFFSET = 0;
+    static final int COUNT_OFFSET = TYPE_OFFSET + 1;
+    static final int SLOTS_OFFSET = COUNT_OFFSET + 4;
+    static final int TOPIC_ID_MSB_OFFSET = 0;
+    static final int TOPIC_ID_LSB_OFFSET = TOPIC_ID_MSB_OFFSET + 8;
+    static final int PARTITION_OFFSET = TOPIC_ID_LSB_OFFSET + 8;
+    static final int LENGTH_OFFSET = PARTITION_OFFSET + 4;
+    static final int MIN_SEND_TIME_OFFSET = LENGTH_OFFSET + 4;
+    static final int MAX_SEND_TIME_OFFSET = MIN_SEND_TIME_OFFSET + 8;
+    static final int RECEIVE_TIME_OFFSET = MAX_SEND_TIME_OFFSET + 8;
+    static final int VERDICT_OFFSET = RECEIVE_TIME_OFFSET + 8;
+    static final int FLAGS_OFFSET = VERDICT_OFFSET + 2;
+    public static final int SLOT_BYTES = FLAGS_OFFSET + 2;
+    static final short MIRRORED = 1;
+    /** The verdict of a batch the leader let through. */
+    static final short APPEND = 0;
+    private static final byte APPENDED = 0;
+    private static final byte REFUSED = 1;
+    private static final int APPENDED_BYTES = 1 + 3 * 8;
+
+    private GroupEntryFormat() {
+    }
+
+    /**
+     * A batch to submit: the partition it goes to, its bytes (between position and limit, left unchanged) and what its
+     * admission found.
+     */
+    public record Submitted(PartitionKey partition, ByteBuffer batch, long minSendTimeMs, long maxSendTimeMs,
+                            boolean mirrored) {
+    }
+
+    /** The bytes an entry of {@code batches} takes beside them: its table. */
+    public static int tableBytes(int batches) {
+        return SLOTS_OFFSET + batches * SLOT_BYTES;
+    }
+
+    /** The largest batch an entry of at most {@code maxEntryBytes} carries: one batch and its table. */
+    public static int largestBatchBytes(int maxEntryBytes) {
+        return maxEntryBytes - tableBytes(1);
+    }
+
+    /** A request (and, once stamped, the entry) of {@code batches}: the table joined to the batches, not copied. */
+    public static ByteString request(List<Submitted> batches) {
+        ByteBuffer table = ByteBuffer.allocate(tableBytes(batches.size())).put(TYPE_OFFSET, BATCHES)
+                .putInt(COUNT_OFFSET, batches.size());
+        for (int i = 0; i < batches.size(); i++) {
+            Submitted submitted = batches.get(i);
+            int slot = SLOTS_OFFSET + i * SLOT_BYTES;
+            table.putLong(slot + TOPIC_ID_MSB_OFFSET, submitted.partition().topicId().getMostSignificantBits())
+                    .putLong(slot + TOPIC_ID_LSB_OFFSET, submitted.partition().topicId().getLeastSignificantBits())
+                    .putInt(slot + PARTITION_OFFSET, submitted.partition().partition())
+                    .putInt(slot + LENGTH_OFFSET, submitted.batch().remaining())
+                    .putLong(slot + MIN_SEND_TIME_OFFSET, submitted.minSendTimeMs())
+                    .putLong(slot + MAX_SEND_TIME_OFFSET, submitted.maxSendTimeMs())
+                    .putShort(slot + FLAGS_OFFSET, submitted.mirrored() ? MIRRORED : 0);
+        }
+        ByteString request = UnsafeByteOperations.unsafeWrap(table.array());
+        for (Submitted submitted : batches) {
+            request = request.concat(UnsafeByteOperations.unsafeWrap(submitted.batch().duplicate()));
+        }
+        return request;
+    }
+
+    /**
+     * An entry of batches whose table the leader can stamp in place: {@code array} starts with the table, and
+     * {@code data} reads its first bytes from it.
+     */
+    record Stampable(byte[] array, ByteString data) {
+    }
+
+    /**
+     * The entry of a request of batches, ready to stamp: its table copied into an array of its own (a few dozen bytes
+     * a batch) joined to the rest of the request, not copied. Protobuf copies a small join into one flat array
+     * instead of joining; the array is then that whole entry.
+     */
+    static Stampable stampable(ByteString request) {
+        int tableBytes = tableBytes(count(request));
+        byte[] table = request.substring(0, tableBytes).toByteArray();
+        ByteString data = UnsafeByteOperations.unsafeWrap(table).concat(request.substring(tableBytes));
+        if (!sharesFirstBytes(data, table)) {
+            table = data.toByteArray();
+            data = UnsafeByteOperations.unsafeWrap(table);
+        }
+        return new Stampable(table, data);
+    }
+
+    /** Whether {@code data} reads its first bytes from {@code array}: a write to the array shows through. */
+    private static boolean sharesFirstBytes(ByteString data, byte[] array) {
+        byte was = array[TYPE_OFFSET];
+        array[TYPE_OFFSET] = (byte) (was + 1);
+        boolean shared = data.byteAt(TYPE_OFFSET) == array[TYPE_OFFSET];
+        array[TYPE_OFFSET] = was;
+        return shared;
+    }
+
+    /** A request (and entry) of a partition change. */
+    public static ByteString change(GroupChange change) {
+        return UnsafeByteOperations.unsafeWrap(new byte[] {CHANGE}).concat(UnsafeByteOperations.unsafeWrap(
+                change.toByteArray()));
+    }
+
+    /** The type of an entry or request: {@link #BATCHES} or {@link #CHANGE}. */
+    static byte type(ByteString entry) {
+        return entry.byteAt(TYPE_OFFSET);
+    }
+
+    /** The number of batches of an entry of batches. */
+    static int count(ByteString entry) {
+        return entry.substring(COUNT_OFFSET, SLOTS_OFFSET).asReadOnlyByteBuffer().getInt();
+    }
+
+    /**
+     * The change an entry of type {@link #CHANGE} holds.
+     *
+     * @throws IllegalStateException when it does not hold one (a Raft log this broker cannot read)
+     */
+    static GroupChange readChange(ByteString entry) {
+        try {
+            return GroupChange.parseFrom(entry.substring(1).toByteArray());
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("a partition change entry does not hold a GroupChange: " + e.getMessage(),
+                    e);
+        }
+    }
+
+    /** One slot of an entry's table, read where it lies. */
+    public record Slot(PartitionKey partition, int length, long minSendTimeMs, long maxSendTimeMs, long receiveTimeMs,
+                short verdict, boolean mirrored) {
+    }
+
+    /** Slot {@code i} of a table (or of an entry's bytes, which start with it). */
+    public static Slot slot(ByteBuffer table, int i) {
+        int at = table.position() + SLOTS_OFFSET + i * SLOT_BYTES;
+        return new Slot(new PartitionKey(new UUID(table.getLong(at + TOPIC_ID_MSB_OFFSET),
+                table.getLong(at + TOPIC_ID_LSB_OFFSET)), table.getInt(at + PARTITION_OFFSET)),
+                table.getInt(at + LENGTH_OFFSET), table.getLong(at + MIN_SEND_TIME_OFFSET),
+                table.getLong(at + MAX_SEND_TIME_OFFSET), table.getLong(at + RECEIVE_TIME_OFFSET),
+                table.getShort(at + VERDICT_OFFSET), (table.getShort(at + FLAGS_OFFSET) & MIRRORED) != 0);
+    }
+
+    /** Stamps slot {@code i} of a table: the batch's ReceiveTime and the leader's verdict. */
+    static void stamp(byte[] table, int i, long receiveTimeMs, short verdict) {
+        int at = SLOTS_OFFSET + i * SLOT_BYTES;
+        ByteBuffer.wrap(table).putLong(at + RECEIVE_TIME_OFFSET, receiveTimeMs).putShort(at + VERDICT_OFFSET, verdict);
+    }
+
+    /**
+     * The batches of an entry of batches, each a read-only slice of it, in slot order.
+     *
+     * @throws IllegalStateException when the slots' lengths do not add up to the entry (a Raft log this broker cannot
+     *                               read)
+     */
+    public static List<ByteBuffer> batches(ByteBuffer entry) {
+        if (entry.get(entry.position() + TYPE_OFFSET) != BATCHES) {
+            throw new IllegalStateException("entry type " + entry.get(entry.position() + TYPE_OFFSET) + " is not "
+                    + BATCHES + " (batches)");
+        }
+        int count = entry.getInt(entry.position() + COUNT_OFFSET);
+        int at = entry.position() + tableBytes(count);
+        List<ByteBuffer> batches = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            int length = slot(entry, i).length();
+            if (length < 0 || at + length > entry.limit()) {
+                throw new IllegalStateException("batch " + i + " of " + count + " has length " + length
+                        + ", beyond the entry's " + entry.remaining() + " bytes");
+            }
+            batches.add(entry.slice(at, length).asReadOnlyBuffer());
+            at += length;
+        }
+        if (at != entry.limit()) {
+            throw new IllegalStateException((entry.limit() - at) + " bytes follow the last of " + count
+                    + " batches of the entry");
+        }
+        return batches;
+    }
+
+    /** Builds the reply of an entry of batches: one outcome per slot, in slot order. */
+    static final class ReplyWriter {
+        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        private final DataOutputStream out = new DataOutputStream(bytes);
+
+        ReplyWriter(int count) {
+            write(() -> out.writeInt(count));
+        }
+
+        void appended(AppendResult result) {
+            write(() -> {
+                out.writeByte(APPENDED);
+                out.writeLong(result.baseOffset());
+                out.writeLong(result.lastOffset());
+                out.writeLong(result.receiveTimeMs());
+            });
+        }
+
+        void refused(ErrorCode code, String message) {
+            byte[] text = message.getBytes(StandardCharsets.UTF_8);
+            write(() -> {
+                out.writeByte(REFUSED);
+                out.writeInt(code.getNumber());
+                out.writeInt(text.length);
+                out.write(text);
+            });
+        }
+
+        byte[] toBytes() {
+            return bytes.toByteArray();
+        }
+
+        /** Writing to memory cannot fail; the stream's signature says it can. */
+        private static void write(MemoryWrite write) {
+            try {
+                write.run();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        private interface MemoryWrite {
+            void run() throws IOException;
+        }
+    }
+
+    /** What the state machine did with one batch of an entry: appended it, or refused it with an error. */
+    public record Outcome(AppendResult appended, TidemarkException refused) {
+    }
+
+    /**
+     * Reads a reply's outcomes, in slot order.
+     *
+     * @throws IllegalStateException when the reply does not have {@code expected} outcomes
+     */
+    public static List<Outcome> readReply(ByteBuffer reply, int expected) {
+        int at = reply.position();
+        int count = reply.getInt(at);
+        if (count != expected) {
+            throw new IllegalStateException("reply has " + count + " outcomes for " + expected + " batches");
+        }
+        at += 4;
+        List<Outcome> outcomes = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            if (reply.get(at) == APPENDED) {
+                outcomes.add(new Outcome(new AppendResult(reply.getLong(at + 1), reply.getLong(at + 9),
+                        reply.getLong(at + 17)), null));
+                at += APPENDED_BYTES;
+            } else {
+                ErrorCode code = ErrorCode.forNumber(reply.getInt(at + 1));
+                byte[] message = new byte[reply.getInt(at + 5)];
+                reply.get(at + 9, message);
+                outcomes.add(new Outcome(null, new TidemarkException(code == null ? ErrorCode.INTERNAL_ERROR : code,
+                        new String(message, StandardCharsets.UTF_8))));
+                at += 9 + message.length;
+            }
+        }
+        return outcomes;
+    }
+}

@@ -1,0 +1,540 @@
+package io.tidemark.replication.statemachine;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.BatchAdmission;
+import io.tidemark.core.log.DurableFiles;
+import io.tidemark.core.log.PartitionLog;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupPartition;
+import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.PartitionSnapshot;
+import io.tidemark.replication.raft.RaftPeerIds;
+import io.tidemark.replication.snapshot.CatchUp;
+import io.tidemark.replication.snapshot.GroupSnapshotFile;
+import io.tidemark.replication.snapshot.PartitionDirectories;
+import io.tidemark.replication.snapshot.StagedInstall;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.util.MD5FileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+/**
+ * The state machine of a partition group: a Raft group that hosts many partitions, each a {@link PartitionLog} in the
+ * group's state machine directory ({@link PartitionDirectories}), fed by the group's committed entries
+ * ({@link GroupEntryFormat}). Consensus is paid per group: one Raft log, one fsync and one round per entry, however
+ * many partitions the entry's batches go to.
+ * <ul>
+ *   <li>Which partitions it hosts is decided in its own log, by partition change entries (added empty, removed and
+ *       deleted), so every replica applies every batch against the same set, also when replaying.</li>
+ *   <li>The leader stamps each batch's slot in {@link #preAppendTransaction}, which Ratis calls on the leader only,
+ *       in log order: ReceiveTime {@code max(clock, last stamped for the partition, last in its log)}, so ReceiveTime
+ *       never decreases in a partition across leaders whose clocks disagree, and the verdict on its SendTimes against
+ *       its topic's window around that time.</li>
+ *   <li>{@link #applyTransaction} appends each batch whose verdict lets it through to its partition, with
+ *       {@code max(stamped, last ReceiveTime of the log)}, on every replica, so all store identical bytes; it never
+ *       consults a topic's config (each replica takes config changes at its own moment): a batch is refused at apply
+ *       only for what the log itself decides (producer sequences, origin offsets) or for a partition the group does
+ *       not host. It replies with each batch's outcome; the applied index only moves forward.</li>
+ *   <li>A snapshot is the partition logs themselves: {@link #takeSnapshot} fsyncs them and records (term, index) and
+ *       each partition with its log end offset ({@link GroupSnapshotFile}). At start each log is cut back to its
+ *       snapshot's log end offset, the directories of partitions the snapshot does not name are deleted, and Ratis
+ *       replays the entries after it (adding those partitions again), so nothing applied after the snapshot is
+ *       appended twice. A log shorter than its snapshot's end refuses the start: replaying onto it would give the
+ *       entries' batches other offsets than on the other replicas.</li>
+ *   <li>A replica behind the leader's purged Raft log catches up by copying the leader's latest snapshot
+ *       ({@link #notifyInstallSnapshotFromLeader}, {@link CatchUp}); Ratis then pauses and reinitializes the state
+ *       machine, which replaces its logs by the copy ({@link StagedInstall}) and continues after the snapshot.</li>
+ * </ul>
+ *
+ * <p>Threading: Ratis calls apply, snapshots and {@link #reinitialize} on its state machine updater thread, one at a
+ * time, and {@link #startTransaction} and {@link #preAppendTransaction} on the leader's request path (the latter under
+ * the Raft log's write lock, in log order); readers use the hosted partitions' logs, which are safe to read
+ * concurrently (a reader that meets the logs being replaced gets NOT_AVAILABLE and retries).
+ */
+public final class GroupStateMachine extends BaseStateMachine {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupStateMachine.class);
+    private static final SnapshotRetentionPolicy ONLY_LATEST = new SnapshotRetentionPolicy() {
+        @Override
+        public int getNumSnapshotsRetained() {
+            return 1;
+        }
+    };
+
+    private final Function<Map<String, String>, TopicConfig> configs;
+    private final CatchUp catchUp;
+    private final InstantSource clock;
+    private final Consumer<RaftGroupId> leaderChanged;
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private final Map<PartitionKey, HostedPartition> hosted = new ConcurrentHashMap<>();
+    private final ThreadLocal<BatchAdmission> admissions = ThreadLocal.withInitial(BatchAdmission::new);
+    /** The leader's last stamp per partition: only {@link #preAppendTransaction} uses it, in log order. */
+    private final Map<PartitionKey, Long> lastStampedMs = new HashMap<>();
+    private volatile Path smDir;
+    private volatile boolean running;
+    private volatile GroupSnapshot latestSnapshot;
+    private volatile boolean closed;
+
+    /**
+     * @param configs       a topic's config from the overrides a partition was added with (over this broker's
+     *                      defaults): segment sizes and retention of the logs, and the leader's SendTime window
+     * @param leaderChanged told when this replica's group has a new leader, on a Ratis thread: keep it short
+     */
+    public GroupStateMachine(Function<Map<String, String>, TopicConfig> configs, CatchUp catchUp, InstantSource clock,
+                             Consumer<RaftGroupId> leaderChanged) {
+        this.configs = configs;
+        this.catchUp = catchUp;
+        this.clock = clock;
+        this.leaderChanged = leaderChanged;
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        storage.init(raftStorage);
+        smDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
+        getLifeCycle().startAndTransition(this::openPartitions);
+    }
+
+    /**
+     * Opens the partition logs: first completes an install whose copy was committed (or discards one that was not),
+     * then opens each partition of the latest snapshot cut back to its log end offset and deletes the directories of
+     * the others, from where Ratis replays.
+     *
+     * @throws IOException when a log is shorter than its snapshot says
+     */
+    private void openPartitions() throws IOException {
+        Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
+        Optional<GroupSnapshot> installed = new StagedInstall(smDir).finish(partitionsDir, this::recordSnapshot);
+        if (installed.isPresent()) {
+            storage.cleanupOldSnapshots(ONLY_LATEST);
+        }
+        Files.createDirectories(partitionsDir);
+        SingleFileSnapshotInfo info = storage.loadLatestSnapshot();
+        GroupSnapshot snapshot = info == null ? GroupSnapshot.getDefaultInstance()
+                : GroupSnapshotFile.read(info.getFile().getPath());
+        Set<String> kept = new HashSet<>();
+        for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
+            String name = PartitionDirectories.name(partition.getPartition());
+            kept.add(name);
+            PartitionLog log = PartitionLog.open(partitionsDir.resolve(name),
+                    configs.apply(partition.getPartition().getOverridesMap()), clock.millis());
+            if (log.logEndOffset() < partition.getLogEndOffset()) {
+                log.close();
+                throw new IOException(getId() + ": the log of " + name + " ends at offset " + log.logEndOffset()
+                        + ", below " + partition.getLogEndOffset() + " where its snapshot at index "
+                        + snapshot.getIndex() + " ends: its files were truncated or lost. Replaying the group's entries "
+                        + "onto it would give their batches other offsets than on the other replicas, so the replica "
+                        + "does not start; restore the files, or remove this replica (delete the group's directory) "
+                        + "so that it copies the leader's logs when it joins again");
+            }
+            log.truncateTo(partition.getLogEndOffset());
+            hosted.put(PartitionKey.of(partition.getPartition()), new HostedPartition(partition.getPartition(), log));
+        }
+        deleteOthers(partitionsDir, kept);
+        latestSnapshot = info == null ? null : snapshot;
+        if (info != null) {
+            setLastAppliedTermIndex(info.getTermIndex());
+        }
+        running = true;
+        LOG.info("{}: {} partition logs opened in {} (snapshot {})", getId(), hosted.size(), partitionsDir,
+                info == null ? "none" : info.getTermIndex());
+    }
+
+    /** Deletes the partition directories the snapshot does not name: replay adds those partitions again. */
+    private void deleteOthers(Path partitionsDir, Set<String> kept) throws IOException {
+        List<Path> others;
+        try (Stream<Path> dirs = Files.list(partitionsDir)) {
+            others = dirs.filter(dir -> !kept.contains(dir.getFileName().toString())).toList();
+        }
+        for (Path dir : others) {
+            DurableFiles.deleteTree(dir);
+        }
+        if (!others.isEmpty()) {
+            DurableFiles.syncDirectory(partitionsDir);
+            LOG.info("{}: deleted {} partition directories its snapshot does not name; the entries after it add them "
+                    + "again", getId(), others.size());
+        }
+    }
+
+    /** Records a snapshot where Ratis finds it; every log it names must be fsynced up to its log end offset. */
+    private void recordSnapshot(GroupSnapshot snapshot) throws IOException {
+        File file = storage.getSnapshotFile(snapshot.getTerm(), snapshot.getIndex());
+        GroupSnapshotFile.write(file.toPath(), snapshot);
+        FileInfo info = new FileInfo(file.toPath(), MD5FileUtil.computeAndSaveMd5ForFile(file));
+        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(),
+                snapshot.getIndex())));
+        latestSnapshot = snapshot;
+    }
+
+    /**
+     * A hosted partition; empty when the group does not host it (yet: a partition change that adds it may be on its
+     * way).
+     *
+     * @throws TidemarkException NOT_AVAILABLE (retriable) while the replica is starting or reloading its logs
+     */
+    public Optional<HostedPartition> partition(PartitionKey key) {
+        if (!running) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of Raft group " + getGroupId()
+                    + " on this broker is starting or reloading its partition logs");
+        }
+        return Optional.ofNullable(hosted.get(key));
+    }
+
+    /** The partitions this replica hosts now. */
+    public Set<PartitionKey> hostedPartitions() {
+        return Set.copyOf(hosted.keySet());
+    }
+
+    /** What the leader stamps into a batch entry in {@link #preAppendTransaction}: its table, and its refusals. */
+    private static final class StampedEntry {
+        private final byte[] table;
+        private final ByteString data;
+        private final String[] refusals;
+
+        private StampedEntry(byte[] table, ByteString data, int count) {
+            this.table = table;
+            this.data = data;
+            this.refusals = new String[count];
+        }
+    }
+
+    /**
+     * Makes the entry of a request. For batches: the table in an array of its own joined to the batches, not copied
+     * ({@link GroupEntryFormat#stampable}); the array is the transaction's context, so {@link #preAppendTransaction}
+     * can stamp it: Ratis builds the log entry from these bytes only after that.
+     */
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) {
+        ByteString content = request.getMessage().getContent();
+        TransactionContext.Builder builder = TransactionContext.newBuilder().setStateMachine(this)
+                .setClientRequest(request);
+        if (content.isEmpty() || GroupEntryFormat.type(content) != GroupEntryFormat.BATCHES) {
+            return builder.setLogData(content).build();
+        }
+        GroupEntryFormat.Stampable entry = GroupEntryFormat.stampable(content);
+        return builder.setLogData(entry.data()).setStateMachineContext(new StampedEntry(entry.array(), entry.data(),
+                GroupEntryFormat.count(content))).build();
+    }
+
+    @Override
+    public TransactionContext preAppendTransaction(TransactionContext trx) {
+        if (!(trx.getStateMachineContext() instanceof StampedEntry entry)) {
+            return trx;
+        }
+        long now = clock.millis();
+        ByteBuffer table = ByteBuffer.wrap(entry.table);
+        for (int i = 0; i < entry.refusals.length; i++) {
+            GroupEntryFormat.Slot slot = GroupEntryFormat.slot(table, i);
+            HostedPartition partition = hosted.get(slot.partition());
+            long last = Math.max(lastStampedMs.getOrDefault(slot.partition(), 0L),
+                    partition == null ? 0 : partition.log().lastReceiveTimeMs().orElse(0));
+            long stamp = Math.max(now, last);
+            lastStampedMs.put(slot.partition(), stamp);
+            short verdict = GroupEntryFormat.APPEND;
+            if (partition != null) {
+                TopicConfig config = partition.log().config();
+                BatchAdmission.Admitted admitted = new BatchAdmission.Admitted(slot.mirrored(), slot.minSendTimeMs(),
+                        slot.maxSendTimeMs());
+                if (!BatchAdmission.sendTimesAllowed(admitted, config, stamp)) {
+                    verdict = (short) ErrorCode.INVALID_TIMESTAMP.getNumber();
+                    entry.refusals[i] = refusal(entry, i, admitted, config, stamp);
+                }
+            }
+            GroupEntryFormat.stamp(entry.table, i, stamp, verdict);
+        }
+        return trx;
+    }
+
+    /** Why the leader refused batch {@code i} of an entry: the record outside the window, named. */
+    private String refusal(StampedEntry entry, int i, BatchAdmission.Admitted admitted, TopicConfig config,
+                           long stamp) {
+        ByteBuffer batch = GroupEntryFormat.batches(entry.data.asReadOnlyByteBuffer()).get(i);
+        try {
+            admissions.get().checkSendTimes(batch, admitted, config, stamp);
+            throw new IllegalStateException("batch " + i + " was refused but its SendTimes fit");
+        } catch (TidemarkException e) {
+            return e.getMessage();
+        }
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        LogEntryProto entry = trx.getLogEntry();
+        ByteString data = entry.getStateMachineLogEntry().getLogData();
+        ByteString reply = ByteString.EMPTY;
+        if (!data.isEmpty()) {
+            switch (GroupEntryFormat.type(data)) {
+                case GroupEntryFormat.BATCHES -> reply = UnsafeByteOperations.unsafeWrap(applyBatches(data,
+                        trx.getStateMachineContext() instanceof StampedEntry stamped ? stamped : null));
+                case GroupEntryFormat.CHANGE -> applyChange(GroupEntryFormat.readChange(data));
+                default -> throw new IllegalStateException(getId() + ": entry " + entry.getIndex() + " has type "
+                        + GroupEntryFormat.type(data) + ", which this broker does not know");
+            }
+        }
+        if (!updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex())) {
+            throw new IllegalStateException("applied index of " + getGroupId() + " would move back to "
+                    + entry.getIndex());
+        }
+        return CompletableFuture.completedFuture(Message.valueOf(reply));
+    }
+
+    /**
+     * Appends the batches of an entry to their partitions, as the leader's verdicts say.
+     *
+     * @param stamped the leader's context of the entry (it carries the refusals' words); null on followers and when
+     *                replaying
+     */
+    private byte[] applyBatches(ByteString data, StampedEntry stamped) {
+        ByteBuffer entry = data.asReadOnlyByteBuffer();
+        List<ByteBuffer> batches = GroupEntryFormat.batches(entry);
+        GroupEntryFormat.ReplyWriter reply = new GroupEntryFormat.ReplyWriter(batches.size());
+        Set<HostedPartition> appendedTo = new LinkedHashSet<>();
+        for (int i = 0; i < batches.size(); i++) {
+            GroupEntryFormat.Slot slot = GroupEntryFormat.slot(entry, i);
+            HostedPartition partition = hosted.get(slot.partition());
+            if (slot.verdict() != GroupEntryFormat.APPEND) {
+                ErrorCode code = ErrorCode.forNumber(slot.verdict());
+                reply.refused(code == null ? ErrorCode.INTERNAL_ERROR : code, stamped != null
+                        && stamped.refusals[i] != null ? stamped.refusals[i] : "the partition's leader refused the "
+                        + "batch (" + code + ")");
+            } else if (partition == null) {
+                reply.refused(ErrorCode.UNKNOWN_PARTITION, "Raft group " + getGroupId() + " does not host "
+                        + slot.partition() + " (it was removed, or is not added yet); the batch was not appended");
+            } else {
+                try {
+                    long receiveTimeMs = Math.max(slot.receiveTimeMs(), partition.log().lastReceiveTimeMs().orElse(0));
+                    reply.appended(partition.log().append(writableCopy(batches.get(i)), receiveTimeMs));
+                    appendedTo.add(partition);
+                } catch (TidemarkException e) {
+                    reply.refused(e.code(), e.getMessage());
+                }
+            }
+        }
+        appendedTo.forEach(HostedPartition::signal);
+        return reply.toBytes();
+    }
+
+    /** The log stamps offset, ReceiveTime and CRC into the batch it appends; the entry's bytes are read-only. */
+    private static ByteBuffer writableCopy(ByteBuffer batch) {
+        return ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
+    }
+
+    /** Adds empty partitions and removes (closes and deletes) others; what is already so is left as it is. */
+    private void applyChange(GroupChange change) {
+        Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
+        try {
+            for (GroupPartition partition : change.getRemoveList()) {
+                HostedPartition removed = hosted.remove(PartitionKey.of(partition));
+                if (removed != null) {
+                    removed.log().close();
+                    removed.signal();
+                    DurableFiles.deleteTree(partitionsDir.resolve(PartitionDirectories.name(removed.partition())));
+                    LOG.info("{}: removed {}", getId(), removed);
+                }
+            }
+            for (GroupPartition partition : change.getAddList()) {
+                PartitionKey key = PartitionKey.of(partition);
+                if (!hosted.containsKey(key)) {
+                    PartitionLog log = PartitionLog.recreate(partitionsDir.resolve(PartitionDirectories.name(partition)),
+                            configs.apply(partition.getOverridesMap()), 0, clock.millis());
+                    hosted.put(key, new HostedPartition(partition, log));
+                    LOG.info("{}: added {}", getId(), hosted.get(key));
+                }
+            }
+            DurableFiles.syncDirectory(partitionsDir);
+        } catch (IOException e) {
+            throw new IllegalStateException(getId() + ": applying a partition change failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The latest snapshot of this replica, each partition with its log's start offset now (at most the snapshot's
+     * end), for a replica that catches up from it; empty before the first snapshot.
+     */
+    public Optional<GroupSnapshot> latestSnapshot() {
+        GroupSnapshot snapshot = latestSnapshot;
+        if (snapshot == null) {
+            return Optional.empty();
+        }
+        GroupSnapshot.Builder now = snapshot.toBuilder().clearPartitions();
+        for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
+            HostedPartition hostedNow = hosted.get(PartitionKey.of(partition.getPartition()));
+            long start = hostedNow == null ? partition.getLogStartOffset() : hostedNow.log().logStartOffset();
+            now.addPartitions(partition.toBuilder().setLogStartOffset(Math.min(start, partition.getLogEndOffset())));
+        }
+        return Optional.of(now.build());
+    }
+
+    /**
+     * The log end offset of a partition in the latest snapshot: retention keeps its segments from there on, since a
+     * restart cuts the log back to it and replays the Raft log; 0 before the partition's first snapshot.
+     */
+    public long snapshotLogEndOffset(PartitionKey key) {
+        GroupSnapshot snapshot = latestSnapshot;
+        if (snapshot == null) {
+            return 0;
+        }
+        for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
+            if (PartitionKey.of(partition.getPartition()).equals(key)) {
+                return partition.getLogEndOffset();
+            }
+        }
+        return 0;
+    }
+
+    @Override
+    public long takeSnapshot() throws IOException {
+        TermIndex applied = getLastAppliedTermIndex();
+        if (applied == null || applied.getIndex() < 0) {
+            return -1;
+        }
+        long nowMs = clock.millis();
+        GroupSnapshot.Builder snapshot = GroupSnapshot.newBuilder().setTerm(applied.getTerm())
+                .setIndex(applied.getIndex());
+        List<HostedPartition> partitions = new ArrayList<>(hosted.values());
+        partitions.sort(Comparator.comparing(p -> PartitionDirectories.name(p.partition())));
+        for (HostedPartition partition : partitions) {
+            partition.log().flush(nowMs);
+            snapshot.addPartitions(PartitionSnapshot.newBuilder().setPartition(partition.partition())
+                    .setLogStartOffset(partition.log().logStartOffset())
+                    .setLogEndOffset(partition.log().logEndOffset()));
+        }
+        recordSnapshot(snapshot.build());
+        return applied.getIndex();
+    }
+
+    /**
+     * The leader no longer has the Raft entries this replica needs next: a replica that lost its Raft log, or a new
+     * replica (Ratis asks every replica joining a group once). When the leader still has them after all, the answer
+     * is "no snapshot" and Ratis sends the entries. Otherwise the replica copies the leader's latest snapshot (its
+     * partition logs up to the snapshot's log ends) through the brokers' API ({@link CatchUp}) and answers its
+     * (term, index); Ratis then pauses and reinitializes this state machine, which takes the copy as its logs. A
+     * failed copy fails the future: Ratis asks again at its next attempt and the copy starts over.
+     */
+    @Override
+    public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
+                                                                        TermIndex firstTermIndexInLog) {
+        long nextIndex = nextRaftIndex();
+        if (firstTermIndexInLog.getIndex() <= nextIndex) {
+            LOG.info("{}: the leader's Raft log starts at {}, this replica needs entries from {}: no snapshot needed",
+                    getId(), firstTermIndexInLog, nextIndex);
+            return CompletableFuture.completedFuture(null);
+        }
+        if (!roleInfo.hasFollowerInfo() || !roleInfo.getFollowerInfo().hasLeaderInfo()) {
+            return CompletableFuture.failedFuture(new IOException("Ratis asked " + getId()
+                    + " to install a snapshot without naming the leader"));
+        }
+        int leader = RaftPeerIds.nodeId(RaftPeerId.valueOf(roleInfo.getFollowerInfo().getLeaderInfo().getId().getId()));
+        CatchUp.Replica replica = new CatchUp.Replica(getId().toString(), getGroupId().getUuid(),
+                new StagedInstall(smDir), configs, () -> closed);
+        return catchUp.install(replica, leader, firstTermIndexInLog.getIndex())
+                .thenApply(snapshot -> TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex()));
+    }
+
+    /** The next Raft index this replica's log takes. */
+    private long nextRaftIndex() {
+        try {
+            return getServer().get().getDivision(getGroupId()).getRaftLog().getNextIndex();
+        } catch (IOException | InterruptedException | ExecutionException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return getLastAppliedTermIndex().getIndex() + 1;
+        }
+    }
+
+    @Override
+    public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+        leaderChanged.accept(getGroupId());
+    }
+
+    /** Ratis pauses the state machine before it reloads it from an installed snapshot. */
+    @Override
+    public void pause() {
+        getLifeCycle().transition(LifeCycle.State.PAUSING);
+        getLifeCycle().transition(LifeCycle.State.PAUSED);
+    }
+
+    /**
+     * Reloads after a snapshot was installed: closes the logs and opens them again, which completes the committed
+     * install ({@link StagedInstall#finish}) and sets the applied index to the snapshot's.
+     */
+    @Override
+    public void reinitialize() throws IOException {
+        getLifeCycle().transition(LifeCycle.State.STARTING);
+        closeLogs();
+        openPartitions();
+        getLifeCycle().transition(LifeCycle.State.RUNNING);
+    }
+
+    private void closeLogs() throws IOException {
+        running = false;
+        List<HostedPartition> closing = new ArrayList<>(hosted.values());
+        hosted.clear();
+        for (HostedPartition partition : closing) {
+            partition.log().close();
+            partition.signal();
+        }
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage() {
+        return storage;
+    }
+
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        closeLogs();
+        super.close();
+    }
+
+    /** The group of a state machine Ratis built for it, as an id other code names it by. */
+    public UUID groupUuid() {
+        return getGroupId().getUuid();
+    }
+}

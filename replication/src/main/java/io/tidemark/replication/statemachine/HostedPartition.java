@@ -1,0 +1,62 @@
+package io.tidemark.replication.statemachine;
+
+import io.tidemark.core.log.PartitionLog;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.v1.GroupPartition;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A partition a group hosts on this replica: how the group's log names it, and its log. Long-polling fetches wait on
+ * {@link #nextAppend}.
+ *
+ * <p>Thread-safe: the state machine appends on its updater thread; readers read the log from any thread.
+ */
+public final class HostedPartition {
+    private final PartitionKey key;
+    private final GroupPartition partition;
+    private final TopicPartition name;
+    private final PartitionLog log;
+    private volatile CompletableFuture<Void> nextAppend = new CompletableFuture<>();
+
+    HostedPartition(GroupPartition partition, PartitionLog log) {
+        this.key = PartitionKey.of(partition);
+        this.partition = partition;
+        this.name = new TopicPartition(partition.getTopic(), partition.getPartition());
+        this.log = log;
+    }
+
+    public PartitionKey key() {
+        return key;
+    }
+
+    /** The partition as the group change that added it named it, with the overrides it was added with. */
+    public GroupPartition partition() {
+        return partition;
+    }
+
+    public TopicPartition name() {
+        return name;
+    }
+
+    public PartitionLog log() {
+        return log;
+    }
+
+    /** Completes when the next batch is appended to this partition, or when the replica stops hosting it. */
+    public CompletableFuture<Void> nextAppend() {
+        return nextAppend;
+    }
+
+    /** A batch was appended, or the partition is going away: wakes the fetches that wait. */
+    void signal() {
+        CompletableFuture<Void> waiting = nextAppend;
+        nextAppend = new CompletableFuture<>();
+        waiting.complete(null);
+    }
+
+    @Override
+    public String toString() {
+        return name + " (" + key + ")";
+    }
+}

@@ -1,0 +1,308 @@
+package io.tidemark.replication.statemachine;
+
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.PartitionLog;
+import io.tidemark.core.log.segment.LogSegment;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupPartition;
+import io.tidemark.replication.snapshot.PartitionDirectories;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.SizeInBytes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The state machine of a partition group, driven as Ratis drives it but without Ratis: the leader's path
+ * (startTransaction, preAppendTransaction, the entry, applyTransaction) on one replica, and the same entries applied
+ * on another replica as a follower. The group hosts partitions 0 and 1 of topic t.
+ */
+class GroupStateMachineTest {
+    private static final long BASE_MS = 1_700_000_000_000L;
+    private static final UUID TOPIC = new UUID(7, 8);
+    private static final PartitionKey T0 = new PartitionKey(TOPIC, 0);
+    private static final PartitionKey T1 = new PartitionKey(TOPIC, 1);
+    private static final RaftGroupId GROUP = RaftGroupId.valueOf(new UUID(1, 1));
+
+    @TempDir
+    Path dir;
+    private final List<GroupStateMachine> opened = new ArrayList<>();
+    private final Map<GroupStateMachine, RaftStorage> storages = new HashMap<>();
+    private final List<LogEntryProto> entries = new ArrayList<>();
+    private final AtomicLong leaderNowMs = new AtomicLong(BASE_MS);
+    private long nextIndex = 1;
+
+    @AfterEach
+    void close() throws IOException {
+        for (GroupStateMachine machine : List.copyOf(opened)) {
+            stop(machine);
+        }
+    }
+
+    /** Stops a replica as a crash after its last write would: closes its logs and lets go of its storage. */
+    private void stop(GroupStateMachine machine) throws IOException {
+        machine.close();
+        storages.remove(machine).close();
+        opened.remove(machine);
+    }
+
+    /** A replica's state machine over {@code dir/name}, with these topic defaults under every partition's overrides. */
+    private GroupStateMachine replica(String name, Map<String, String> defaults, InstantSource clock)
+            throws IOException {
+        RaftStorage storage = RaftStorage.newBuilder().setDirectory(dir.resolve(name).toFile())
+                .setOption(RaftStorage.StartupOption.RECOVER).setStorageFreeSpaceMin(SizeInBytes.ONE_MB).build();
+        storage.initialize();
+        GroupStateMachine machine = new GroupStateMachine(overrides -> {
+            Map<String, String> merged = new HashMap<>(defaults);
+            merged.putAll(overrides);
+            return TopicConfig.parse(merged);
+        }, null, clock, group -> { });
+        machine.initialize(server(name), GROUP, storage);
+        opened.add(machine);
+        storages.put(machine, storage);
+        return machine;
+    }
+
+    private GroupStateMachine leader() throws IOException {
+        return leader(Map.of());
+    }
+
+    private GroupStateMachine leader(Map<String, String> defaults) throws IOException {
+        return replica("leader", defaults, () -> Instant.ofEpochMilli(leaderNowMs.get()));
+    }
+
+    private static InstantSource fixed(long ms) {
+        return InstantSource.fixed(Instant.ofEpochMilli(ms));
+    }
+
+    /** A Raft server that only knows its id: all the state machine asks of it outside installs. */
+    private static RaftServer server(String name) {
+        RaftPeerId id = RaftPeerId.valueOf(name);
+        return (RaftServer) Proxy.newProxyInstance(RaftServer.class.getClassLoader(), new Class<?>[] {RaftServer.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("getId")) {
+                        return id;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    private static GroupPartition partition(int partition, Map<String, String> overrides) {
+        return GroupPartition.newBuilder().setTopic("t").setTopicId(TopicIds.toBytes(TOPIC)).setPartition(partition)
+                .putAllOverrides(overrides).build();
+    }
+
+    /** Submits a request on the leader's path, as Ratis does, and applies the entry; the reply. */
+    private ByteBuffer lead(GroupStateMachine leader, ByteString request) {
+        RaftClientRequest client = RaftClientRequest.newBuilder().setClientId(ClientId.randomId())
+                .setServerId(RaftPeerId.valueOf("leader")).setGroupId(GROUP).setCallId(nextIndex)
+                .setMessage(Message.valueOf(request)).setType(RaftClientRequest.writeRequestType()).build();
+        TransactionContext trx = leader.preAppendTransaction(leader.startTransaction(client));
+        LogEntryProto entry = trx.initLogEntry(1, nextIndex++);
+        entries.add(entry);
+        return leader.applyTransaction(trx).join().getContent().asReadOnlyByteBuffer();
+    }
+
+    /** Applies every entry the leader made, in order, as a follower. */
+    private static void follow(GroupStateMachine follower, List<LogEntryProto> entries) {
+        for (LogEntryProto entry : entries) {
+            follower.applyTransaction(TransactionContext.newBuilder().setStateMachine(follower)
+                    .setServerRole(RaftPeerRole.FOLLOWER).setLogEntry(entry).build()).join();
+        }
+    }
+
+    private static ByteString add(GroupPartition... partitions) {
+        return GroupEntryFormat.change(GroupChange.newBuilder().addAllAdd(List.of(partitions)).build());
+    }
+
+    /** A batch of one record with this SendTime and value. */
+    private static GroupEntryFormat.Submitted batch(PartitionKey partition, long sendTimeMs, String value) {
+        ByteBuffer batch = new RecordBatchBuilder().append(sendTimeMs, null, value.getBytes()).build();
+        return new GroupEntryFormat.Submitted(partition, batch, sendTimeMs, sendTimeMs, false);
+    }
+
+    private static List<GroupEntryFormat.Outcome> outcomes(ByteBuffer reply, int count) {
+        return GroupEntryFormat.readReply(reply, count);
+    }
+
+    /** Every batch of a hosted partition's log, as bytes. */
+    private static List<ByteBuffer> batches(GroupStateMachine machine, PartitionKey key) {
+        PartitionLog log = machine.partition(key).orElseThrow().log();
+        List<ByteBuffer> batches = new ArrayList<>();
+        for (long offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
+            LogReadResult read = log.read(offset, 1);
+            ByteBuffer batch = read.batches();
+            batches.add(batch);
+            offset = RecordBatchFormat.lastOffset(batch, 0) + 1;
+        }
+        return batches;
+    }
+
+    @Test
+    void anEntryAppendsEachBatchToItsPartitionAndReplicasStoreTheSameBytes() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of()), partition(1, Map.of())));
+        List<GroupEntryFormat.Outcome> first = outcomes(lead(leader, GroupEntryFormat.request(List.of(
+                batch(T0, BASE_MS, "a"), batch(T1, BASE_MS, "b"), batch(T0, BASE_MS, "c")))), 3);
+        leaderNowMs.set(BASE_MS + 5);
+        List<GroupEntryFormat.Outcome> second = outcomes(lead(leader, GroupEntryFormat.request(List.of(
+                batch(T1, BASE_MS, "d")))), 1);
+
+        assertEquals(List.of(0L, 0L, 1L), first.stream().map(o -> o.appended().baseOffset()).toList(),
+                "offsets per partition");
+        assertEquals(List.of(BASE_MS, BASE_MS, BASE_MS), first.stream().map(o -> o.appended().receiveTimeMs())
+                .toList());
+        assertEquals(1L, second.get(0).appended().baseOffset());
+        assertEquals(BASE_MS + 5, second.get(0).appended().receiveTimeMs());
+
+        GroupStateMachine follower = replica("follower", Map.of(), fixed(BASE_MS + 60_000));
+        follow(follower, entries);
+        assertEquals(batches(leader, T0), batches(follower, T0), "byte for byte, the leader's ReceiveTimes");
+        assertEquals(batches(leader, T1), batches(follower, T1));
+    }
+
+    @Test
+    void receiveTimeNeverDecreasesInAPartitionWhenTheLeadersClockStepsBack() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of()), partition(1, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "a"))));
+        leaderNowMs.set(BASE_MS - 30_000);
+        List<GroupEntryFormat.Outcome> stepped = outcomes(lead(leader, GroupEntryFormat.request(List.of(
+                batch(T0, BASE_MS - 30_000, "b"), batch(T1, BASE_MS - 30_000, "c")))), 2);
+
+        assertEquals(BASE_MS, stepped.get(0).appended().receiveTimeMs(), "max(now, last of the partition)");
+        assertEquals(BASE_MS - 30_000, stepped.get(1).appended().receiveTimeMs(),
+                "another partition of the group keeps its own time");
+    }
+
+    /**
+     * The leader decides the SendTime window with its config and the entry carries the decision: a follower whose
+     * config (defaults, or an alter it applied at another moment) says otherwise stores the same bytes.
+     */
+    @Test
+    void replicasFollowTheLeadersDecisionWhateverTheirOwnConfigSays() throws IOException {
+        GroupStateMachine leader = leader(Map.of("send.time.before.max.ms", "60000"));
+        lead(leader, add(partition(0, Map.of())));
+        List<GroupEntryFormat.Outcome> outcomes = outcomes(lead(leader, GroupEntryFormat.request(List.of(
+                batch(T0, BASE_MS - 120_000, "too old"), batch(T0, BASE_MS - 1_000, "fine")))), 2);
+
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, outcomes.get(0).refused().code());
+        assertTrue(outcomes.get(0).refused().getMessage().startsWith("record 0 of the batch has SendTime "
+                + (BASE_MS - 120_000)), outcomes.get(0).refused().getMessage());
+        assertEquals(0L, outcomes.get(1).appended().baseOffset());
+
+        GroupStateMachine lax = replica("lax", Map.of("send.time.before.max.ms", "-1"), fixed(BASE_MS));
+        follow(lax, entries);
+        assertEquals(batches(leader, T0), batches(lax, T0), "the old batch is not appended on any replica");
+
+        leaderNowMs.set(BASE_MS + 1);
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS - 30_000, "late but allowed"))));
+        GroupStateMachine strict = replica("strict", Map.of("send.time.before.max.ms", "0"), fixed(BASE_MS));
+        follow(strict, entries);
+        assertEquals(batches(leader, T0), batches(strict, T0), "nor refused by a stricter one");
+        assertEquals(2, batches(strict, T0).size());
+    }
+
+    @Test
+    void aBatchOfAPartitionTheGroupDoesNotHostIsRefusedAndARemovedPartitionIsDeleted() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        List<GroupEntryFormat.Outcome> outcomes = outcomes(lead(leader, GroupEntryFormat.request(List.of(
+                batch(T1, BASE_MS, "nowhere"), batch(T0, BASE_MS, "here")))), 2);
+        assertEquals(ErrorCode.UNKNOWN_PARTITION, outcomes.get(0).refused().code());
+        assertEquals(0L, outcomes.get(1).appended().baseOffset());
+
+        Path partitionDir = dir.resolve("leader").resolve(RaftStorageLayout.SM).resolve(PartitionDirectories.PARTITIONS)
+                .resolve(PartitionDirectories.name(partition(0, Map.of())));
+        assertTrue(Files.isDirectory(partitionDir));
+        lead(leader, GroupEntryFormat.change(GroupChange.newBuilder().addRemove(partition(0, Map.of())).build()));
+        assertEquals(Set.of(), leader.hostedPartitions());
+        assertFalse(Files.exists(partitionDir), "its directory is deleted");
+        lead(leader, add(partition(0, Map.of())));
+        assertEquals(0, leader.partition(T0).orElseThrow().log().logEndOffset(), "added again: empty");
+    }
+
+    @Test
+    void aRestartCutsEachLogBackToItsSnapshotAndReplayAddsTheOthersAgain() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "kept"))));
+        leader.takeSnapshot();
+        lead(leader, add(partition(1, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "after"), batch(T1, BASE_MS, "new"))));
+        stop(leader);
+
+        GroupStateMachine restarted = leader();
+        assertEquals(Set.of(T0), restarted.hostedPartitions(), "orders-1 came after the snapshot");
+        assertEquals(1, restarted.partition(T0).orElseThrow().log().logEndOffset(), "cut back to the snapshot");
+        follow(restarted, entries.subList(2, entries.size()));
+        assertEquals(2, restarted.partition(T0).orElseThrow().log().logEndOffset());
+        assertEquals(1, restarted.partition(T1).orElseThrow().log().logEndOffset(), "replayed");
+    }
+
+    @Test
+    void aLogShorterThanItsSnapshotRefusesTheStart() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"))));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "two"))));
+        leader.takeSnapshot();
+        stop(leader);
+        Path partitionDir = dir.resolve("leader").resolve(RaftStorageLayout.SM).resolve(PartitionDirectories.PARTITIONS)
+                .resolve(PartitionDirectories.name(partition(0, Map.of())));
+        Path segment;
+        try (Stream<Path> files = Files.list(partitionDir)) {
+            segment = files.filter(f -> f.toString().endsWith(LogSegment.LOG_SUFFIX)).findFirst().orElseThrow();
+        }
+        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.WRITE)) {
+            channel.truncate(channel.size() - 10);
+        }
+
+        IOException refused = assertThrows(IOException.class, this::leader);
+        assertTrue(refused.getMessage().contains("ends at offset 1, below 2 where its snapshot at index 3 ends: its "
+                + "files were truncated or lost"), refused.getMessage());
+    }
+
+    /** Where Ratis keeps a group's state machine files under its storage directory. */
+    private static final class RaftStorageLayout {
+        static final String SM = "sm";
+    }
+}
