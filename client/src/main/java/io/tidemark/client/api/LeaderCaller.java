@@ -25,15 +25,20 @@ import java.util.function.Function;
 /**
  * Makes the calls only a partition's leader answers (ListOffsets, Fetch, OriginOffset, and Produce for a
  * {@link PartitionWriter}) on the broker the cluster metadata
- * names, refreshing the metadata and trying again when the answer shows the metadata was stale: NOT_LEADER,
- * UNKNOWN_TOPIC or UNKNOWN_PARTITION (a topic just created), NOT_AVAILABLE (the leader is down or moving).
+ * names, refreshing the metadata and trying again when the answer shows the metadata may be stale
+ * ({@link ClusterMetadata#mayBeStale}: NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or UNKNOWN_PARTITION).
+ *
+ * <p>Not a {@link Retry}, on purpose: it mends a stale route, it does not wait out an outage. It makes a fixed number
+ * of attempts with no backoff, each after a refresh (the refresh's round trip paces them), so a call answers within
+ * a few round trips; callers that must outlast an election or a dead broker retry the whole call on their deadline
+ * (the producer's sender, a {@link PartitionWriter}'s {@link Retry}, the consumer's poll).
  *
  * <p>Thread-safe. Callbacks run on gRPC executor threads.
  */
 final class LeaderCaller {
     /**
      * Attempts per call: one on the cached leader, one after a refresh, and one more for a leader that moved
-     * during the refresh. Callers that must keep trying (the consumer's poll) have their own backoff loop.
+     * during the refresh.
      */
     static final int ATTEMPTS = 3;
 
@@ -73,12 +78,6 @@ final class LeaderCaller {
         return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request), ATTEMPTS);
     }
 
-    /** Whether an error means the metadata may be stale, so a refresh and a retry may succeed. */
-    static boolean staleMetadata(TidemarkException e) {
-        return e.code() == ErrorCode.NOT_LEADER || e.code() == ErrorCode.NOT_AVAILABLE
-                || e.code() == ErrorCode.UNKNOWN_TOPIC || e.code() == ErrorCode.UNKNOWN_PARTITION;
-    }
-
     private static BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {
         return BrokerServiceGrpc.newFutureStub(channel).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
     }
@@ -97,7 +96,8 @@ final class LeaderCaller {
                         return CompletableFuture.completedFuture(value);
                     }
                     RuntimeException failure = GrpcFutures.rethrowable(error);
-                    if (!(failure instanceof TidemarkException e) || !staleMetadata(e) || attemptsLeft <= 1) {
+                    if (!(failure instanceof TidemarkException e) || !ClusterMetadata.mayBeStale(e)
+                            || attemptsLeft <= 1) {
                         return CompletableFuture.<T>failedFuture(failure);
                     }
                     if (e.code() == ErrorCode.NOT_LEADER) {

@@ -77,6 +77,26 @@ class PartitionWriterTest {
     }
 
     @Test
+    void aWriteCutByADyingBrokerIsResentWithTheSameSequence() throws Exception {
+        cluster.cutNext("Produce", 2);
+        assertEquals(0, ok(writer.write(T0, batch("a"))).getBaseOffset());
+        assertEquals(List.of(0, 0, 0), baseSequences());
+        assertEquals(1, cluster.records(T0).size());
+    }
+
+    @Test
+    void aWriteStillFailingAtTheDeliveryTimeoutFailsWithItsLastErrorNamingTheAttempts() {
+        cluster.callTakesMs = 400;
+        cluster.failNext("Produce", 100_000, new TidemarkException(ErrorCode.NOT_AVAILABLE, "no quorum"));
+        TidemarkException timeout = failure(writer.write(T0, batch("a")));
+        assertEquals(ErrorCode.NOT_AVAILABLE, timeout.code());
+        assertEquals("batch of t-0 not acknowledged within delivery.timeout.ms=1000 (1 attempt(s)); the last error: "
+                + "no quorum", timeout.getMessage(), "one attempt is the LeaderCaller's first metadata refresh, a "
+                + "Produce, a refresh and a Produce: 1600 ms on the clock, no second attempt");
+        assertEquals(2, cluster.count("Produce"));
+    }
+
+    @Test
     void aRefusedBatchGivesItsSequenceBack() throws Exception {
         cluster.failNext("Produce", 1, new TidemarkException(ErrorCode.ORIGIN_OFFSET_HELD, "held"));
         assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, failure(writer.write(T0, batch("a"))).code());
