@@ -54,20 +54,20 @@ final class LeaderCaller {
 
     CompletableFuture<ListOffsetsResponse> listOffsets(TopicPartition tp, OffsetSpec spec) {
         ListOffsetsRequest request = spec.toRequest(tp);
-        return call(tp, channel -> stub(channel, requestTimeoutMs).listOffsets(request), ATTEMPTS);
+        return call(tp, channel -> stub(channel, requestTimeoutMs).listOffsets(request));
     }
 
     /** A Fetch whose deadline leaves the broker {@code max_wait_ms} to wait plus {@code request.timeout.ms}. */
     CompletableFuture<FetchResponse> fetch(FetchRequest request) {
         long timeoutMs = request.getMaxWaitMs() + requestTimeoutMs;
         return call(new TopicPartition(request.getTopic(), request.getPartition()),
-                channel -> stub(channel, timeoutMs).fetch(request), ATTEMPTS);
+                channel -> stub(channel, timeoutMs).fetch(request));
     }
 
     /** A Produce of one batch; a retry after NOT_AVAILABLE resends the same bytes (idempotence drops a duplicate). */
     CompletableFuture<ProduceResponse> produce(ProduceRequest request) {
         return call(new TopicPartition(request.getTopic(), request.getPartition()),
-                channel -> stub(channel, requestTimeoutMs).produce(request), ATTEMPTS);
+                channel -> stub(channel, requestTimeoutMs).produce(request));
     }
 
     /** The last origin offset of {@code origin} that {@code tp} holds through mirrored batches. */
@@ -75,18 +75,26 @@ final class LeaderCaller {
         OriginOffsetRequest request = OriginOffsetRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
                 .setOrigin(OriginPartitionRef.newBuilder().setCluster(origin.cluster()).setTopic(origin.topic())
                         .setTopicId(TopicIds.toBytes(origin.topicId())).setPartition(origin.partition())).build();
-        return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request), ATTEMPTS);
+        return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request));
     }
 
     private static BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {
         return BrokerServiceGrpc.newFutureStub(channel).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
-    private <T> CompletableFuture<T> call(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc,
-                                          int attemptsLeft) {
+    /**
+     * Calls {@code rpc} on {@code tp}'s leader, {@link #ATTEMPTS} times at most; the future fails with the last
+     * failure itself (a TidemarkException), not the CompletionException the composed attempts wrap it in.
+     */
+    private <T> CompletableFuture<T> call(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc) {
+        return GrpcFutures.unwrapped(attempt(tp, rpc, ATTEMPTS));
+    }
+
+    private <T> CompletableFuture<T> attempt(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc,
+                                             int attemptsLeft) {
         Optional<String> leader = metadata.leaderAddress(tp);
         if (leader.isEmpty()) {
-            return attemptsLeft > 1 ? refreshThen(() -> call(tp, rpc, attemptsLeft - 1))
+            return attemptsLeft > 1 ? refreshThen(() -> attempt(tp, rpc, attemptsLeft - 1))
                     : CompletableFuture.failedFuture(metadata.noLeader(tp));
         }
         String address = leader.get();
@@ -103,7 +111,7 @@ final class LeaderCaller {
                     if (e.code() == ErrorCode.NOT_LEADER) {
                         metadata.notLeader(tp, address, e.leaderAddress());
                     }
-                    return refreshThen(() -> call(tp, rpc, attemptsLeft - 1));
+                    return refreshThen(() -> attempt(tp, rpc, attemptsLeft - 1));
                 })
                 .thenCompose(Function.identity());
     }

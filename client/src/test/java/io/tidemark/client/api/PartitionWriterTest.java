@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ProduceResponse;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -128,6 +130,16 @@ class PartitionWriterTest {
         FakeCluster.ProducerFields last = cluster.producedHeaders.get(cluster.producedHeaders.size() - 1);
         assertNotEquals(cluster.producedHeaders.get(0).producerId(), last.producerId());
         assertEquals(0, last.baseSequence());
+    }
+
+    @Test
+    void originOffsetOfATopicThatIsGoneFailsWithTheTidemarkExceptionItself() {
+        Throwable error = writer.originOffset(new TopicPartition("gone", 0),
+                        new OriginPartition("A", "gone", new UUID(0, 1), 0))
+                .handle((answer, failure) -> failure).join();
+        TidemarkException gone = assertInstanceOf(TidemarkException.class, error, "not wrapped in a "
+                + "CompletionException: the mirror's copier tells a gone topic by its code");
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, gone.code());
     }
 
     @Test
