@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -290,6 +291,16 @@ class ConsumerTest {
         assertTrue(last.getMessage().endsWith("the last error: no quorum 3"), "attempts at 0, 400 and 800 ms: "
                 + last.getMessage());
         assertEquals(3, cluster.count("CommitOffsets"));
+    }
+
+    @Test
+    void commitAsyncFailsWithTheTidemarkExceptionItself() {
+        TidemarkConsumer consumer = consumer(b -> b.group("g"));
+        consumer.assign(List.of(T0));
+        cluster.failNext("CommitOffsets", 1, new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic t is gone"));
+        Throwable error = consumer.commitAsync(Map.of(T0, new OffsetAndMetadata(2, "")))
+                .handle((ignored, failure) -> failure).join();
+        assertEquals("UNKNOWN_TOPIC: topic t is gone", assertInstanceOf(TidemarkException.class, error).toString());
     }
 
     @Test
