@@ -3,9 +3,12 @@ package io.tidemark.cli;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.Retry;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.PartitionDescription;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
@@ -15,6 +18,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.time.Clock;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -26,13 +31,28 @@ import java.util.concurrent.TimeUnit;
  * (SIGKILL) the leader of a one-partition topic, then sends one record at a time until one is acknowledged:
  * the time from the kill to that acknowledgement is the partition's unavailability. The killed broker is
  * restarted, and every replica caught up, before the next round. Prints every round and the percentiles.
+ *
+ * <p>A broker dying cuts calls under it: every step of a round (finding the leader, the produce, the waits for the
+ * replicas and the preferred leader) retries retriable failures ({@link Retry}) for up to
+ * {@value #STEP_TIMEOUT_MS} ms, so they count as unavailability, and only a step still failing then, or a failure that
+ * is not retriable, ends the run with its error.
  */
 @Command(name = "failover", mixinStandardHelpOptions = true,
         description = "Kill the leader of a partition of a local cluster N times; measure kill -> first acknowledged produce.")
 final class FailoverPerfCommand implements Callable<Integer> {
     private static final String TOPIC = "failover-perf";
+    private static final TopicPartition PARTITION = new TopicPartition(TOPIC, 0);
+    /**
+     * Longest a step of a round may take: an election after a kill takes about a second (docs/benchmarks.md), a
+     * restarted replica catching up a few; a minute means the cluster is not coming back.
+     */
+    private static final long STEP_TIMEOUT_MS = 60_000;
     /** Longest wait for leadership to return to the preferred replica: a few balance intervals (5 s default). */
     private static final long BALANCE_WAIT_MS = 15_000;
+    /** Between a step's attempts: small against an election (0.3-0.6 s timeouts), so it adds little to a figure. */
+    private static final long RETRY_BACKOFF_MS = 20;
+    /** Between checks of the cluster's state while waiting for it. */
+    private static final long POLL_MS = 100;
 
     @Spec
     CommandSpec spec;
@@ -40,6 +60,8 @@ final class FailoverPerfCommand implements Callable<Integer> {
     LocalCommand.Which which = new LocalCommand.Which();
     @Option(names = "--kills", defaultValue = "20", description = "How many leaders to kill (default: ${DEFAULT-VALUE}).")
     int kills;
+    /** Times the steps' deadlines. */
+    InstantSource clock = Clock.systemUTC();
 
     @Override
     public Integer call() throws Exception {
@@ -52,7 +74,8 @@ final class FailoverPerfCommand implements Callable<Integer> {
                 admin.createTopic(TOPIC, 1, Math.min(3, cluster.nodes()), Map.of());
             }
             try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap())
-                    .lingerMs(0).requestTimeoutMs(1000).retryBackoffMs(20).deliveryTimeoutMs(60_000).build())) {
+                    .lingerMs(0).requestTimeoutMs(1000).retryBackoffMs(RETRY_BACKOFF_MS)
+                    .deliveryTimeoutMs(STEP_TIMEOUT_MS).build())) {
                 produceOne(producer);
                 for (int round = 1; round <= kills; round++) {
                     int leader = awaitLeader(admin);
@@ -83,66 +106,88 @@ final class FailoverPerfCommand implements Callable<Integer> {
      * move leadership back after a restart; a move during the next round would add to its figure). A cluster
      * that does not balance leaders goes on after {@link #BALANCE_WAIT_MS}.
      */
-    private static void awaitHealthy(LocalCluster cluster, TidemarkAdmin admin, TidemarkProducer producer,
-                                     PrintWriter out) throws InterruptedException {
+    private void awaitHealthy(LocalCluster cluster, TidemarkAdmin admin, TidemarkProducer producer, PrintWriter out) {
         produceOne(producer);
-        long start = System.nanoTime();
-        while (!replicasInSync(cluster, admin)) {
-            TimeUnit.MILLISECONDS.sleep(100);
-            if (TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) > 60) {
-                throw new IllegalStateException("the replicas of " + TOPIC + " did not catch up within 60 s");
-            }
-        }
-        long balanceStart = System.nanoTime();
-        while (!ledByPreferred(admin)) {
-            TimeUnit.MILLISECONDS.sleep(100);
-            if (TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - balanceStart) > BALANCE_WAIT_MS) {
-                out.println("(leadership did not return to the preferred replica; going on)");
-                return;
-            }
-        }
-    }
-
-    private static boolean replicasInSync(LocalCluster cluster, TidemarkAdmin admin) {
-        PartitionDescription partition = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0);
-        for (int replica : partition.getReplicaNodeIdsList()) {
-            try (TidemarkAdmin direct = new TidemarkAdmin(AdminConfig.builder(cluster.clientAddress(replica))
-                    .requestTimeoutMs(1000).build())) {
-                if (direct.describeTopics(List.of(TOPIC)).get(0).getPartitions(0).getLogEndOffset()
-                        != partition.getLogEndOffset()) {
-                    return false;
-                }
-            } catch (TidemarkException e) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean ledByPreferred(TidemarkAdmin admin) {
-        PartitionDescription partition = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0);
-        return partition.getLeaderNodeId() == partition.getReplicaNodeIds(0);
-    }
-
-    /** The partition's leader, once one is elected (at most 60 s). */
-    private static int awaitLeader(TidemarkAdmin admin) throws InterruptedException {
-        for (int attempt = 0; attempt < 600; attempt++) {
-            int leader = admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0).getLeaderNodeId();
-            if (leader > 0) {
-                return leader;
-            }
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
-        throw new IllegalStateException(TOPIC + " has had no leader for 60 s");
-    }
-
-    /** Sends one record and waits for its acknowledgement; the producer retries through the leader change. */
-    private static void produceOne(TidemarkProducer producer) {
+        Retry.within(clock, STEP_TIMEOUT_MS, POLL_MS)
+                .onDeadline((last, attempts) -> new TidemarkException(last.code(), "the replicas of " + TOPIC
+                        + " did not catch up within " + STEP_TIMEOUT_MS + " ms: " + last.getMessage()))
+                .run(() -> requireReplicasInSync(cluster, admin));
         try {
-            producer.send(new ProducerRecord(TOPIC, 0, null, new byte[100])).join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof TidemarkException t ? t : e;
+            Retry.within(clock, BALANCE_WAIT_MS, POLL_MS).run(() -> requireLedByPreferred(admin));
+        } catch (TidemarkException e) {
+            if (!e.retriable()) {
+                throw e;
+            }
+            out.println("(leadership did not return to the preferred replica; going on: " + e.getMessage() + ")");
         }
+    }
+
+    /** Throws NOT_AVAILABLE naming a replica that does not hold the partition's log end yet. */
+    private static void requireReplicasInSync(LocalCluster cluster, TidemarkAdmin admin) {
+        PartitionDescription partition = describe(admin);
+        for (int replica : partition.getReplicaNodeIdsList()) {
+            long logEnd = replicaLogEnd(cluster, replica);
+            if (logEnd != partition.getLogEndOffset()) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "node " + replica + " holds " + PARTITION
+                        + " up to offset " + logEnd + ", the leader up to " + partition.getLogEndOffset());
+            }
+        }
+    }
+
+    /** The log end offset of the partition's replica on {@code node}, as that broker answers it. */
+    private static long replicaLogEnd(LocalCluster cluster, int node) {
+        try (TidemarkAdmin direct = new TidemarkAdmin(AdminConfig.builder(cluster.clientAddress(node))
+                .requestTimeoutMs(1000).build())) {
+            return describe(direct).getLogEndOffset();
+        } catch (TidemarkException e) {
+            if (e.code() != ErrorCode.UNKNOWN_TOPIC) {
+                throw e;
+            }
+            // a broker just restarted answers before it replayed the metadata that created the topic
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "node " + node + " does not know " + TOPIC + " yet: "
+                    + e.getMessage());
+        }
+    }
+
+    /** Throws NOT_AVAILABLE while the partition's leader is not its preferred replica. */
+    private static void requireLedByPreferred(TidemarkAdmin admin) {
+        PartitionDescription partition = describe(admin);
+        if (partition.getLeaderNodeId() != partition.getReplicaNodeIds(0)) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "node " + partition.getLeaderNodeId() + " leads "
+                    + PARTITION + ", the preferred replica is node " + partition.getReplicaNodeIds(0));
+        }
+    }
+
+    /** The partition's leader, once one is elected. */
+    private int awaitLeader(TidemarkAdmin admin) {
+        return Retry.within(clock, STEP_TIMEOUT_MS, POLL_MS)
+                .onDeadline((last, attempts) -> new TidemarkException(last.code(), TOPIC + " has had no leader for "
+                        + STEP_TIMEOUT_MS + " ms: " + last.getMessage()))
+                .call(() -> {
+                    int leader = describe(admin).getLeaderNodeId();
+                    if (leader <= 0) {
+                        throw new TidemarkException(ErrorCode.NOT_AVAILABLE, PARTITION + " has no leader");
+                    }
+                    return leader;
+                });
+    }
+
+    private static PartitionDescription describe(TidemarkAdmin admin) {
+        return admin.describeTopics(List.of(TOPIC)).get(0).getPartitions(0);
+    }
+
+    /**
+     * Sends one record and waits for its acknowledgement: the producer retries through the leader change, and a
+     * retriable failure it ends with is sent again, until {@link #STEP_TIMEOUT_MS}.
+     */
+    private void produceOne(TidemarkProducer producer) {
+        Retry.within(clock, STEP_TIMEOUT_MS, RETRY_BACKOFF_MS).run(() -> {
+            try {
+                producer.send(new ProducerRecord(TOPIC, 0, null, new byte[100])).join();
+            } catch (CompletionException e) {
+                throw e.getCause() instanceof TidemarkException t ? t : e;
+            }
+        });
     }
 
     private void restart() throws Exception {

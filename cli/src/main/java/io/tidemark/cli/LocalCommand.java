@@ -1,8 +1,10 @@
 package io.tidemark.cli;
 
 import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.Retry;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.TopicDescription;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -12,8 +14,11 @@ import picocli.CommandLine.Spec;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -29,7 +34,10 @@ import java.util.concurrent.TimeUnit;
 @Command(name = "local", mixinStandardHelpOptions = true, description = "Run a cluster on this machine.",
         subcommands = {LocalCommand.Up.class, LocalCommand.Down.class, LocalCommand.Status.class})
 final class LocalCommand {
-    private static final long START_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(120);
+    /** Longest {@code up} waits for the cluster to serve: brokers starting on two busy cores, then the elections. */
+    private static final long START_TIMEOUT_MS = 120_000;
+    /** Between checks of a starting cluster. */
+    private static final long POLL_MS = 500;
 
     private LocalCommand() {
     }
@@ -69,6 +77,8 @@ final class LocalCommand {
         @Option(names = "--config", description = "Broker config file every broker reads (docs/configuration.md); "
                 + "a cluster.name in it must be --name, unless the cluster is the default one.")
         Path config;
+        /** Times the wait for the cluster to serve. */
+        InstantSource clock = Clock.systemUTC();
 
         @Override
         public Integer call() throws Exception {
@@ -123,34 +133,60 @@ final class LocalCommand {
             Files.writeString(cluster.pidFile(node), Long.toString(process.pid()));
         }
 
-        /** Waits until the cluster answers and every partition, the internal topic's included, has a leader. */
-        private void awaitReady(LocalCluster cluster) throws Exception {
-            long deadline = System.nanoTime() + START_TIMEOUT_NANOS;
-            String last = "";
+        /**
+         * Waits until the cluster answers and every partition, the internal topic's included, has a leader: retriable
+         * failures (brokers starting, elections) are retried ({@link Retry}) for
+         * {@value LocalCommand#START_TIMEOUT_MS} ms; a broker process that exits ends the wait at once.
+         */
+        private void awaitReady(LocalCluster cluster) {
             try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).requestTimeoutMs(5000)
                     .build())) {
-                while (System.nanoTime() < deadline) {
-                    for (int n = 1; n <= cluster.nodes(); n++) {
-                        if (cluster.process(n).isEmpty()) {
-                            throw new IllegalStateException("node " + n + " exited; see " + cluster.logFile(n));
-                        }
-                    }
-                    try {
-                        List<String> names = admin.listTopics(true).stream().map(t -> t.getName()).toList();
-                        List<TopicDescription> topics = admin.describeTopics(names);
-                        if (names.contains("__group_offsets") && topics.stream().flatMap(t -> t.getPartitionsList()
-                                .stream()).allMatch(p -> p.getLeaderNodeId() > 0 && p.getLogEndOffset() >= 0)) {
-                            return;
-                        }
-                        last = "waiting for every partition to have a leader";
-                    } catch (TidemarkException e) {
-                        last = e.getMessage();
-                    }
-                    TimeUnit.MILLISECONDS.sleep(500);
+                Retry.within(clock, START_TIMEOUT_MS, POLL_MS)
+                        .onDeadline((last, attempts) -> new TidemarkException(last.code(), "the cluster did not become "
+                                + "ready within " + START_TIMEOUT_MS / 1000 + " s (" + last.getMessage()
+                                + "); see the logs in " + cluster.dir()))
+                        .run(() -> requireReady(cluster, admin));
+            }
+        }
+
+        /**
+         * Throws NOT_AVAILABLE, naming what is missing, until every partition has a leader; IllegalStateException
+         * when a broker process exited.
+         */
+        private static void requireReady(LocalCluster cluster, TidemarkAdmin admin) {
+            for (int n = 1; n <= cluster.nodes(); n++) {
+                if (running(cluster, n).isEmpty()) {
+                    throw new IllegalStateException("node " + n + " exited; see " + cluster.logFile(n));
                 }
             }
-            throw new IllegalStateException("the cluster did not become ready within 120 s (" + last + "); see the logs "
-                    + "in " + cluster.dir());
+            List<String> names = admin.listTopics(true).stream().map(t -> t.getName()).toList();
+            List<TopicDescription> topics;
+            try {
+                topics = admin.describeTopics(names);
+            } catch (TidemarkException e) {
+                if (e.code() != ErrorCode.UNKNOWN_TOPIC) {
+                    throw e;
+                }
+                // the listing came from a broker that had applied a topic's creation, the description from one
+                // that had not yet
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the brokers do not agree on the topics yet: "
+                        + e.getMessage());
+            }
+            if (!names.contains("__group_offsets")) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "waiting for the internal topic __group_offsets");
+            }
+            if (!topics.stream().flatMap(t -> t.getPartitionsList().stream())
+                    .allMatch(p -> p.getLeaderNodeId() > 0 && p.getLogEndOffset() >= 0)) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "waiting for every partition to have a leader");
+            }
+        }
+
+        private static Optional<ProcessHandle> running(LocalCluster cluster, int node) {
+            try {
+                return cluster.process(node);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 

@@ -4,6 +4,7 @@ import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.OffsetLookup;
 import io.tidemark.client.api.OffsetSpec;
+import io.tidemark.client.api.Retry;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
@@ -18,12 +19,13 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code tidemark perf mirror}: how fast a running {@code tidemark mirror} copies a topic, and with what latency.
@@ -61,6 +63,8 @@ final class MirrorPerfCommand implements Callable<Integer> {
             description = "With --latency: leave out the records stamped on the target in this first stretch "
                     + "(default: ${DEFAULT-VALUE}).")
     String warmUp;
+    /** Times {@code --timeout}. */
+    InstantSource clock = Clock.systemUTC();
 
     @Override
     public Integer call() {
@@ -75,7 +79,7 @@ final class MirrorPerfCommand implements Callable<Integer> {
             out.printf("waiting for %d records of %s on the target%n", wanted, topic);
             out.flush();
             long started = System.nanoTime();
-            TopicDescription copied = awaitCopies(targetAdmin, copyTopic, atStart, limit, started, out);
+            TopicDescription copied = awaitCopies(targetAdmin, copyTopic, atStart, limit, out);
             MirrorRun run = run(targetAdmin, copyTopic, describe(sourceAdmin, topic), copied);
             out.printf("%s; %.1f s since this command started%n", run.summary(),
                     (System.nanoTime() - started) / 1e9);
@@ -91,28 +95,32 @@ final class MirrorPerfCommand implements Callable<Integer> {
         return admin.describeTopics(List.of(name)).get(0);
     }
 
-    /** Polls the target until each partition holds as many records as the source's did at start. */
+    /**
+     * Polls the target until each partition holds as many records as the source's did at start, printing the progress
+     * every {@value #PROGRESS_INTERVAL_MS} ms; a retriable failure of a poll is retried ({@link Retry}) until
+     * {@code --timeout}.
+     */
     private TopicDescription awaitCopies(TidemarkAdmin admin, String copyTopic, TopicDescription atStart,
-                                         Duration limit, long started, PrintWriter out) {
+                                         Duration limit, PrintWriter out) {
         long wanted = atStart.getPartitionsList().stream().mapToLong(PartitionDescription::getLogEndOffset).sum();
-        long previous = 0;
-        while (true) {
-            TopicDescription now = describeIfExists(admin, copyTopic);
-            long held = now == null ? 0 : now.getPartitionsList().stream()
-                    .mapToLong(PartitionDescription::getLogEndOffset).sum();
-            if (now != null && holdsAll(now, atStart)) {
-                return now;
-            }
-            if (System.nanoTime() - started > limit.toNanos()) {
-                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the target holds " + held + " of " + wanted
-                        + " records of " + copyTopic + " after --timeout " + timeout + "; is a mirror running?");
-            }
-            out.printf("%d of %d records on the target (%d records/s)%n", held, wanted,
-                    (held - previous) * 1000 / PROGRESS_INTERVAL_MS);
-            out.flush();
-            previous = held;
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(PROGRESS_INTERVAL_MS));
-        }
+        AtomicLong previous = new AtomicLong();
+        return Retry.within(clock, limit.toMillis(), PROGRESS_INTERVAL_MS)
+                .onDeadline((last, attempts) -> new TidemarkException(last.code(), "not every record of " + copyTopic
+                        + " is on the target after --timeout " + timeout + " (" + last.getMessage()
+                        + "); is a mirror running?"))
+                .call(() -> {
+                    TopicDescription now = describeIfExists(admin, copyTopic);
+                    if (now != null && holdsAll(now, atStart)) {
+                        return now;
+                    }
+                    long held = now == null ? 0 : now.getPartitionsList().stream()
+                            .mapToLong(PartitionDescription::getLogEndOffset).sum();
+                    out.printf("%d of %d records on the target (%d records/s)%n", held, wanted,
+                            (held - previous.getAndSet(held)) * 1000 / PROGRESS_INTERVAL_MS);
+                    out.flush();
+                    throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the target holds " + held + " of " + wanted
+                            + " records");
+                });
     }
 
     private static TopicDescription describeIfExists(TidemarkAdmin admin, String name) {

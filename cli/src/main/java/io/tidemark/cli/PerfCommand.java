@@ -4,10 +4,12 @@ import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.Retry;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import picocli.CommandLine.Command;
@@ -17,7 +19,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
@@ -40,6 +44,8 @@ import java.util.concurrent.locks.LockSupport;
 final class PerfCommand {
     private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final double MB = 1024 * 1024;
+    /** Longest poll of {@code perf consume}. */
+    private static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
     private PerfCommand() {
     }
@@ -161,6 +167,14 @@ final class PerfCommand {
         @Option(names = "--timeout", defaultValue = "30s", description = "Give up when no record came for this long.")
         String timeout;
 
+        /** Times {@code --timeout}. */
+        InstantSource clock = Clock.systemUTC();
+
+        /**
+         * Reads until {@code --records} came; waiting for the next records, a retriable failure of a poll (a lookup
+         * cut by a leader change) is retried like an empty poll ({@link Retry}), and the run ends early only when
+         * nothing came for {@code --timeout}, printing the last failure.
+         */
         @Override
         public Integer call() {
             Duration idle = TimeArguments.parseDuration("--timeout", timeout);
@@ -168,20 +182,25 @@ final class PerfCommand {
             List<TopicPartition> partitions = client.partitions(topic, null);
             long count = 0;
             long bytes = 0;
+            TidemarkException idleFor = null;
             long start = System.nanoTime();
             try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(client.bootstrap)
                     .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(10_000).build())) {
                 consumer.assign(partitions);
                 consumer.seekToBeginning(partitions);
-                long lastRecord = System.nanoTime();
-                while (count < records && System.nanoTime() - lastRecord < idle.toNanos()) {
-                    List<ConsumerRecord> batch = consumer.poll(Duration.ofMillis(500));
-                    for (ConsumerRecord record : batch) {
-                        bytes += record.value() == null ? 0 : record.value().length;
-                    }
-                    count += batch.size();
-                    if (!batch.isEmpty()) {
-                        lastRecord = System.nanoTime();
+                Retry nextRecords = Retry.within(clock, idle.toMillis(), ConsumerConfig.DEFAULT_RETRY_BACKOFF_MS);
+                while (count < records && idleFor == null) {
+                    try {
+                        List<ConsumerRecord> batch = nextRecords.call(() -> someRecords(consumer));
+                        for (ConsumerRecord record : batch) {
+                            bytes += record.value() == null ? 0 : record.value().length;
+                        }
+                        count += batch.size();
+                    } catch (TidemarkException e) {
+                        if (!e.retriable()) {
+                            throw e;
+                        }
+                        idleFor = e;
                     }
                 }
             }
@@ -190,10 +209,19 @@ final class PerfCommand {
                     count / seconds, bytes / MB / seconds);
             if (count < records) {
                 spec.commandLine().getErr().println("error: only " + count + " of " + records
-                        + " records came before --timeout " + timeout);
+                        + " records came before --timeout " + timeout + " (the last: " + idleFor.getMessage() + ")");
                 return TidemarkCommand.USER_ERROR;
             }
             return 0;
+        }
+
+        /** The next poll's records; NOT_AVAILABLE when none came within it. */
+        private static List<ConsumerRecord> someRecords(TidemarkConsumer consumer) {
+            List<ConsumerRecord> batch = consumer.poll(POLL_TIMEOUT);
+            if (batch.isEmpty()) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "no record came");
+            }
+            return batch;
         }
     }
 }

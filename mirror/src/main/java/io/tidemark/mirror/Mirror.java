@@ -194,7 +194,10 @@ public final class Mirror implements Closeable {
         startTasks();
     }
 
-    /** Calls {@link #checkSourceAndStart} in a heartbeat interval, and again after each time the source is silent. */
+    /**
+     * Calls {@link #checkSourceAndStart} in a heartbeat interval, and again after each time the source is silent. Not
+     * a {@code Retry}: a mirror started against a source that is down waits for it with no deadline.
+     */
     private void checkSourceLater() {
         heartbeatTimer.schedule(() -> {
             try {

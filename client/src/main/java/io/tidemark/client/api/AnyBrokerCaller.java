@@ -24,6 +24,11 @@ import java.util.function.Function;
  * <p>A call that timed out may still have taken effect on the broker that did not answer; retrying it on the next
  * broker can then report, for instance, TOPIC_EXISTS for a topic this call created.
  *
+ * <p>Not a {@link Retry}: it fails over across addresses, once each, not over time, and moves on only when this
+ * broker could not answer (NOT_AVAILABLE, a cut call included), not for every retriable error: NOT_LEADER is the
+ * cluster's answer about a partition, the same from every broker. Waiting out an outage is the caller's (a
+ * {@link Retry} around the whole call, as {@link TidemarkConsumer#commitSync} does).
+ *
  * <p>Thread-safe.
  */
 final class AnyBrokerCaller {

@@ -63,6 +63,17 @@ final class ClusterMetadata {
         return Optional.ofNullable(address);
     }
 
+    /**
+     * Whether an error may only mean that the metadata a call was routed by is stale, so the same call may succeed
+     * after a refresh: a retriable one ({@link TidemarkException#retriable()}: the leader moved, or is down or
+     * electing), or UNKNOWN_TOPIC or UNKNOWN_PARTITION from a broker that has not applied a topic's creation yet.
+     * What a caller does with the last two is its own decision: the producer retries them until its delivery timeout
+     * (a topic just created), a {@link PartitionWriter} takes them as the topic being gone.
+     */
+    static boolean mayBeStale(TidemarkException e) {
+        return e.retriable() || e.code() == ErrorCode.UNKNOWN_TOPIC || e.code() == ErrorCode.UNKNOWN_PARTITION;
+    }
+
     /** Counts successful refreshes, so a caller can wait for metadata newer than what it last saw. */
     long version() {
         return snapshot.version;

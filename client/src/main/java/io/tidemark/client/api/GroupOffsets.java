@@ -13,7 +13,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Commits and reads a consumer group's offsets through GroupService on whichever bootstrap broker answers (any
- * broker serves group offsets). Used by the consumer and the admin.
+ * broker serves group offsets). Used by the consumer and the admin. The futures fail with the TidemarkException
+ * itself.
  *
  * <p>Thread-safe.
  */
@@ -29,8 +30,8 @@ final class GroupOffsets {
         offsets.forEach((tp, offset) -> request.addOffsets(PartitionOffset.newBuilder().setTopic(tp.topic())
                 .setPartition(tp.partition()).setOffset(offset.offset()).setMetadata(offset.metadata())));
         CommitOffsetsRequest built = request.build();
-        return caller.call("CommitOffsets of group " + group,
-                channel -> caller.group(channel).commitOffsets(built)).thenApply(response -> null);
+        return GrpcFutures.unwrapped(caller.call("CommitOffsets of group " + group,
+                channel -> caller.group(channel).commitOffsets(built)).thenApply(response -> null));
     }
 
     /**
@@ -43,7 +44,8 @@ final class GroupOffsets {
         partitions.forEach(tp -> request.addPartitions(TopicPartitionRef.newBuilder().setTopic(tp.topic())
                 .setPartition(tp.partition())));
         FetchOffsetsRequest built = request.build();
-        return caller.call("FetchOffsets of group " + group, channel -> caller.group(channel).fetchOffsets(built))
+        return GrpcFutures.unwrapped(caller.call("FetchOffsets of group " + group,
+                        channel -> caller.group(channel).fetchOffsets(built))
                 .thenApply(response -> {
                     Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();
                     for (CommittedOffset offset : response.getOffsetsList()) {
@@ -53,6 +55,6 @@ final class GroupOffsets {
                         }
                     }
                     return committed;
-                });
+                }));
     }
 }

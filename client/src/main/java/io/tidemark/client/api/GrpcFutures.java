@@ -48,6 +48,22 @@ final class GrpcFutures {
     }
 
     /**
+     * {@code future}'s outcome, failing with what {@link #rethrowable} makes of its failure: the TidemarkException
+     * itself, not the CompletionException a composed stage ({@code thenCompose}) wraps it in, so callbacks can test it.
+     */
+    static <T> CompletableFuture<T> unwrapped(CompletableFuture<T> future) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        future.whenComplete((value, error) -> {
+            if (error == null) {
+                result.complete(value);
+            } else {
+                result.completeExceptionally(rethrowable(error));
+            }
+        });
+        return result;
+    }
+
+    /**
      * Waits for a call; a failure is rethrown as the TidemarkException it carries. Every call has a deadline, so
      * the wait is bounded.
      */

@@ -25,15 +25,20 @@ import java.util.function.Function;
 /**
  * Makes the calls only a partition's leader answers (ListOffsets, Fetch, OriginOffset, and Produce for a
  * {@link PartitionWriter}) on the broker the cluster metadata
- * names, refreshing the metadata and trying again when the answer shows the metadata was stale: NOT_LEADER,
- * UNKNOWN_TOPIC or UNKNOWN_PARTITION (a topic just created), NOT_AVAILABLE (the leader is down or moving).
+ * names, refreshing the metadata and trying again when the answer shows the metadata may be stale
+ * ({@link ClusterMetadata#mayBeStale}: NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or UNKNOWN_PARTITION).
+ *
+ * <p>Not a {@link Retry}, on purpose: it mends a stale route, it does not wait out an outage. It makes a fixed number
+ * of attempts with no backoff, each after a refresh (the refresh's round trip paces them), so a call answers within
+ * a few round trips; callers that must outlast an election or a dead broker retry the whole call on their deadline
+ * (the producer's sender, a {@link PartitionWriter}'s {@link Retry}, the consumer's poll).
  *
  * <p>Thread-safe. Callbacks run on gRPC executor threads.
  */
 final class LeaderCaller {
     /**
      * Attempts per call: one on the cached leader, one after a refresh, and one more for a leader that moved
-     * during the refresh. Callers that must keep trying (the consumer's poll) have their own backoff loop.
+     * during the refresh.
      */
     static final int ATTEMPTS = 3;
 
@@ -49,20 +54,20 @@ final class LeaderCaller {
 
     CompletableFuture<ListOffsetsResponse> listOffsets(TopicPartition tp, OffsetSpec spec) {
         ListOffsetsRequest request = spec.toRequest(tp);
-        return call(tp, channel -> stub(channel, requestTimeoutMs).listOffsets(request), ATTEMPTS);
+        return call(tp, channel -> stub(channel, requestTimeoutMs).listOffsets(request));
     }
 
     /** A Fetch whose deadline leaves the broker {@code max_wait_ms} to wait plus {@code request.timeout.ms}. */
     CompletableFuture<FetchResponse> fetch(FetchRequest request) {
         long timeoutMs = request.getMaxWaitMs() + requestTimeoutMs;
         return call(new TopicPartition(request.getTopic(), request.getPartition()),
-                channel -> stub(channel, timeoutMs).fetch(request), ATTEMPTS);
+                channel -> stub(channel, timeoutMs).fetch(request));
     }
 
     /** A Produce of one batch; a retry after NOT_AVAILABLE resends the same bytes (idempotence drops a duplicate). */
     CompletableFuture<ProduceResponse> produce(ProduceRequest request) {
         return call(new TopicPartition(request.getTopic(), request.getPartition()),
-                channel -> stub(channel, requestTimeoutMs).produce(request), ATTEMPTS);
+                channel -> stub(channel, requestTimeoutMs).produce(request));
     }
 
     /** The last origin offset of {@code origin} that {@code tp} holds through mirrored batches. */
@@ -70,24 +75,26 @@ final class LeaderCaller {
         OriginOffsetRequest request = OriginOffsetRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
                 .setOrigin(OriginPartitionRef.newBuilder().setCluster(origin.cluster()).setTopic(origin.topic())
                         .setTopicId(TopicIds.toBytes(origin.topicId())).setPartition(origin.partition())).build();
-        return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request), ATTEMPTS);
-    }
-
-    /** Whether an error means the metadata may be stale, so a refresh and a retry may succeed. */
-    static boolean staleMetadata(TidemarkException e) {
-        return e.code() == ErrorCode.NOT_LEADER || e.code() == ErrorCode.NOT_AVAILABLE
-                || e.code() == ErrorCode.UNKNOWN_TOPIC || e.code() == ErrorCode.UNKNOWN_PARTITION;
+        return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request));
     }
 
     private static BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {
         return BrokerServiceGrpc.newFutureStub(channel).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
-    private <T> CompletableFuture<T> call(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc,
-                                          int attemptsLeft) {
+    /**
+     * Calls {@code rpc} on {@code tp}'s leader, {@link #ATTEMPTS} times at most; the future fails with the last
+     * failure itself (a TidemarkException), not the CompletionException the composed attempts wrap it in.
+     */
+    private <T> CompletableFuture<T> call(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc) {
+        return GrpcFutures.unwrapped(attempt(tp, rpc, ATTEMPTS));
+    }
+
+    private <T> CompletableFuture<T> attempt(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc,
+                                             int attemptsLeft) {
         Optional<String> leader = metadata.leaderAddress(tp);
         if (leader.isEmpty()) {
-            return attemptsLeft > 1 ? refreshThen(() -> call(tp, rpc, attemptsLeft - 1))
+            return attemptsLeft > 1 ? refreshThen(() -> attempt(tp, rpc, attemptsLeft - 1))
                     : CompletableFuture.failedFuture(metadata.noLeader(tp));
         }
         String address = leader.get();
@@ -97,13 +104,14 @@ final class LeaderCaller {
                         return CompletableFuture.completedFuture(value);
                     }
                     RuntimeException failure = GrpcFutures.rethrowable(error);
-                    if (!(failure instanceof TidemarkException e) || !staleMetadata(e) || attemptsLeft <= 1) {
+                    if (!(failure instanceof TidemarkException e) || !ClusterMetadata.mayBeStale(e)
+                            || attemptsLeft <= 1) {
                         return CompletableFuture.<T>failedFuture(failure);
                     }
                     if (e.code() == ErrorCode.NOT_LEADER) {
                         metadata.notLeader(tp, address, e.leaderAddress());
                     }
-                    return refreshThen(() -> call(tp, rpc, attemptsLeft - 1));
+                    return refreshThen(() -> attempt(tp, rpc, attemptsLeft - 1));
                 })
                 .thenCompose(Function.identity());
     }

@@ -29,8 +29,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Always idempotent. Each partition gets a random producer id (epoch 0) and numbers its batches' records from 0. A
  * batch takes the partition's next sequence; a retriable error (NOT_LEADER, NOT_AVAILABLE) resends the same bytes
- * after {@code retry.backoff.ms}, until {@code delivery.timeout.ms}, so a batch that was stored although its reply was
- * lost is answered with its first offsets. UNKNOWN_TOPIC and UNKNOWN_PARTITION are not retried here (unlike
+ * after {@code retry.backoff.ms}, until {@code delivery.timeout.ms} (a {@link Retry}), so a batch that was stored
+ * although its reply was lost is answered with its first offsets. UNKNOWN_TOPIC and UNKNOWN_PARTITION are not retried here (unlike
  * {@link TidemarkProducer}): each call already refreshed the metadata and asked again, and a caller writes to
  * partitions it asked about first, so the topic is gone, and the caller must know at once: a batch still being
  * retried when the topic is created again would land at the start of the new one. Any other error means nothing was
@@ -107,16 +107,20 @@ public final class PartitionWriter implements Closeable {
         }
         ProduceRequest request = ProduceRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
                 .setBatch(ByteString.copyFrom(bytes)).build();
-        CompletableFuture<ProduceResponse> attempts = new CompletableFuture<>();
-        attempt(request, clock.millis() + deliveryTimeoutMs, 1, attempts);
-        attempts.whenComplete((response, error) -> {
-            if (error == null) {
-                identity.nextSequence = ProducerSequences.increment(baseSequence, records);
-            } else if (error instanceof TidemarkException e && retriable(e)) {
-                identities.put(tp, new Identity(newProducerId()));
-            }
-            settle(tp, result, response, error);
-        });
+        Retry.within(clock, deliveryTimeoutMs, retryBackoffMs)
+                .onDeadline((last, attempts) -> new TidemarkException(last.code(), "batch of " + tp
+                        + " not acknowledged within delivery.timeout.ms=" + deliveryTimeoutMs + " (" + attempts
+                        + " attempt(s)); the last error: " + last.getMessage()))
+                .callAsync(() -> leaders.produce(request),
+                        (task, delayMs) -> retries.schedule(task, delayMs, TimeUnit.MILLISECONDS))
+                .whenComplete((response, error) -> {
+                    if (error == null) {
+                        identity.nextSequence = ProducerSequences.increment(baseSequence, records);
+                    } else if (error instanceof TidemarkException e && e.retriable()) {
+                        identities.put(tp, new Identity(newProducerId()));
+                    }
+                    settle(tp, result, response, error);
+                });
         return result;
     }
 
@@ -129,28 +133,6 @@ public final class PartitionWriter implements Closeable {
         return leaders.originOffset(tp, origin);
     }
 
-    private void attempt(ProduceRequest request, long deadlineMs, int attempt,
-                         CompletableFuture<ProduceResponse> attempts) {
-        leaders.produce(request).whenComplete((response, error) -> {
-            if (error == null) {
-                attempts.complete(response);
-                return;
-            }
-            TidemarkException e = GrpcFutures.asTidemark(error);
-            long nowMs = clock.millis();
-            if (!retriable(e)) {
-                attempts.completeExceptionally(e);
-            } else if (nowMs + retryBackoffMs >= deadlineMs || retries.isShutdown()) {
-                attempts.completeExceptionally(new TidemarkException(e.code(), "batch of " + request.getTopic() + "-"
-                        + request.getPartition() + " not acknowledged within delivery.timeout.ms=" + deliveryTimeoutMs
-                        + " (" + attempt + " attempt(s)); the last error: " + e.getMessage()));
-            } else {
-                retries.schedule(() -> attempt(request, deadlineMs, attempt + 1, attempts), retryBackoffMs,
-                        TimeUnit.MILLISECONDS);
-            }
-        });
-    }
-
     /** Ends the partition's outstanding batch, then completes its future. */
     private void settle(TopicPartition tp, CompletableFuture<ProduceResponse> result, ProduceResponse response,
                         Throwable error) {
@@ -160,11 +142,6 @@ public final class PartitionWriter implements Closeable {
         } else {
             result.completeExceptionally(error);
         }
-    }
-
-    /** Retriable errors only: a topic that is unknown after the {@link LeaderCaller}'s refresh is gone. */
-    private static boolean retriable(TidemarkException e) {
-        return e.retriable();
     }
 
     private long newProducerId() {

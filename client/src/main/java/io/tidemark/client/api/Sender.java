@@ -21,11 +21,16 @@ import java.util.concurrent.TimeUnit;
 /**
  * The producer's background duty cycle: takes ready batches from the {@link RecordAccumulator}, sends each as a
  * Produce request to its partition's leader (many partitions at once, at most one request per partition so a
- * partition keeps its order), and handles the answers: acknowledged batches complete their records; retriable
- * errors (NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or UNKNOWN_PARTITION of a topic just created) put the batch
- * back after {@code retry.backoff.ms} and once newer metadata came; other errors (among them OUT_OF_ORDER_SEQUENCE
- * and INVALID_PRODUCER_EPOCH) fail the batch with the broker's exception; a batch still unacknowledged at
- * {@code delivery.timeout.ms} fails with its last error.
+ * partition keeps its order), and handles the answers: acknowledged batches complete their records; errors that
+ * may mean stale metadata ({@link ClusterMetadata#mayBeStale}: NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or
+ * UNKNOWN_PARTITION of a topic just created) put the batch back after {@code retry.backoff.ms} and once newer
+ * metadata came; other errors (among them OUT_OF_ORDER_SEQUENCE and INVALID_PRODUCER_EPOCH) fail the batch with the
+ * broker's exception; a batch still unacknowledged at {@code delivery.timeout.ms} fails with its last error.
+ *
+ * <p>Not a {@link Retry}: many batches are in their backoff at once, each with its own deadline, and each retry must
+ * also wait for newer metadata and keep its partition's order behind it; so a batch's retry state lives in the batch
+ * ({@link ProducerBatch#retryLater}) and this one thread drives them all from the accumulator, with no thread or
+ * timer per batch.
  *
  * <p>Idempotence ({@link ProducerSequences}): a batch takes its partition's next sequence when it is first sent
  * and keeps it on every retry, so a retry of a batch the broker already stored (its reply lost, or its leader
@@ -197,7 +202,7 @@ final class Sender implements Runnable {
             LOG.debug("splitting batch of {} records of {} after {}", batch.recordCount(), batch.partition, e);
             sequences.rewind(batch.partition, batch.producerId(), batch.baseSequence());
             accumulator.replaceBySplit(batch, batch.split(e));
-        } else if (!retriable(e)) {
+        } else if (!ClusterMetadata.mayBeStale(e)) {
             sequences.rewind(batch.partition, batch.producerId(), batch.baseSequence());
             end(batch, batch.fail(e));
         } else if (nowMs >= batch.deadlineMs) {
@@ -221,11 +226,6 @@ final class Sender implements Runnable {
     /** A batch of several records the broker refused for one record: its records may go one per batch. */
     private static boolean splittable(ProducerBatch batch, TidemarkException e) {
         return batch.recordCount() > 1 && RECORD_ERRORS.contains(e.code());
-    }
-
-    /** Retriable errors, and the UNKNOWN_TOPIC/PARTITION a broker answers before it learnt of a new topic. */
-    static boolean retriable(TidemarkException e) {
-        return e.retriable() || e.code() == ErrorCode.UNKNOWN_TOPIC || e.code() == ErrorCode.UNKNOWN_PARTITION;
     }
 
     /** Fails a batch at its delivery timeout; one that was sent may have been stored, so the id is renewed. */

@@ -21,7 +21,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.ObjLongConsumer;
 
 /**
@@ -202,24 +201,13 @@ public final class TidemarkConsumer implements Closeable {
 
     /**
      * Commits {@code offsets} for the group and waits for the broker to store them. A retriable failure (the group
-     * offsets' partition is electing a leader, a broker is unreachable) is retried every {@code retry.backoff.ms}
-     * for up to {@code request.timeout.ms}, as a commit of the same offsets may safely be repeated; then the last
-     * failure is thrown.
+     * offsets' partition is electing a leader, a broker is unreachable, a call was cut) is retried every
+     * {@code retry.backoff.ms} for up to {@code request.timeout.ms} ({@link Retry}), as a commit of the same offsets
+     * may safely be repeated; then the last failure is thrown.
      */
     public void commitSync(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        long deadlineMs = clock.millis() + config.requestTimeoutMs();
-        while (true) {
-            try {
-                GrpcFutures.await(commitAsync(offsets));
-                return;
-            } catch (TidemarkException e) {
-                if (!e.retriable() || clock.millis() >= deadlineMs) {
-                    throw e;
-                }
-                LOG.debug("commit of group {} failed, retrying after retry.backoff.ms: {}", group(), e.toString());
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(config.retryBackoffMs()));
-            }
-        }
+        Retry.within(clock, config.requestTimeoutMs(), config.retryBackoffMs())
+                .run(() -> GrpcFutures.await(commitAsync(offsets)));
     }
 
     /** Commits the current positions without waiting; the future fails with a TidemarkException. */
@@ -356,6 +344,8 @@ public final class TidemarkConsumer implements Closeable {
                     answer.offset(), state.partition, error.getMessage(), config.autoOffsetReset());
             state.lose();
         } else if (error.retriable()) {
+            // Not a Retry: every partition fetches on its own within one poll, and a failed one waits out its own
+            // backoff while the others go on; the poll's timeout bounds the wait, and the next poll tries again.
             LOG.debug("fetch of {} failed, retrying after retry.backoff.ms: {}", state.partition, error);
             state.retryAtMs = clock.millis() + config.retryBackoffMs();
         } else {

@@ -6,6 +6,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import java.io.Closeable;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.OptionalInt;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -39,6 +41,13 @@ public final class TidemarkProducer implements Closeable {
     /** How long {@link #close()} lets the sender thread end after the flush finished or timed out. */
     private static final long SENDER_JOIN_MS = 5_000;
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /**
+     * The time {@code max.block.ms} is measured on: real time elapsed, not the producer's clock, since it bounds how
+     * long a caller's thread blocks (as {@link MemoryBudget}'s wait, which shares the budget), and a wall clock that
+     * jumps or a test clock that stands still must not change that.
+     */
+    private static final InstantSource ELAPSED = () -> Instant.ofEpochMilli(
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime()));
 
     private final ProducerConfig config;
     private final Clock clock;
@@ -78,7 +87,8 @@ public final class TidemarkProducer implements Closeable {
      *         the broker's TidemarkException for a non-retriable error about this record or its request (never
      *         for another record that shared its batch), or the last error once
      *         {@code delivery.timeout.ms} passed
-     * @throws TidemarkException UNKNOWN_TOPIC when the topic is not in the metadata within {@code max.block.ms};
+     * @throws TidemarkException UNKNOWN_TOPIC when the topic is not in the metadata within {@code max.block.ms}
+     *                           (a refresh that fails with an error that is not retriable throws that error at once);
      *                           NOT_AVAILABLE naming buffer.memory and max.block.ms when no room came in time
      * @throws IllegalStateException after {@link #close}
      */
@@ -173,50 +183,42 @@ public final class TidemarkProducer implements Closeable {
         }
     }
 
-    /** The topic's partition count, refreshing the metadata until it knows the topic or max.block.ms passed. */
+    /**
+     * The topic's partition count; while the metadata does not know the topic, refreshes it every
+     * {@code retry.backoff.ms} ({@link Retry}) until it does or what is left of {@code max.block.ms} passed.
+     */
     private int partitionCount(String topic, long startNanos) {
         OptionalInt known = metadata.partitionCount(topic);
-        TidemarkException lastError = null;
-        for (int attempt = 0; known.isEmpty(); attempt++) {
-            long remainingMs = remainingBlockMs(startNanos);
-            if (remainingMs <= 0 && attempt > 0) {
-                throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic " + topic + " is not in the cluster"
-                        + " metadata after max.block.ms=" + config.maxBlockMs() + " (" + attempt + " refreshes"
-                        + (lastError == null ? "" : "; the last error: " + lastError.getMessage()) + ")");
-            }
-            if (attempt > 0) {
-                pause(Math.min(config.retryBackoffMs(), remainingMs));
-            }
-            try {
-                metadata.refresh().get(Math.max(1, remainingBlockMs(startNanos)), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException e) {
-                lastError = GrpcFutures.asTidemark(e);
-            } catch (TimeoutException e) {
-                lastError = new TidemarkException(ErrorCode.NOT_AVAILABLE, "metadata refresh still running");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "interrupted while waiting for the metadata"
-                        + " of topic " + topic);
-            }
-            known = metadata.partitionCount(topic);
+        if (known.isPresent()) {
+            return known.getAsInt();
         }
-        return known.getAsInt();
+        return Retry.within(ELAPSED, Math.max(0, remainingBlockMs(startNanos)), config.retryBackoffMs())
+                .onDeadline((last, refreshes) -> new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic " + topic
+                        + " is not in the cluster metadata after max.block.ms=" + config.maxBlockMs() + " ("
+                        + refreshes + " refreshes; the last: " + last.getMessage() + ")"))
+                .call(() -> {
+                    refreshMetadata(topic, startNanos);
+                    return metadata.partitionCount(topic).orElseThrow(() -> new TidemarkException(
+                            ErrorCode.NOT_AVAILABLE, "the cluster metadata does not list topic " + topic));
+                });
+    }
+
+    /** One metadata refresh, waited for within what is left of max.block.ms. */
+    private void refreshMetadata(String topic, long startNanos) {
+        try {
+            metadata.refresh().get(Math.max(1, remainingBlockMs(startNanos)), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw GrpcFutures.asTidemark(e);
+        } catch (TimeoutException e) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "a metadata refresh was still running");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "interrupted while waiting for the metadata"
+                    + " of topic " + topic);
+        }
     }
 
     private long remainingBlockMs(long startNanos) {
         return config.maxBlockMs() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-    }
-
-    /** Waits between metadata refreshes in send, so an unknown topic costs one refresh per retry.backoff.ms. */
-    private static void pause(long ms) {
-        if (ms <= 0) {
-            return;
-        }
-        try {
-            TimeUnit.MILLISECONDS.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "interrupted while waiting for metadata");
-        }
     }
 }

@@ -53,6 +53,16 @@ class AdminTest {
     }
 
     @Test
+    void aCallCutByADyingBrokerMovesToTheNextBootstrapBroker() {
+        try (TidemarkAdmin both = new TidemarkAdmin(AdminConfig.builder(cluster.address(1) + "," + cluster.address(2))
+                .channelFactory(cluster::channel).requestTimeoutMs(2_000).build())) {
+            cluster.cutNext("ListTopics", 1);
+            assertEquals(List.of(), both.listTopics(false));
+            assertEquals(List.of("ListTopics@1", "ListTopics@2"), cluster.calls);
+        }
+    }
+
+    @Test
     void readReturnsTheRecordsFromAnOffsetOnTheLeader() {
         cluster.createTopic("r", 1);
         TopicPartition r0 = new TopicPartition("r", 0);

@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -267,6 +268,42 @@ class ConsumerTest {
     }
 
     @Test
+    void commitSyncRetriesACommitCutByADyingBroker() {
+        TidemarkConsumer consumer = consumer(b -> b.group("g"));
+        consumer.assign(List.of(T0));
+        cluster.cutNext("CommitOffsets", 2);
+        consumer.commitSync(Map.of(T0, new OffsetAndMetadata(7, "")));
+        assertEquals(new OffsetAndMetadata(7, ""), cluster.groups.get("g").get(T0), "committed on the third try");
+        assertEquals(3, cluster.count("CommitOffsets"));
+    }
+
+    @Test
+    void commitSyncThrowsTheLastRetriableFailureAtRequestTimeout() {
+        TidemarkConsumer consumer = consumer(b -> b.group("g").requestTimeoutMs(1_000));
+        consumer.assign(List.of(T0));
+        cluster.callTakesMs = 400;
+        for (int i = 1; i <= 5; i++) {
+            cluster.failNext("CommitOffsets", 1, new TidemarkException(ErrorCode.NOT_AVAILABLE, "no quorum " + i));
+        }
+        TidemarkException last = assertThrows(TidemarkException.class, () -> consumer.commitSync(Map.of(T0,
+                new OffsetAndMetadata(7, ""))));
+        assertEquals(ErrorCode.NOT_AVAILABLE, last.code());
+        assertTrue(last.getMessage().endsWith("the last error: no quorum 3"), "attempts at 0, 400 and 800 ms: "
+                + last.getMessage());
+        assertEquals(3, cluster.count("CommitOffsets"));
+    }
+
+    @Test
+    void commitAsyncFailsWithTheTidemarkExceptionItself() {
+        TidemarkConsumer consumer = consumer(b -> b.group("g"));
+        consumer.assign(List.of(T0));
+        cluster.failNext("CommitOffsets", 1, new TidemarkException(ErrorCode.UNKNOWN_TOPIC, "topic t is gone"));
+        Throwable error = consumer.commitAsync(Map.of(T0, new OffsetAndMetadata(2, "")))
+                .handle((ignored, failure) -> failure).join();
+        assertEquals("UNKNOWN_TOPIC: topic t is gone", assertInstanceOf(TidemarkException.class, error).toString());
+    }
+
+    @Test
     void commitWithoutAGroupIsRefused() {
         TidemarkConsumer consumer = consumer(b -> { });
         consumer.assign(List.of(T0));
@@ -303,6 +340,17 @@ class ConsumerTest {
     void aRetriableFetchErrorIsRetriedWithinPoll() {
         appendBatch(T0, 1_000, 0, 1);
         cluster.failNext("Fetch", 4, new TidemarkException(ErrorCode.NOT_AVAILABLE, "leader moving"));
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+
+        assertEquals(List.of(record(T0, 0, 1, 1_000)), pollFor(consumer, 1));
+        assertEquals(5, cluster.count("Fetch"));
+    }
+
+    @Test
+    void aFetchCutByADyingBrokerIsRetriedWithinPoll() {
+        appendBatch(T0, 1_000, 0, 1);
+        cluster.cutNext("Fetch", 4);
         TidemarkConsumer consumer = consumer(b -> { });
         consumer.assign(List.of(T0));
 

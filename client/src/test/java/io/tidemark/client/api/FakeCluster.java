@@ -2,6 +2,8 @@ package io.tidemark.client.api;
 
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -35,9 +37,10 @@ import java.util.function.Supplier;
 /**
  * A cluster of fake brokers on in-process gRPC: node ids 1..n, each serving BrokerService, GroupService and
  * AdminService over one shared in-memory state (topics, {@link FakeLog}s, leaders, group offsets). Records every
- * call, can fail the next N calls of a method with a given error, hold Produce calls unanswered, refuse batches
- * holding a given value, store a batch and lose the reply, and corrupt fetched bytes. Deduplicates idempotent
- * producers' batches as the broker does (see {@link FakeLog}). ReceiveTime comes from the test's {@link ManualClock}.
+ * call, can fail the next N calls of a method with a given error or cut them as a dying broker does, hold Produce
+ * calls unanswered, refuse batches holding a given value, store a batch and lose the reply, and corrupt fetched
+ * bytes. Deduplicates idempotent producers' batches as the broker does (see {@link FakeLog}). ReceiveTime comes from
+ * the test's {@link ManualClock}.
  */
 final class FakeCluster implements AutoCloseable {
     final ManualClock clock;
@@ -67,13 +70,16 @@ final class FakeCluster implements AutoCloseable {
     final List<StreamObserver<?>> heldProduces = new CopyOnWriteArrayList<>();
     /** What ClusterStatus answers as the cluster's name ("" for none). */
     volatile String clusterName = "";
+    /** How far each call the fake serves moves the test clock: a slow broker, for deadlines. */
+    volatile long callTakesMs;
     volatile boolean holdProduce;
     volatile boolean corruptFetches;
     /** Whether NOT_LEADER answers name the leader's address (a broker that just lost leadership may not know it). */
     volatile boolean notLeaderNamesLeader = true;
 
     private final AtomicInteger topicsCreated = new AtomicInteger();
-    private final Map<String, Queue<TidemarkException>> failures = new ConcurrentHashMap<>();
+    /** Failures to answer, by method: a Tidemark error, or a gRPC status without one (a cut call). */
+    private final Map<String, Queue<RuntimeException>> failures = new ConcurrentHashMap<>();
     private final Map<Integer, String> addresses = new ConcurrentHashMap<>();
     private final List<Server> servers = new ArrayList<>();
     private final List<ManagedChannel> channels = new CopyOnWriteArrayList<>();
@@ -136,9 +142,21 @@ final class FakeCluster implements AutoCloseable {
 
     /** Fails the next {@code count} calls of {@code method} (e.g. "Produce") on any node with {@code error}. */
     void failNext(String method, int count, TidemarkException error) {
-        Queue<TidemarkException> queue = failures.computeIfAbsent(method, m -> new ConcurrentLinkedQueue<>());
+        queueFailures(method, count, error);
+    }
+
+    /**
+     * Fails the next {@code count} calls of {@code method} as grpc-java's Netty transport reports a call whose
+     * connection closed under it (a broker that died): UNKNOWN "channel closed", without Tidemark's error detail.
+     */
+    void cutNext(String method, int count) {
+        queueFailures(method, count, Status.UNKNOWN.withDescription("channel closed").asRuntimeException());
+    }
+
+    private void queueFailures(String method, int count, RuntimeException failure) {
+        Queue<RuntimeException> queue = failures.computeIfAbsent(method, m -> new ConcurrentLinkedQueue<>());
         for (int i = 0; i < count; i++) {
-            queue.add(error);
+            queue.add(failure);
         }
     }
 
@@ -181,7 +199,13 @@ final class FakeCluster implements AutoCloseable {
      */
     <T> void serve(String method, int node, StreamObserver<T> observer, Supplier<T> body) {
         calls.add(method + "@" + node);
-        TidemarkException injected = failures.getOrDefault(method, new ConcurrentLinkedQueue<>()).poll();
+        clock.advance(callTakesMs);
+        RuntimeException injected = failures.getOrDefault(method, new ConcurrentLinkedQueue<>()).poll();
+        if (injected instanceof StatusRuntimeException cut) {
+            errorsSent.add(cut.getMessage());
+            observer.onError(cut);
+            return;
+        }
         try {
             if (injected != null) {
                 throw injected;

@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ProduceResponse;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -77,6 +79,26 @@ class PartitionWriterTest {
     }
 
     @Test
+    void aWriteCutByADyingBrokerIsResentWithTheSameSequence() throws Exception {
+        cluster.cutNext("Produce", 2);
+        assertEquals(0, ok(writer.write(T0, batch("a"))).getBaseOffset());
+        assertEquals(List.of(0, 0, 0), baseSequences());
+        assertEquals(1, cluster.records(T0).size());
+    }
+
+    @Test
+    void aWriteStillFailingAtTheDeliveryTimeoutFailsWithItsLastErrorNamingTheAttempts() {
+        cluster.callTakesMs = 400;
+        cluster.failNext("Produce", 100_000, new TidemarkException(ErrorCode.NOT_AVAILABLE, "no quorum"));
+        TidemarkException timeout = failure(writer.write(T0, batch("a")));
+        assertEquals(ErrorCode.NOT_AVAILABLE, timeout.code());
+        assertEquals("batch of t-0 not acknowledged within delivery.timeout.ms=1000 (1 attempt(s)); the last error: "
+                + "no quorum", timeout.getMessage(), "one attempt is the LeaderCaller's first metadata refresh, a "
+                + "Produce, a refresh and a Produce: 1600 ms on the clock, no second attempt");
+        assertEquals(2, cluster.count("Produce"));
+    }
+
+    @Test
     void aRefusedBatchGivesItsSequenceBack() throws Exception {
         cluster.failNext("Produce", 1, new TidemarkException(ErrorCode.ORIGIN_OFFSET_HELD, "held"));
         assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, failure(writer.write(T0, batch("a"))).code());
@@ -108,6 +130,16 @@ class PartitionWriterTest {
         FakeCluster.ProducerFields last = cluster.producedHeaders.get(cluster.producedHeaders.size() - 1);
         assertNotEquals(cluster.producedHeaders.get(0).producerId(), last.producerId());
         assertEquals(0, last.baseSequence());
+    }
+
+    @Test
+    void originOffsetOfATopicThatIsGoneFailsWithTheTidemarkExceptionItself() {
+        Throwable error = writer.originOffset(new TopicPartition("gone", 0),
+                        new OriginPartition("A", "gone", new UUID(0, 1), 0))
+                .handle((answer, failure) -> failure).join();
+        TidemarkException gone = assertInstanceOf(TidemarkException.class, error, "not wrapped in a "
+                + "CompletionException: the mirror's copier tells a gone topic by its code");
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, gone.code());
     }
 
     @Test

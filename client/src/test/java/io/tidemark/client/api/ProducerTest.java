@@ -192,6 +192,16 @@ class ProducerTest {
     }
 
     @Test
+    void aProduceCutByADyingBrokerIsRetriedNotFailedAsAnInternalError() throws Exception {
+        cluster.cutNext("Produce", 2);
+        TidemarkProducer producer = producer(b -> { });
+        assertEquals(0, producer.send(new ProducerRecord("t", 0, null, bytes("r"))).get(5, TimeUnit.SECONDS)
+                .offset());
+        assertEquals(3, cluster.count("Produce"));
+        assertEquals(List.of("1:t-0:1"), cluster.appended);
+    }
+
+    @Test
     void aNonRetriableErrorFailsOnlyThatRecordWithTheBrokersMessage() throws Exception {
         TidemarkProducer producer = producer(b -> { });
         long tooLate = START_MS + FakeLog.SEND_TIME_AFTER_MAX_MS + 1;

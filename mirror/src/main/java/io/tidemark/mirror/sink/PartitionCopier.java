@@ -52,7 +52,12 @@ public final class PartitionCopier implements CopiedPartition {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionCopier.class);
     /** Batches remembered for translation: 10,000 batches, at least a few million records. */
     static final int OFFSET_MAP_BATCHES = 10_000;
-    /** Wait before asking the target again after a failed resync or a failed write. */
+    /**
+     * Wait before asking the target again after a failed resync or a failed write. Not a {@code Retry}: a copier has
+     * no deadline (it copies for as long as the mirror runs), and what follows a failure depends on the error and on
+     * the copier's state when the timer fires ({@link RefusalPolicy}, the generation), not only on whether it is
+     * retriable.
+     */
     static final long RETRY_DELAY_MS = 1_000;
 
     private enum State {

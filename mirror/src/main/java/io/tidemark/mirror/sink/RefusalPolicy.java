@@ -1,5 +1,6 @@
 package io.tidemark.mirror.sink;
 
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.EnumSet;
@@ -77,7 +78,7 @@ public final class RefusalPolicy {
         }
         // The writer retried these until its delivery timeout: the write's fate is unknown. Copying the record again
         // leads back here, and the dead-letter topic's origin offsets keep it from being stored twice.
-        if (code == ErrorCode.NOT_AVAILABLE || code == ErrorCode.NOT_LEADER) {
+        if (TidemarkException.retriable(code)) {
             return Action.RESYNC_LATER;
         }
         return Action.STOP;

@@ -44,7 +44,10 @@ public final class SourceLoop implements SourcePositioner, Runnable, Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(SourceLoop.class);
     /** Longest poll: commands wait at most this long. */
     static final Duration POLL_TIMEOUT = Duration.ofMillis(100);
-    /** Wait after a failed poll or seek, so a source that is down is not hammered. */
+    /**
+     * Wait after a failed poll or seek, so a source that is down is not hammered. Not a {@code Retry}: the loop has no
+     * deadline to give up at; a mirror reads on, whatever failed, for as long as it runs, and the failure is logged.
+     */
     static final long FAILURE_BACKOFF_MS = 1_000;
 
     private final TidemarkConsumer consumer;

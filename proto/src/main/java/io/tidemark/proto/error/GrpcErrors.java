@@ -8,11 +8,40 @@ import io.grpc.protobuf.StatusProto;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
 
+import java.io.IOException;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
 /**
  * The one place where Tidemark errors meet gRPC. The broker sends a {@link TidemarkException} as a gRPC status
- * whose details hold an {@link ErrorDetail}; the client reads it back into the same exception. Failures that
- * carry no detail (the broker is unreachable, a deadline passed) become {@link ErrorCode#NOT_AVAILABLE}, which
- * is retriable.
+ * whose details hold an {@link ErrorDetail}; the client reads it back into the same exception. A status with that
+ * detail is the broker's answer and keeps its code, INTERNAL_ERROR included (a bug on the broker). A status without
+ * it never came from Tidemark's code: the broker was not reached, or the call was cut on its way (the broker died,
+ * the connection was reset), or the gRPC layer refused it. {@link #fromThrowable} maps it by what grpc-java (1.85,
+ * Netty transport) raises in each case:
+ *
+ * <table>
+ *   <caption>gRPC statuses without an ErrorDetail</caption>
+ *   <tr><th>status</th><th>raised by grpc-java when</th><th>Tidemark</th></tr>
+ *   <tr><td>UNAVAILABLE, any description</td><td>connect refused; connection reset ("io exception", an
+ *       IOException cause); "Network closed for unknown reason"; a GOAWAY; "channel closed" with a cause; a channel
+ *       shut down; RST_STREAM REFUSED_STREAM or NO_ERROR</td><td rowspan="5">NOT_AVAILABLE (retriable)</td></tr>
+ *   <tr><td>DEADLINE_EXCEEDED, CANCELLED, RESOURCE_EXHAUSTED, ABORTED</td><td>the call's deadline; RST_STREAM CANCEL
+ *       (a server stopping); ENHANCE_YOUR_CALM</td></tr>
+ *   <tr><td>UNKNOWN "channel closed", "Channel closed but for unknown reason"</td><td>a write or a new stream on a
+ *       connection that is already closed (a ClosedChannelException cause): the call was cut before the broker
+ *       answered</td></tr>
+ *   <tr><td>UNKNOWN with an IOException cause (not a protobuf parse failure)</td><td>an I/O failure passed up as it
+ *       is</td></tr>
+ *   <tr><td>INTERNAL "RST_STREAM closed stream. ...", "http2 exception", "Abrupt GOAWAY closed sent stream. ...",
+ *       "Connection closed after GOAWAY. ..."</td><td>the peer reset the stream, or an HTTP/2 stream or connection
+ *       error (an Http2Exception cause, e.g. "Stream closed before write could take place"), or a GOAWAY with an
+ *       error code: the call's stream ended without an answer</td></tr>
+ *   <tr><td>anything else (UNKNOWN "Application error processing RPC", INTERNAL "Invalid protobuf byte sequence",
+ *       UNIMPLEMENTED, ...)</td><td>a server or protocol bug, an incompatible peer</td><td>INTERNAL_ERROR</td></tr>
+ * </table>
+ * The message names the gRPC status and its innermost cause, and for a call that was cut says so first.
  *
  * <p>The gRPC status code is chosen so that generic gRPC tooling reads the error sensibly: INVALID_ARGUMENT for
  * bad input, NOT_FOUND and ALREADY_EXISTS for topics and groups (ALREADY_EXISTS also for records a mirror copied
@@ -21,6 +50,24 @@ import io.tidemark.proto.v1.ErrorDetail;
  * otherwise.
  */
 public final class GrpcErrors {
+    /** Codes grpc-java gives a call the broker did not answer: unreachable, stopping, too slow, or cut. */
+    private static final Set<Status.Code> NOT_ANSWERED = EnumSet.of(Status.Code.UNAVAILABLE,
+            Status.Code.DEADLINE_EXCEEDED, Status.Code.CANCELLED, Status.Code.RESOURCE_EXHAUSTED, Status.Code.ABORTED);
+    /**
+     * UNKNOWN descriptions of a write or new stream on a closed connection: Netty's {@code Utils.statusFromThrowable}
+     * for a ClosedChannelException without a cause, and {@code NettyClientTransport.statusFromFailedFuture}.
+     */
+    private static final Set<String> CLOSED_CHANNEL = Set.of("channel closed", "Channel closed but for unknown reason");
+    /**
+     * Beginnings of INTERNAL descriptions of a stream that ended without an answer: {@code NettyClientHandler}'s
+     * RST_STREAM and GOAWAY handling (each followed by ". HTTP/2 error code: ..."), and {@code Utils
+     * .statusFromThrowable} for an Http2Exception.
+     */
+    private static final List<String> STREAM_ENDED = List.of("RST_STREAM closed stream", "http2 exception",
+            "Abrupt GOAWAY closed sent stream", "Connection closed after GOAWAY");
+    /** Causes followed at most: a chain that loops back on itself must not hang the mapping. */
+    private static final int MAX_CAUSE_DEPTH = 16;
+
     private GrpcErrors() {
     }
 
@@ -35,7 +82,10 @@ public final class GrpcErrors {
         return StatusProto.toStatusRuntimeException(status);
     }
 
-    /** The Tidemark error a failed call carried, or NOT_AVAILABLE / INTERNAL_ERROR for one it did not. */
+    /**
+     * The Tidemark error a failed call carried; for a failure without one, NOT_AVAILABLE when the broker did not
+     * answer or the call was cut, else INTERNAL_ERROR (the table above).
+     */
     public static TidemarkException fromThrowable(Throwable t) {
         com.google.rpc.Status status = StatusProto.fromThrowable(t);
         if (status != null) {
@@ -51,12 +101,54 @@ public final class GrpcErrors {
             }
         }
         Status grpc = Status.fromThrowable(t);
-        ErrorCode code = switch (grpc.getCode()) {
-            case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, RESOURCE_EXHAUSTED, ABORTED -> ErrorCode.NOT_AVAILABLE;
-            default -> ErrorCode.INTERNAL_ERROR;
+        if (NOT_ANSWERED.contains(grpc.getCode())) {
+            return new TidemarkException(ErrorCode.NOT_AVAILABLE, describe(grpc));
+        }
+        if (cutConnection(grpc)) {
+            return new TidemarkException(ErrorCode.NOT_AVAILABLE, "the call was cut before the broker answered: "
+                    + describe(grpc));
+        }
+        return new TidemarkException(ErrorCode.INTERNAL_ERROR, describe(grpc));
+    }
+
+    /**
+     * Whether a status of a code that does not say so itself is grpc-java's report of a call cut with its connection
+     * or stream (the table above).
+     */
+    private static boolean cutConnection(Status status) {
+        String description = status.getDescription() == null ? "" : status.getDescription();
+        return switch (status.getCode()) {
+            case UNKNOWN -> CLOSED_CHANNEL.contains(description) || ioCause(status.getCause());
+            case INTERNAL -> STREAM_ENDED.stream().anyMatch(description::startsWith);
+            default -> false;
         };
-        return new TidemarkException(code, "gRPC " + grpc.getCode()
-                + (grpc.getDescription() == null ? "" : ": " + grpc.getDescription()));
+    }
+
+    /** An I/O failure in the cause chain; a protobuf parse failure is an IOException too, but a malformed message. */
+    private static boolean ioCause(Throwable cause) {
+        Throwable c = cause;
+        for (int depth = 0; c != null && depth < MAX_CAUSE_DEPTH; depth++, c = c.getCause()) {
+            if (c instanceof IOException && !(c instanceof InvalidProtocolBufferException)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** "gRPC CODE: description; cause: innermost cause", each part when there is one. */
+    private static String describe(Status status) {
+        StringBuilder text = new StringBuilder("gRPC ").append(status.getCode());
+        if (status.getDescription() != null) {
+            text.append(": ").append(status.getDescription());
+        }
+        Throwable root = status.getCause();
+        for (int depth = 0; root != null && root.getCause() != null && depth < MAX_CAUSE_DEPTH; depth++) {
+            root = root.getCause();
+        }
+        if (root != null) {
+            text.append("; cause: ").append(root);
+        }
+        return text.toString();
     }
 
     static Status.Code grpcCode(ErrorCode code) {

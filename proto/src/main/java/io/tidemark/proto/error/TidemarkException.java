@@ -55,8 +55,21 @@ public final class TidemarkException extends RuntimeException {
         return leaderAddress;
     }
 
-    /** Whether the same request may succeed when retried (after a metadata refresh for NOT_LEADER). */
+    /**
+     * Whether the same request may succeed when retried (after a metadata refresh for NOT_LEADER): the one definition
+     * of "retriable" every retry in Tidemark uses ({@link #retriable(ErrorCode)}).
+     */
     public boolean retriable() {
+        return retriable(code);
+    }
+
+    /**
+     * Whether an error of {@code code} may go away by itself: NOT_AVAILABLE (the broker could not answer, or the call
+     * was cut: {@link GrpcErrors#fromThrowable}) and NOT_LEADER (another broker leads the partition). Every other code
+     * is an answer the same request gets again. UNKNOWN_TOPIC and UNKNOWN_PARTITION are not retriable: where they may
+     * only mean that the client's metadata is older than a topic, the client retries them after a refresh itself.
+     */
+    public static boolean retriable(ErrorCode code) {
         return code == ErrorCode.NOT_LEADER || code == ErrorCode.NOT_AVAILABLE;
     }
 
