@@ -52,6 +52,8 @@ final class PartitionLoad implements AutoCloseable {
     private final AtomicLongArray latestAckedSendNanos;
     /** Per partition: records acknowledged so far. */
     private final AtomicLongArray acknowledgedCounts;
+    /** Per partition: the System.nanoTime of the latest acknowledgement; the start before any. */
+    private final AtomicLongArray latestAckNanos;
 
     private PartitionLoad(ProducerConfig config, String topic, int partitions, int recordsPerSecond, int recordsMax,
                           Duration timeMax) {
@@ -64,6 +66,11 @@ final class PartitionLoad implements AutoCloseable {
         this.producer = new TidemarkProducer(config);
         this.latestAckedSendNanos = new AtomicLongArray(partitions);
         this.acknowledgedCounts = new AtomicLongArray(partitions);
+        this.latestAckNanos = new AtomicLongArray(partitions);
+        long now = System.nanoTime();
+        for (int p = 0; p < partitions; p++) {
+            latestAckNanos.set(p, now);
+        }
     }
 
     static PartitionLoad start(ProducerConfig config, String topic, int partitions, int recordsPerSecond,
@@ -88,6 +95,7 @@ final class PartitionLoad implements AutoCloseable {
             send.thenRun(() -> {
                 latestAckedSendNanos.accumulateAndGet(partition, sentNanos, Math::max);
                 acknowledgedCounts.incrementAndGet(partition);
+                latestAckNanos.accumulateAndGet(partition, System.nanoTime(), Math::max);
             });
             values.add(value);
             sends.add(send);
@@ -102,6 +110,39 @@ final class PartitionLoad implements AutoCloseable {
             }
         }
         return true;
+    }
+
+    /**
+     * For messages: per partition, how long before now the latest acknowledged record was sent, and whether that was
+     * after {@code sinceNanos}.
+     */
+    String progressReport(long sinceNanos) {
+        long now = System.nanoTime();
+        StringBuilder report = new StringBuilder("latest acknowledged records:");
+        for (int p = 0; p < partitions; p++) {
+            long sent = latestAckedSendNanos.get(p);
+            report.append(" p").append(p).append(sent == 0 ? " none" : " sent " + (now - sent) / 1_000_000 + " ms ago ("
+                    + (sent - sinceNanos >= 0 ? "after" : "before") + ")");
+        }
+        return report.append(", ").append(acknowledgedCountsText()).toString();
+    }
+
+    private String acknowledgedCountsText() {
+        StringBuilder text = new StringBuilder("acknowledged so far:");
+        for (int p = 0; p < partitions; p++) {
+            text.append(" p").append(p).append("=").append(acknowledgedCounts.get(p));
+        }
+        return text.toString();
+    }
+
+    /** The longest time any partition has gone without an acknowledgement, until now, in ms. */
+    long longestSilenceMs() {
+        long now = System.nanoTime();
+        long longest = 0;
+        for (int p = 0; p < partitions; p++) {
+            longest = Math.max(longest, (now - latestAckNanos.get(p)) / 1_000_000);
+        }
+        return longest;
     }
 
     /** Records acknowledged so far, per partition. */
