@@ -177,8 +177,14 @@ final class ClusterProcesses implements Closeable {
         kill.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** Heals every link first (brokers stop cleanly when they reach each other), then stops the brokers. */
     @Override
     public void close() {
+        try {
+            links.ifPresent(NetworkLinks::healAll);
+        } catch (IllegalStateException e) {
+            System.err.println("links not healed before stopping the brokers: " + e.getMessage());
+        }
         for (Process process : processes.values()) {
             process.destroy();
         }
