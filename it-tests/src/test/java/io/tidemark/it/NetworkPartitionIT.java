@@ -60,8 +60,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   <li>(a) stalls the producer on every partition until the heal: its metadata comes from the isolated broker,
  *       which answers Metadata with no leader for every partition (its Raft groups lost their leaders) and keeps
  *       being asked, since it answers (a client moves to another bootstrap broker only when one does not);</li>
- *   <li>(b) leaves the cut-off leader's partition with no leader from a few seconds into the fault for 7 s to the
- *       rest of the fault: the new leader's balancer hands leadership back to the preferred replica, the cut-off old
+ *   <li>(b), in most runs (when a balancer pass finds the old leader caught up during the fault), leaves the
+ *       cut-off leader's partition with no leader from a few seconds into the fault for 7 s to the rest of the
+ *       fault: the new leader's balancer hands leadership back to the preferred replica, the cut-off old
  *       leader, because it answers the new leader; that replica cannot reach a voter, and its elections after the
  *       transfer (no pre-vote) raise its term again and again, which the other two learn from its replies, so their
  *       own elections keep failing (and the balancer tries again every interval).</li>
