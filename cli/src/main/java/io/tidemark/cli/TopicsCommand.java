@@ -133,6 +133,7 @@ final class TopicsCommand {
                 row.put("partition", p.getPartition());
                 row.put("leader", p.getLeaderNodeId());
                 row.put("replicas", p.getReplicaNodeIdsList());
+                row.put("group", p.getGroupId());
                 row.put("logStartOffset", p.getLogStartOffset());
                 row.put("logEndOffset", p.getLogEndOffset());
                 row.put("sizeBytes", p.getSizeBytes());
@@ -140,8 +141,9 @@ final class TopicsCommand {
                 row.put("lastReceiveTime", p.getLastReceiveTimeMs());
                 JsonLines.print(out, row);
             } else {
-                out.printf("  partition %d  leader %d  replicas %s  log start %d  log end %d  %d bytes in %d segments"
-                                + "  last ReceiveTime %s%n", p.getPartition(), p.getLeaderNodeId(), p.getReplicaNodeIdsList(),
+                out.printf("  partition %d  leader %d  replicas %s  group %s  log start %d  log end %d  %d bytes in %d"
+                                + " segments  last ReceiveTime %s%n", p.getPartition(), p.getLeaderNodeId(),
+                        p.getReplicaNodeIdsList(), p.getGroupId(),
                         p.getLogStartOffset(), p.getLogEndOffset(), p.getSizeBytes(), p.getSegments(),
                         p.getLastReceiveTimeMs() < 0 ? "none" : Instant.ofEpochMilli(p.getLastReceiveTimeMs()));
             }

@@ -36,11 +36,15 @@ final class BrokerProcess implements Closeable {
         this.extraArgs = extraArgs;
     }
 
+    /** A broker on the first port of a free range ({@link FreePorts}), its Raft server on the range's Raft port. */
     static BrokerProcess start(Path dataDir, Path logDir, String... extraArgs) throws IOException {
-        return startListening(0, dataDir, logDir, extraArgs);
+        return startListening(FreePorts.freeBasePort(), dataDir, logDir, extraArgs);
     }
 
-    /** A broker on {@code port}, e.g. one a client was pointed at before the broker was there; 0 for a free one. */
+    /**
+     * A broker on {@code port}, e.g. one a client was pointed at before the broker was there, a port of a range
+     * {@link FreePorts} found (its Raft server takes the range's Raft port, {@code port + 5}).
+     */
     static BrokerProcess startListening(int port, Path dataDir, Path logDir, String... extraArgs) throws IOException {
         BrokerProcess broker = new BrokerProcess(dataDir, logDir, port, List.of(extraArgs));
         broker.startProcess();
@@ -49,7 +53,7 @@ final class BrokerProcess implements Closeable {
 
     private void startProcess() throws IOException {
         List<String> args = new ArrayList<>(List.of("broker", "--node-id", "1", "--data-dir", dataDir.toString(),
-                "--listen", "127.0.0.1:" + listenPort));
+                "--listen", "127.0.0.1:" + listenPort, "--raft-port", Integer.toString(listenPort + 5)));
         args.addAll(extraArgs);
         process = new ProcessBuilder(Tidemark.command(args.toArray(String[]::new)))
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()))

@@ -56,7 +56,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The disaster drill, on a cluster A of one standalone broker and on one of three brokers replicating every partition:
+ * The disaster drill, on a cluster A of one broker alone and on one of three brokers replicating every partition:
  * cluster B (one broker; both named by {@code cluster.name}), a mirror A -> B held to
  * {@value #MIRROR_BYTES_PER_SECOND} bytes a second (a thin link: less than the producer writes, more than the groups
  * consume), a producer writing to A at a fixed rate with SendTime,

@@ -57,7 +57,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Mirrors as real {@code tidemark mirror} processes between clusters of real broker processes (single-node ones, and a
+ * Mirrors as real {@code tidemark mirror} processes between clusters of real broker processes (one-broker ones, and a
  * three-node target whose partition leader is killed): what a copy keeps and adds, two mirrors writing into one topic
  * (one copying day-old data), a mirror killed and restarted during a copy with a second one started by mistake, a
  * target leader dying during a copy, two clusters mirroring each other, mirrors pointed at other clusters than
@@ -81,16 +81,16 @@ class MirrorIT {
         }
     }
 
-    /** A single-node cluster named {@code name}, with broker config lines (key=value); its bootstrap. */
+    /** A one-broker cluster named {@code name}, with broker config lines (key=value); its bootstrap. */
     private String cluster(String name, String... configLines) throws IOException {
         return broker(name, configLines).bootstrap();
     }
 
     private BrokerProcess broker(String name, String... configLines) throws IOException {
-        return brokerOn(0, name, configLines);
+        return brokerOn(FreePorts.freeBasePort(), name, configLines);
     }
 
-    /** The broker of a single-node cluster named {@code name}, on {@code port} (0 for a free one). */
+    /** The broker of a one-broker cluster named {@code name}, on {@code port}, a port of a {@link FreePorts} range. */
     private BrokerProcess brokerOn(int port, String name, String... configLines) throws IOException {
         Path home = Files.createDirectories(dir.resolve(name));
         Path config = home.resolve("broker.properties");
@@ -712,7 +712,9 @@ class MirrorIT {
         assertEquals(new Provenance(new OriginPartition("A", "t", topicId(a, "t"), 0), old.offset(),
                 old.receiveTimeMs(), List.of("A")), provenance(letter));
         Map<String, String> deadConfig = adminB.describeTopics(List.of("A.dead-letters")).get(0).getConfigsMap();
-        assertEquals(List.of("-1", "-1", "-1", Integer.toString((16 << 20) - 1024)), List.of(
+        int largestBatch = adminB.clusterStatus().getLargestBatchBytes();
+        assertEquals(1_044_415, largestBatch, "what a Raft entry of the default 1 MiB write buffer holds");
+        assertEquals(List.of("-1", "-1", "-1", Integer.toString(largestBatch)), List.of(
                 deadConfig.get("send.time.before.max.ms"), deadConfig.get("send.time.after.max.ms"),
                 deadConfig.get("retention.ms"), deadConfig.get("max.batch.bytes")));
         assertEquals("copying", awaitPartitionState(b, "t", 0, "copying").get("state").getAsString());

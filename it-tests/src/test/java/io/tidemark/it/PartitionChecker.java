@@ -14,13 +14,16 @@ import io.tidemark.proto.error.TidemarkException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -97,13 +100,57 @@ final class PartitionChecker {
                 return records.size() >= end;
             });
         }
+        verify(partition, records, acknowledged, sendTimes);
+        return records;
+    }
+
+    /**
+     * Reads every partition of {@code topic} to its end with one consumer and checks each like
+     * {@link #check(String, TopicPartition, Set, Map)}, the acknowledged records of partition p being
+     * {@code acknowledged.apply(p)}; returns the records per partition.
+     */
+    static Map<Integer, List<ConsumerRecord>> checkTopic(String bootstrap, String topic, int partitions,
+                                                         IntFunction<Set<String>> acknowledged,
+                                                         Map<String, Long> sendTimes) {
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap).requestTimeoutMs(3000).build())) {
+            for (int p = 0; p < partitions; p++) {
+                TopicPartition partition = new TopicPartition(topic, p);
+                await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() -> {
+                    ends.put(partition, admin.listOffsets(partition, OffsetSpec.latest()).offset());
+                    return true;
+                });
+            }
+        }
+        Map<TopicPartition, List<ConsumerRecord>> read = new HashMap<>();
+        ends.keySet().forEach(partition -> read.put(partition, new ArrayList<>()));
+        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+            consumer.assign(ends.keySet());
+            await().atMost(Duration.ofSeconds(120)).until(() -> {
+                for (ConsumerRecord record : consumer.poll(Duration.ofMillis(200))) {
+                    read.get(new TopicPartition(record.topic(), record.partition())).add(record);
+                }
+                return ends.entrySet().stream().allMatch(end -> read.get(end.getKey()).size() >= end.getValue());
+            });
+        }
+        Map<Integer, List<ConsumerRecord>> records = new TreeMap<>();
+        read.forEach((partition, partitionRecords) -> {
+            verify(partition, partitionRecords, acknowledged.apply(partition.partition()), sendTimes);
+            records.put(partition.partition(), partitionRecords);
+        });
+        return records;
+    }
+
+    private static void verify(TopicPartition partition, List<ConsumerRecord> records, Set<String> acknowledged,
+                               Map<String, Long> sendTimes) {
         Set<String> stored = new HashSet<>();
         for (int i = 0; i < records.size(); i++) {
             ConsumerRecord r = records.get(i);
-            assertEquals(i, r.offset(), "offsets are contiguous");
+            assertEquals(i, r.offset(), partition + ": offsets are contiguous");
             if (i > 0) {
-                assertTrue(r.receiveTimeMs() >= records.get(i - 1).receiveTimeMs(), "ReceiveTime never decreases at "
-                        + i);
+                assertTrue(r.receiveTimeMs() >= records.get(i - 1).receiveTimeMs(),
+                        partition + ": ReceiveTime never decreases at " + i);
             }
             String value = new String(r.value(), StandardCharsets.UTF_8);
             if (sendTimes.containsKey(value)) {
@@ -111,10 +158,10 @@ final class PartitionChecker {
             }
             stored.add(value);
         }
-        assertEquals(records.size(), stored.size(), "no record stored twice (the producer is idempotent)");
+        assertEquals(records.size(), stored.size(),
+                partition + ": no record stored twice (the producer is idempotent)");
         Set<String> missing = new HashSet<>(acknowledged);
         missing.removeAll(stored);
-        assertEquals(Set.of(), missing, "every acknowledged record is stored");
-        return records;
+        assertEquals(Set.of(), missing, partition + ": every acknowledged record is stored");
     }
 }

@@ -180,8 +180,13 @@ final class PartitionLoad implements AutoCloseable {
 
     /** Values of the acknowledged records of {@code partition}; call after {@link #stop()}. */
     Set<String> acknowledged(int partition) {
-        return PartitionChecker.acknowledged(values, sends).stream()
-                .filter(v -> v.startsWith(partition + ":")).collect(Collectors.toSet());
+        return acknowledgedByPartition().getOrDefault(partition, Set.of());
+    }
+
+    /** Values of the acknowledged records, by partition (one that has none is absent); call after {@link #stop()}. */
+    Map<Integer, Set<String>> acknowledgedByPartition() {
+        return PartitionChecker.acknowledged(values, sends).stream().collect(Collectors.groupingBy(
+                value -> Integer.parseInt(value.substring(0, value.indexOf(':'))), Collectors.toSet()));
     }
 
     /** Records sent to {@code partition}; call after {@link #stop()}. */

@@ -6,6 +6,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetSpec;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.RecordMetadata;
@@ -242,6 +243,53 @@ class ReplicatedClusterIT {
             return listOffsets.toString();
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Retention deletes only what a snapshot of the group covers (a restart replays the rest from the Raft log): with
+     * snapshots rare, the segments it holds back make each replica take one, and the next pass deletes them; a
+     * restart of every broker then keeps the log start, the end and the records between them.
+     */
+    @Test
+    void retentionAsksForTheSnapshotItNeedsAndARestartKeepsWhatItLeft() throws Exception {
+        startCluster(Map.of("retention.check.interval.ms", "100"));
+        TopicPartition orders = new TopicPartition("orders", 0);
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            admin.createTopic("orders", 1, 3, Map.of("segment.bytes", "1000"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> leaderOf(0) > 0);
+            try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
+                for (int from = 0; from < 300; from += 10) {
+                    send(producer, from, 10);
+                }
+            }
+            admin.alterTopicConfig("orders", Map.of("retention.bytes", "0"), List.of());
+            await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() ->
+                    admin.listOffsets(orders, OffsetSpec.earliest()).logStartOffset() > 200);
+        }
+        long logStart;
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            logStart = admin.listOffsets(orders, OffsetSpec.earliest()).logStartOffset();
+        }
+        for (int node = 1; node <= 3; node++) {
+            cluster.stop(node);
+        }
+        for (int node = 1; node <= 3; node++) {
+            cluster.start(node);
+        }
+        List<ConsumerRecord> records = new ArrayList<>();
+        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap())
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+            consumer.assign(List.of(orders));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                records.addAll(consumer.poll(Duration.ofMillis(200)));
+                return records.size() >= 300 - logStart;
+            });
+        }
+        assertEquals(300 - logStart, records.size(), "the records from the log start on, once each");
+        for (int i = 0; i < records.size(); i++) {
+            assertEquals(logStart + i, records.get(i).offset());
+            assertEquals("record " + (logStart + i), new String(records.get(i).value(), StandardCharsets.UTF_8));
         }
     }
 

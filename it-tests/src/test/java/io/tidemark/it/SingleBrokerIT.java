@@ -13,11 +13,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -93,7 +95,7 @@ class SingleBrokerIT {
                 + "\"value\":\"record 151\",\"headers\":{},\"sendTime\":" + (BASE_MS + 151_000) + ",\"receiveTime\":"),
                 lines.get(0));
 
-        Path sendIndex = dir.resolve("data/topics/seed/0/00000000000000000000.sendindex");
+        Path sendIndex = partitionDir("seed", 0).resolve("00000000000000000000.sendindex");
         List<String> entries = ok("", "dump-log", sendIndex.toString()).out().lines()
                 .filter(l -> l.startsWith("time: ")).toList();
         assertEquals("time: " + (BASE_MS + 3000) + " offset: 3", entries.get(0), "an entry about every 3 records");
@@ -147,6 +149,20 @@ class SingleBrokerIT {
         assertTrue(ok("", "groups", "describe", "--bootstrap", b, "--group", "g").out().contains("keep"));
     }
 
+    /**
+     * Where the broker keeps a partition's log: in its partition group's directory, {@code
+     * data/raft/GROUP/sm/partitions/TOPIC-PARTITION-TOPICID}.
+     */
+    private Path partitionDir(String topic, int partition) throws IOException {
+        try (Stream<Path> dirs = Files.find(dir.resolve("data").resolve("raft"), 4, (path, attributes) ->
+                attributes.isDirectory() && path.getParent().getFileName().toString().equals("partitions")
+                        && path.getFileName().toString().startsWith(topic + "-" + partition + "-"))) {
+            List<Path> found = dirs.toList();
+            assertEquals(1, found.size(), "one directory of " + topic + "-" + partition + ": " + found);
+            return found.get(0);
+        }
+    }
+
     @Test
     void sigtermStopsCleanly() throws Exception {
         String b = broker.bootstrap();
@@ -154,7 +170,7 @@ class SingleBrokerIT {
         ok("a\n", "produce", "--bootstrap", b, "--topic", "calm");
         assertEquals(143, broker.stop(), "the JVM's exit code for SIGTERM, after the shutdown hook ran");
         assertTrue(broker.stderr().contains("Broker node 1 stopped; logs closed cleanly"), broker.stderr());
-        assertTrue(Files.exists(dir.resolve("data/topics/calm/0/.clean-shutdown")));
+        assertTrue(Files.exists(partitionDir("calm", 0).resolve(".clean-shutdown")));
         broker.restart();
         assertEquals("calm:0:1\n", ok("", "offsets", "--bootstrap", broker.bootstrap(), "--topic", "calm",
                 "--latest").out());

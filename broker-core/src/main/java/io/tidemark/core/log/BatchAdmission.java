@@ -47,8 +47,7 @@ public final class BatchAdmission {
     /**
      * Checks the batch between {@code batch}'s position and limit (left unchanged).
      *
-     * @param largestBatchBytes what the partition can carry at most ({@link BatchSizeLimit#UNBOUNDED} when only
-     *                          max.batch.bytes bounds it)
+     * @param largestBatchBytes what the partition can carry at most: what one Raft entry holds
      * @throws TidemarkException RECORD_TOO_LARGE, CORRUPT_BATCH, or INVALID_TIMESTAMP for a mirrored record, saying
      *                           what is allowed
      */

@@ -8,8 +8,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import java.nio.ByteBuffer;
 
 /**
- * A topic's {@code max.batch.bytes} as appends apply it, on a single node ({@link PartitionLog}) and before a batch
- * enters a partition's Raft log (the replication module), so both refuse the same batches with the same words.
+ * A topic's {@code max.batch.bytes} as a partition's leader applies it before a batch enters its group's Raft log
+ * ({@link BatchAdmission}).
  * <ul>
  *   <li>A batch is at most {@code max.batch.bytes}.</li>
  *   <li>A mirrored batch ({@link RecordBatchFormat#ATTRIBUTE_MIRRORED}) may exceed it by the bytes its records'
@@ -17,10 +17,9 @@ import java.nio.ByteBuffer;
  *       source record the source's topic took is not refused as a copy for the ~40 bytes of provenance (the target
  *       topic gets the source's overrides). The mirror keeps batches of several records within the limit with their
  *       provenance, so only a lone large record uses the allowance.</li>
- *   <li>Nothing may exceed what the partition can carry ({@code largestBatchBytes}: what one Raft entry holds in a
- *       cluster, which topic creation already holds {@code max.batch.bytes} to; no bound on a single node, whose
- *       request limit comes first). A mirrored batch that the allowance would take past it is refused naming both
- *       limits.</li>
+ *   <li>Nothing may exceed what the partition can carry ({@code largestBatchBytes}: what one Raft entry holds, which
+ *       topic creation already holds {@code max.batch.bytes} to). A mirrored batch that the allowance would take past
+ *       it is refused naming both limits.</li>
  * </ul>
  * Before a batch is read ({@link #checkSize}) only its size is known; a mirrored batch's allowance is checked once
  * {@code MirroredBatchScanner} has counted its provenance bytes ({@link #checkMirrored}).
@@ -28,9 +27,6 @@ import java.nio.ByteBuffer;
  * <p>Stateless.
  */
 public final class BatchSizeLimit {
-    /** No bound besides max.batch.bytes: a single node, where the request size limit bounds batches first. */
-    public static final int UNBOUNDED = Integer.MAX_VALUE;
-
     private BatchSizeLimit() {
     }
 

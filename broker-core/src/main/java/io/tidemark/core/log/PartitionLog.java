@@ -523,29 +523,13 @@ public final class PartitionLog implements Closeable {
         try {
             checkOpen();
             LogSegment[] current = segments;
+            int wanted = expiredSegments(current, nowMs);
             int expired = 0;
-            long retentionMs = TopicConfig.limit(config.retentionMs());
-            int deletable = 0;
-            while (deletable < current.length - 1 && current[deletable].nextOffset() <= keepFromOffset) {
-                deletable++;
-            }
-            while (expired < deletable && current[expired].maxReceiveTimeMs() < nowMs - retentionMs) {
-                expired++;
-            }
-            long retentionBytes = TopicConfig.limit(config.retentionBytes());
-            long excess = -retentionBytes;
-            for (LogSegment segment : current) {
-                excess += segment.sizeBytes();
-            }
-            for (int i = 0; i < expired; i++) {
-                excess -= current[i].sizeBytes();
-            }
-            while (expired < deletable && excess - current[expired].sizeBytes() >= 0) {
-                excess -= current[expired].sizeBytes();
+            while (expired < wanted && current[expired].nextOffset() <= keepFromOffset) {
                 expired++;
             }
             if (expired == 0) {
-                return new RetentionResult(0, 0, current[0].baseOffset());
+                return new RetentionResult(0, 0, current[0].baseOffset(), wanted);
             }
             segments = Arrays.copyOfRange(current, expired, current.length);
             long deletedBytes = 0;
@@ -557,12 +541,34 @@ public final class PartitionLog implements Closeable {
             DurableFiles.syncDirectory(dir);
             LOG.info("Retention deleted {} segments ({} bytes) of {}; log start offset is now {}", expired,
                     deletedBytes, dir, segments[0].baseOffset());
-            return new RetentionResult(expired, deletedBytes, segments[0].baseOffset());
+            return new RetentionResult(expired, deletedBytes, segments[0].baseOffset(), wanted - expired);
         } catch (IOException e) {
             throw new UncheckedIOException("deleting segments of " + dir, e);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * How many of the oldest segments retention removes: those whose largest ReceiveTime is older than
+     * {@code retention.ms}, then more while the log stays above {@code retention.bytes}; never the active segment.
+     */
+    private int expiredSegments(LogSegment[] current, long nowMs) {
+        int closed = current.length - 1;
+        int expired = 0;
+        long retentionMs = TopicConfig.limit(config.retentionMs());
+        while (expired < closed && current[expired].maxReceiveTimeMs() < nowMs - retentionMs) {
+            expired++;
+        }
+        long excess = -TopicConfig.limit(config.retentionBytes());
+        for (int i = expired; i < current.length; i++) {
+            excess += current[i].sizeBytes();
+        }
+        while (expired < closed && excess - current[expired].sizeBytes() >= 0) {
+            excess -= current[expired].sizeBytes();
+            expired++;
+        }
+        return expired;
     }
 
     /** fsyncs when {@code flush.ms} passed since the last fsync; for the broker's periodic flush. */

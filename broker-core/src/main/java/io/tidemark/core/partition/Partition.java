@@ -15,8 +15,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A partition as the broker's services see it. Every partition operation of the API goes through this
- * interface: {@link LocalPartition} implements it over a local log on one node, and the replicated partition
- * (a Raft group) implements it on a cluster, so the services do not change between the two.
+ * interface; the replication module implements it for a partition of a partition group this broker holds a replica
+ * of, and for one held elsewhere.
  *
  * <p>Implementations are thread-safe.
  */

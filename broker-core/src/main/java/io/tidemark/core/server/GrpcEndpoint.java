@@ -15,8 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address,
- * and the cluster's internal services. The same for a single node and for a cluster node; what differs is the
- * {@link Topics} and the {@link ClusterServices} behind it.
+ * and the cluster's internal services.
  */
 public final class GrpcEndpoint implements Closeable {
     private static final long SHUTDOWN_GRACE_MS = 5_000;
@@ -33,11 +32,6 @@ public final class GrpcEndpoint implements Closeable {
                 .addService(new GroupServiceAdapter(topics, groups, config, metrics));
         cluster.internalServices().forEach(builder::addService);
         this.server = builder.build();
-    }
-
-    /** The server, not yet started: a {@link ServerAddress} reads its port. */
-    Server server() {
-        return server;
     }
 
     public GrpcEndpoint start() throws IOException {

@@ -2,7 +2,6 @@ package io.tidemark.core.server;
 
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
-import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.List;
 
@@ -29,9 +28,4 @@ public interface Leadership {
      */
     Transferred transfer(TopicPartition partition, int toNodeId, long timeoutMs);
 
-    /** A single broker leads every partition it has: there is nowhere to move leadership to. */
-    Leadership SINGLE_NODE = (partition, toNodeId, timeoutMs) -> {
-        throw new TidemarkException(ErrorCode.INVALID_REQUEST, "this broker runs alone and leads every partition; "
-                + "leadership transfer needs a cluster (tidemark broker --cluster, tidemark local up)");
-    };
 }

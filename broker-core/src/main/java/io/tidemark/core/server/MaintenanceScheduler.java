@@ -16,7 +16,7 @@ import java.util.function.Consumer;
 /**
  * The broker's periodic duties on one thread: retention every {@code retention.check.interval.ms}, due flushes
  * every {@code flush.check.interval.ms}, over every partition; a failure of one partition is logged and does not
- * stop the others. The same for a single node and a cluster node, which also runs its own one-off jobs here.
+ * stop the others. A cluster node also runs its own one-off jobs here.
  */
 public final class MaintenanceScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(MaintenanceScheduler.class);

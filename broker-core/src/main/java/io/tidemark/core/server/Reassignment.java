@@ -2,11 +2,10 @@ package io.tidemark.core.server;
 
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
-import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.List;
 
-/** Moves partitions between brokers, keeping their data, where there are brokers to move them to. */
+/** Moves partitions between brokers, keeping their data. */
 public interface Reassignment {
     /**
      * Gives the partition the replicas {@code replicaNodeIds} (the preferred leader first) and waits until the move
@@ -19,9 +18,4 @@ public interface Reassignment {
      */
     List<Integer> reassign(TopicPartition partition, List<Integer> replicaNodeIds, long timeoutMs);
 
-    /** A single broker holds every partition: there is nowhere to move one to. */
-    Reassignment SINGLE_NODE = (partition, replicaNodeIds, timeoutMs) -> {
-        throw new TidemarkException(ErrorCode.INVALID_REQUEST, "this broker runs alone and holds every partition; "
-                + "reassigning replicas needs a cluster (tidemark broker --cluster, tidemark local up)");
-    };
 }

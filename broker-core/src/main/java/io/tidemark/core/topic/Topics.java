@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The topics the broker's services see. {@link TopicRegistry} keeps them on one node; a cluster keeps them in
- * its metadata group, and a topic's partitions there may be led, or only known, by this broker.
+ * The topics the broker's services see. A cluster (of one broker or more) keeps them in its metadata group, and a
+ * topic's partitions there may be led, or only known, by this broker.
  */
 public interface Topics {
     /**

@@ -14,7 +14,7 @@ import java.util.UUID;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** What the size alone decides, as a single node and a replicated partition ask it before reading a batch. */
+/** What the size alone decides, as a partition's leader asks it before reading a batch. */
 class BatchSizeLimitTest {
     private static final ByteBuffer PLAIN = new RecordBatchBuilder().append(1, null, new byte[100]).build();
     private static final ByteBuffer MIRRORED = new RecordBatchBuilder().mirrored().append(1, null, new byte[100],
@@ -30,9 +30,9 @@ class BatchSizeLimitTest {
     @Test
     void aPlainBatchIsHeldToMaxBatchBytes() {
         int size = PLAIN.remaining();
-        BatchSizeLimit.checkSize(PLAIN, 0, size, size, BatchSizeLimit.UNBOUNDED);
+        BatchSizeLimit.checkSize(PLAIN, 0, size, size, LogTestUtils.NO_ENTRY_LIMIT);
         assertEquals("batch of " + size + " bytes is above max.batch.bytes " + (size - 1) + " of this topic",
-                refusal(PLAIN, size - 1, BatchSizeLimit.UNBOUNDED));
+                refusal(PLAIN, size - 1, LogTestUtils.NO_ENTRY_LIMIT));
     }
 
     @Test

@@ -17,6 +17,8 @@ import java.util.Map;
 public final class LogTestUtils {
     /** 2023-11-14T22:13:20Z: a round base time for readable test values. */
     public static final long BASE_MS = 1_700_000_000_000L;
+    /** A partition that carries any batch max.batch.bytes allows: no Raft entry bounds it in these tests. */
+    public static final int NO_ENTRY_LIMIT = Integer.MAX_VALUE;
 
     private LogTestUtils() {
     }
@@ -57,7 +59,7 @@ public final class LogTestUtils {
      */
     public static AppendResult admitAndAppend(PartitionLog log, ByteBuffer batch, long receiveTimeMs) {
         BatchAdmission admission = new BatchAdmission();
-        BatchAdmission.Admitted admitted = admission.admit(batch, log.config(), BatchSizeLimit.UNBOUNDED);
+        BatchAdmission.Admitted admitted = admission.admit(batch, log.config(), NO_ENTRY_LIMIT);
         admission.checkSendTimes(batch, admitted, log.config(), receiveTimeMs);
         return log.append(batch, receiveTimeMs);
     }

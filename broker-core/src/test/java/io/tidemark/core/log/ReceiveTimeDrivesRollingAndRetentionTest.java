@@ -64,7 +64,7 @@ class ReceiveTimeDrivesRollingAndRetentionTest {
             log.append(batch(3, BASE_MS - 30 * DAY_MS), BASE_MS + 2 * HOUR_MS);
             assertEquals(3, log.segments().size());
 
-            assertEquals(new RetentionResult(0, 0, 0), log.deleteExpiredSegments(BASE_MS + 10 + DAY_MS),
+            assertEquals(new RetentionResult(0, 0, 0, 0), log.deleteExpiredSegments(BASE_MS + 10 + DAY_MS),
                     "month-old SendTimes do not expire a segment whose largest ReceiveTime is a day old");
             RetentionResult result = log.deleteExpiredSegments(BASE_MS + 11 + DAY_MS);
             assertEquals(1, result.deletedSegments());
@@ -91,9 +91,10 @@ class ReceiveTimeDrivesRollingAndRetentionTest {
                 log.append(batch(i, BASE_MS), BASE_MS);
             }
             assertEquals(5, log.segments().size());
-            assertEquals(new RetentionResult(2, 2L * log.segments().get(0).sizeBytes(), 2),
-                    log.deleteExpiredSegments(BASE_MS + DAY_MS, 2), "segments ending at or below offset 2 only");
-            assertEquals(new RetentionResult(0, 0, 2), log.deleteExpiredSegments(BASE_MS + DAY_MS, 2));
+            assertEquals(new RetentionResult(2, 2L * log.segments().get(0).sizeBytes(), 2, 2),
+                    log.deleteExpiredSegments(BASE_MS + DAY_MS, 2), "segments ending at or below offset 2 only; the "
+                            + "two closed segments after them are held");
+            assertEquals(new RetentionResult(0, 0, 2, 2), log.deleteExpiredSegments(BASE_MS + DAY_MS, 2));
             assertEquals(2, log.deleteExpiredSegments(BASE_MS + DAY_MS).deletedSegments(), "never the active one");
         }
     }
@@ -111,9 +112,9 @@ class ReceiveTimeDrivesRollingAndRetentionTest {
         try (PartitionLog log = PartitionLog.open(dir, config("segment.bytes", "100",
                 "retention.bytes", Long.toString(3 * size)), BASE_MS)) {
             RetentionResult result = log.deleteExpiredSegments(BASE_MS);
-            assertEquals(new RetentionResult(3, 3 * size, 3), result);
+            assertEquals(new RetentionResult(3, 3 * size, 3, 0), result);
             assertEquals(3, readAll(log).size());
-            assertEquals(new RetentionResult(0, 0, 3), log.deleteExpiredSegments(BASE_MS));
+            assertEquals(new RetentionResult(0, 0, 3, 0), log.deleteExpiredSegments(BASE_MS));
         }
     }
 }

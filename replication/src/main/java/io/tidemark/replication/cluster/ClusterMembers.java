@@ -33,6 +33,11 @@ public record ClusterMembers(Map<Integer, Member> members) {
         members = Map.copyOf(new TreeMap<>(members));
     }
 
+    /** A cluster of one. */
+    public static ClusterMembers of(int nodeId, String host, int clientPort, int raftPort) {
+        return new ClusterMembers(Map.of(nodeId, new Member(nodeId, host, clientPort, raftPort)));
+    }
+
     public static ClusterMembers parse(String text) {
         Map<Integer, Member> members = new TreeMap<>();
         for (String part : text.split(",")) {

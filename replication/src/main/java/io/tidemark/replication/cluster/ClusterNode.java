@@ -34,6 +34,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -62,13 +63,15 @@ public final class ClusterNode implements Closeable {
     private final GrpcSnapshotSource snapshotSource;
     private final GrpcEndpoint grpc;
     private final MetricsEndpoint metricsEndpoint;
+    private final MetricRegistry registry;
     private final ScheduledExecutorService maintenance;
     private final ClusterLiveness liveness;
     private final PreferredLeaderBalancer balancer;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
                         PartitionReplicas replicas, CatchUp catchUp, GrpcSnapshotSource snapshotSource,
-                        GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint, ScheduledExecutorService maintenance,
+                        GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint, MetricRegistry registry,
+                        ScheduledExecutorService maintenance,
                         ClusterLiveness liveness, PreferredLeaderBalancer balancer) {
         this.config = config;
         this.server = server;
@@ -79,6 +82,7 @@ public final class ClusterNode implements Closeable {
         this.snapshotSource = snapshotSource;
         this.grpc = grpc;
         this.metricsEndpoint = metricsEndpoint;
+        this.registry = registry;
         this.maintenance = maintenance;
         this.liveness = liveness;
         this.balancer = balancer;
@@ -87,6 +91,7 @@ public final class ClusterNode implements Closeable {
     public static ClusterNode start(BrokerConfig config, ClusterMembers members, InstantSource clock)
             throws IOException {
         ClusterMembers.Member self = members.member(config.nodeId());
+        refuseSingleBrokerData(config.dataDir());
         Files.createDirectories(config.dataDir());
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();
@@ -149,7 +154,20 @@ public final class ClusterNode implements Closeable {
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
         return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,
-                maintenance, liveness, balancer);
+                registry, maintenance, liveness, balancer);
+    }
+
+    /**
+     * Refuses a data directory that a broker of an earlier version wrote when it ran alone ({@code topics/}, no
+     * {@code raft/}): a broker runs its partitions in Raft groups now, even alone, and would start empty beside them.
+     */
+    private static void refuseSingleBrokerData(Path dataDir) {
+        if (Files.isDirectory(dataDir.resolve("topics")) && !Files.exists(dataDir.resolve("raft"))) {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "data directory " + dataDir + " holds the topics of "
+                    + "a broker that ran alone before brokers ran every partition in a Raft group (" + dataDir
+                    + "/topics); this version cannot read them. Start with another --data-dir, and copy the topics "
+                    + "over with tidemark mirror from a broker of the earlier version");
+        }
     }
 
     /**
@@ -183,6 +201,15 @@ public final class ClusterNode implements Closeable {
         }
     }
 
+    /** The port of the Prometheus metrics listener, when one is configured. */
+    public Optional<Integer> metricsPort() {
+        return metricsEndpoint.httpPort();
+    }
+
+    public MetricRegistry metrics() {
+        return registry;
+    }
+
     public int port() {
         return grpc.port();
     }
@@ -205,7 +232,7 @@ public final class ClusterNode implements Closeable {
         catchUp.close();
         server.close();
         snapshotSource.close();
-        LOG.info("Broker node {} stopped", config.nodeId());
+        LOG.info("Broker node {} stopped; logs closed cleanly", config.nodeId());
     }
 
     /** Passes metadata changes to the topics once they exist: Ratis may replay the log before they do. */

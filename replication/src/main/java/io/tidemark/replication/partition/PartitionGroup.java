@@ -21,9 +21,12 @@ import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -34,6 +37,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -51,6 +55,9 @@ public final class PartitionGroup {
      * coalesced into the next entry ({@link GroupCommit}).
      */
     static final int MAX_ENTRIES_IN_FLIGHT = 2;
+    /** How long a snapshot asked for by retention may take before the request is given up (the next pass asks again). */
+    private static final long SNAPSHOT_TIMEOUT_MS = 60_000;
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionGroup.class);
 
     private final RaftGroupId groupId;
     private final List<Integer> replicas;
@@ -60,6 +67,7 @@ public final class PartitionGroup {
     private final ClientId localClientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final GroupCommit groupCommit;
+    private final AtomicBoolean snapshotRequested = new AtomicBoolean();
 
     /**
      * The Raft client of the group, for appends forwarded to its leader. Ratis closes a client's request window after
@@ -125,6 +133,29 @@ public final class PartitionGroup {
     CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch) {
         return groupCommit.append(batch).exceptionallyCompose(failure -> CompletableFuture.failedFuture(
                 notCommitted(failure, batch.partition())));
+    }
+
+    /**
+     * Asks this replica of the group for a snapshot now (one entry past the last is enough), unless one asked for is
+     * still being taken: retention deletes only segments a snapshot covers.
+     */
+    public void requestSnapshot() {
+        if (!snapshotRequested.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            server.snapshotManagementAsync(SnapshotManagementRequest.newCreate(localClientId, server.getId(), groupId,
+                    callIds.incrementAndGet(), SNAPSHOT_TIMEOUT_MS, 1)).whenComplete((reply, failure) -> {
+                        snapshotRequested.set(false);
+                        if (failure != null || !reply.isSuccess()) {
+                            LOG.warn("Snapshot of Raft group {} for retention failed: {}", groupId,
+                                    failure != null ? failure.toString() : reply.getException());
+                        }
+                    });
+        } catch (RuntimeException e) {
+            snapshotRequested.set(false);
+            LOG.warn("Snapshot of Raft group {} for retention not started: {}", groupId, e.toString());
+        }
     }
 
     /** Submits a change of the partitions the group hosts; completes with the group's answer. */

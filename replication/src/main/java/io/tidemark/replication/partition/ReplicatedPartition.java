@@ -6,6 +6,7 @@ import io.tidemark.core.log.BatchAdmission;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
+import io.tidemark.core.log.RetentionResult;
 import io.tidemark.core.log.SegmentInfo;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.partition.Partition;
@@ -181,11 +182,20 @@ public final class ReplicatedPartition implements Partition {
         }
     }
 
-    /** Retention and flushes skip a partition its group has not added yet (or is reloading). */
+    /**
+     * Retention and flushes skip a partition its group has not added yet (or is reloading). Retention keeps what the
+     * group's last snapshot does not cover (a restart replays it from the log); when that holds back expired
+     * segments, it asks this replica for a snapshot, so the next pass deletes them.
+     */
     @Override
     public void applyRetention(long nowMs) {
-        hostedNow().ifPresent(hosted -> hosted.log().deleteExpiredSegments(nowMs,
-                group.stateMachine().snapshotLogEndOffset(key)));
+        hostedNow().ifPresent(hosted -> {
+            RetentionResult result = hosted.log().deleteExpiredSegments(nowMs,
+                    group.stateMachine().snapshotLogEndOffset(key));
+            if (result.heldSegments() > 0) {
+                group.requestSnapshot();
+            }
+        });
     }
 
     @Override

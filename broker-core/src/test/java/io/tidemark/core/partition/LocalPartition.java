@@ -3,7 +3,7 @@ package io.tidemark.core.partition;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.BatchAdmission;
-import io.tidemark.core.log.BatchSizeLimit;
+import io.tidemark.core.log.LogTestUtils;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
@@ -21,7 +21,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A partition on one node, over a local {@link PartitionLog}: this node leads it and it is its only replica.
+ * A test's partition on one node, over a local {@link PartitionLog}: this node leads it and it is its only replica
+ * (brokers run every partition in a partition group, even alone; tests of what sits on top of a {@link Partition}
+ * use this one).
  * Admits each batch ({@link BatchAdmission}) with the topic's config, then stamps ReceiveTime as
  * {@code max(clock, last ReceiveTime)} under the log's append order, so a clock stepped back (NTP, a VM migration)
  * never makes ReceiveTime decrease. Everything appended is readable at once: the
@@ -63,7 +65,7 @@ public final class LocalPartition implements Partition {
             ByteBuffer writable = ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
             BatchAdmission admission = admissions.get();
             TopicConfig config = log.config();
-            BatchAdmission.Admitted admitted = admission.admit(writable, config, BatchSizeLimit.UNBOUNDED);
+            BatchAdmission.Admitted admitted = admission.admit(writable, config, LogTestUtils.NO_ENTRY_LIMIT);
             synchronized (appendLock) {
                 long receiveTimeMs = Math.max(clock.millis(), log.lastReceiveTimeMs().orElse(0));
                 admission.checkSendTimes(writable, admitted, config, receiveTimeMs);

@@ -1,12 +1,13 @@
-package io.tidemark.core.server;
+package io.tidemark.it;
 
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.tidemark.core.ManualClock;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
+import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.cluster.ClusterNode;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
@@ -55,6 +56,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Set;
 import java.util.Map;
@@ -62,6 +65,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -69,14 +73,20 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A real broker on 127.0.0.1 (free port), driven through the generated gRPC stubs. */
-class BrokerServerTest {
+/**
+ * A broker alone, which is a cluster of one: the same code as a member of a larger cluster, its partitions in
+ * partition groups of one replica. Runs in this JVM on 127.0.0.1 ({@link FreePorts}), on a clock the test sets, and
+ * is driven through the generated gRPC stubs.
+ */
+class BrokerAloneIT {
     private static final long BASE_MS = 1_700_000_000_000L;
 
     @TempDir
     Path dataDir;
-    private final ManualClock clock = new ManualClock(BASE_MS);
-    private BrokerServer broker;
+    private final AtomicLong nowMs = new AtomicLong(BASE_MS);
+    private final InstantSource clock = () -> Instant.ofEpochMilli(nowMs.get());
+    private final int basePort = FreePorts.freeBasePort();
+    private ClusterNode broker;
     private ManagedChannel channel;
     private BrokerServiceGrpc.BrokerServiceBlockingStub data;
     private AdminServiceGrpc.AdminServiceBlockingStub admin;
@@ -88,9 +98,9 @@ class BrokerServerTest {
     }
 
     private void startBroker(Map<String, String> file) throws IOException {
-        BrokerConfig config = BrokerConfig.of(1, dataDir, new HostPort("127.0.0.1", 0),
-                Optional.of(new HostPort("127.0.0.1", 0)), file, "test");
-        broker = BrokerServer.start(config, clock);
+        BrokerConfig config = BrokerConfig.of(1, dataDir, new HostPort("127.0.0.1", basePort),
+                Optional.of(new HostPort("127.0.0.1", basePort + 1)), file, "test");
+        broker = ClusterNode.start(config, ClusterMembers.of(1, "127.0.0.1", basePort, basePort + 5), clock);
         channel = NettyChannelBuilder.forAddress("127.0.0.1", broker.port()).usePlaintext()
                 .maxInboundMessageSize(64 << 20).build();
         data = BrokerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
@@ -104,14 +114,27 @@ class BrokerServerTest {
         broker.close();
     }
 
-    private void restart() throws Exception {
+    /** Stops the broker and starts it again on its data; waits until it leads the given topics' partitions. */
+    private void restart(String... topics) throws Exception {
         stop();
         startBroker(Map.of());
+        for (String topic : topics) {
+            awaitLed(topic);
+        }
     }
 
+    /** Creates a topic and waits until its group hosts every partition (this broker leads them). */
     private TopicDescription create(String name, int partitions) {
-        return admin.createTopic(CreateTopicRequest.newBuilder().setName(name).setPartitions(partitions).build())
-                .getTopic();
+        TopicDescription created = admin.createTopic(CreateTopicRequest.newBuilder().setName(name)
+                .setPartitions(partitions).build()).getTopic();
+        awaitLed(name);
+        return created;
+    }
+
+    private void awaitLed(String name) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> admin.describeTopics(DescribeTopicsRequest.newBuilder()
+                .addNames(name).build()).getTopics(0).getPartitionsList().stream()
+                .allMatch(p -> p.getLeaderNodeId() == 1));
     }
 
     private ProduceResponse produce(String topic, int partition, long... sendTimes) {
@@ -141,7 +164,7 @@ class BrokerServerTest {
         assertEquals("4096", created.getConfigsMap().get("index.interval.bytes"));
 
         assertEquals(0, produce("orders", 1, BASE_MS - 5, BASE_MS - 3).getBaseOffset());
-        clock.set(BASE_MS - 60_000);
+        nowMs.set(BASE_MS - 60_000);
         ProduceResponse second = produce("orders", 1, BASE_MS);
         assertEquals(2, second.getBaseOffset());
         assertEquals(BASE_MS, second.getReceiveTimeMs(), "a clock stepped back does not make ReceiveTime decrease");
@@ -156,7 +179,7 @@ class BrokerServerTest {
     void listOffsetsAnswersEveryKindOfSpec() {
         create("t", 1);
         for (int i = 0; i < 5; i++) {
-            clock.set(BASE_MS + i * 1000L);
+            nowMs.set(BASE_MS + i * 1000L);
             produce("t", 0, BASE_MS + i * 1000L + 7);
         }
         assertEquals(ListOffsetsResponse.newBuilder().setFound(true).setOffset(0).setReceiveTimeMs(BASE_MS)
@@ -232,7 +255,7 @@ class BrokerServerTest {
         produce("t", 0, BASE_MS, BASE_MS + 1);
         groups.commitOffsets(CommitOffsetsRequest.newBuilder().setGroup("g").addOffsets(PartitionOffset.newBuilder()
                 .setTopic("t").setPartition(0).setOffset(1).setMetadata("m")).build());
-        restart();
+        restart("t");
         assertEquals(2, fetchAll("t", 0, 0).size());
         assertEquals(2L, broker.metrics().getGauges().get("partition.log-end-offset.t.0").getValue(),
                 "the gauges of the topics opened at start");
@@ -272,7 +295,7 @@ class BrokerServerTest {
                 data.originOffset(ask));
         TidemarkException held = error(() -> data.produce(mirrored));
         assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, held.code());
-        restart();
+        restart("m");
         assertEquals(42, data.originOffset(ask).getOriginOffset());
         assertEquals(OriginOffsetResponse.newBuilder().setHeld(false).build(), data.originOffset(ask.toBuilder()
                 .setOrigin(ask.getOrigin().toBuilder().setTopicId(TopicIds.toBytes(new UUID(0, 1)))).build()),
@@ -296,7 +319,7 @@ class BrokerServerTest {
                 .map(t -> TopicIds.fromBytes(t.getTopicId())).toList());
         assertEquals(id, TopicIds.fromBytes(data.metadata(MetadataRequest.newBuilder().addTopics("t").build())
                 .getTopics(0).getTopicId()));
-        restart();
+        restart("t");
         assertEquals(id, TopicIds.fromBytes(admin.describeTopics(DescribeTopicsRequest.newBuilder().addNames("t")
                 .build()).getTopics(0).getTopicId()));
         assertEquals(id, TopicIds.fromBytes(fetchAllResponse("t").getTopicId()), "a fetch names the topic it read");
@@ -367,13 +390,13 @@ class BrokerServerTest {
     }
 
     @Test
-    void clusterStatusTellsTheLargestBatchARequestCarries() throws Exception {
-        assertEquals((16 << 20) - 1024, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
-                .getLargestBatchBytes(), "max.request.bytes less 1024");
+    void clusterStatusTellsTheLargestBatchARequestAndARaftEntryCarry() throws Exception {
+        assertEquals(1_044_415, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
+                .getLargestBatchBytes(), "what a Raft entry of the default 1 MiB write buffer holds");
         stop();
-        startBroker(Map.of("max.request.bytes", "2000000"));
-        assertEquals(2_000_000 - 1024, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
-                .getLargestBatchBytes());
+        startBroker(Map.of("max.request.bytes", "600000"));
+        assertEquals(600_000 - 1024, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
+                .getLargestBatchBytes(), "max.request.bytes less 1024, when that is less");
     }
 
     @Test
