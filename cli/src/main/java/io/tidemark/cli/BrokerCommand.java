@@ -2,6 +2,7 @@ package io.tidemark.cli;
 
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
+import io.tidemark.core.log.file.OpenFileBudget;
 import io.tidemark.core.server.BrokerServer;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
@@ -59,6 +60,7 @@ final class BrokerCommand implements Callable<Integer> {
                 Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m)), file,
                 configFile == null ? "the defaults" : configFile.toString());
         Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofMillis(config.clockOffsetMs()));
+        OpenFileBudget.apply(config.logOpenFilesMax());
         Node node = cluster == null ? new Single(BrokerServer.start(config, clock))
                 : new Member(ClusterNode.start(config, ClusterMembers.parse(cluster), clock));
         Thread stopper = new Thread(() -> {
