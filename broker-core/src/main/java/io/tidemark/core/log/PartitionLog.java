@@ -69,6 +69,13 @@ public final class PartitionLog implements Closeable {
     /** Marks a directory whose log was closed cleanly; removed when the log is opened. */
     public static final String CLEAN_SHUTDOWN_FILE = ".clean-shutdown";
     private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+    /**
+     * One reader a thread for every log, not one a thread per log: a per-log thread-local costs an entry in each
+     * thread's map for every partition the thread ever looked up, which with thousands of partitions and a pool of
+     * fetch threads is megabytes for nothing. A lookup reads one log at a time, so a thread's reader is never in use
+     * twice.
+     */
+    private static final ThreadLocal<RecordBatchReader> READERS = ThreadLocal.withInitial(RecordBatchReader::new);
 
     private final Path dir;
     private final OpenFileCache files;
@@ -76,7 +83,6 @@ public final class PartitionLog implements Closeable {
     private final ReentrantLock lock = new ReentrantLock();
     private final RecordBatchValidator validator = new RecordBatchValidator();
     private final CRC32C crc = new CRC32C();
-    private final ThreadLocal<RecordBatchReader> readers = ThreadLocal.withInitial(RecordBatchReader::new);
     private final ProducerStateTable producers = new ProducerStateTable();
     private final MirroredBatchScanner mirroredScanner = new MirroredBatchScanner();
     private final OriginOffsetTable origins = new OriginOffsetTable();
@@ -461,7 +467,7 @@ public final class PartitionLog implements Closeable {
      */
     public TimeLookup lookupBySendTime(long sendTimeMs) {
         long end = logEndOffset;
-        RecordBatchReader reader = readers.get();
+        RecordBatchReader reader = READERS.get();
         for (LogSegment segment : segments) {
             LogSegment.SegmentMatch match = find(segment, s -> s.findBySendTime(sendTimeMs, reader));
             if (match != null) {
