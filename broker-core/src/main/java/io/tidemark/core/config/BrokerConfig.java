@@ -74,12 +74,12 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "Most segment files the broker's process holds open at once, whatever its number of partitions and "
                     + "segments: a segment's log file is opened when it is read or appended to, and when more are "
                     + "needed the least recently used one that no read or append is using is closed (the active "
-                    + "segment too: its next append opens it again; closing loses nothing the OS has not written "
-                    + "yet). Each open segment also maps up to its 3 index files, so 3 times this plus a few "
-                    + "thousand must stay below vm.max_map_count (65530 by default). 12000 holds the active segments "
-                    + "of 10,000 partition replicas with room for reads of older ones, and leaves 8000 of a 20,000 "
-                    + "ulimit -n for sockets, Raft logs and jars; the broker warns at start when this does not fit the "
-                    + "process's limits.");
+                    + "segment too: it is fsynced first when written since its last fsync, and its next append "
+                    + "opens it again). Each open segment also maps up to its 3 index files, so 3 times this plus a "
+                    + "few thousand must stay below vm.max_map_count (65530 by default). 12000 holds the active "
+                    + "segments of 10,000 partition replicas with room for reads of older ones, and leaves 8000 of a "
+                    + "20,000 ulimit -n for sockets, Raft logs and jars; the broker warns at start when this does not "
+                    + "fit the process's limits.");
 
     public static final ConfigKey CLOCK_OFFSET_MS = new ConfigKey("clock.offset.ms", LONG, 0, "ms",
             atLeast(-86_400_000, 86_400_000),
@@ -134,8 +134,9 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
             FLUSH_CHECK_INTERVAL_MS, LOG_OPEN_FILES_MAX, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
-            RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES, RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC,
-            LEADER_BALANCE_ENABLED, LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
+            RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
+            RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, LEADER_BALANCE_ENABLED, LEADER_BALANCE_INTERVAL_MS,
+            LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
 
     /** Every broker key, {@link #CLUSTER_NAME} and {@link #KEYS}: what docs/configuration.md lists. */
     public static final List<DeclaredKey> ALL_KEYS = Stream.<DeclaredKey>concat(Stream.of(CLUSTER_NAME),

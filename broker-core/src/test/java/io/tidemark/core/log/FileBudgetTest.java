@@ -128,7 +128,7 @@ class FileBudgetTest {
             b.flush(time(20));
             assertEquals(21, one.evictions(), "the flush opened b's evicted segment again");
             assertEquals(10, RecoveryPointFile.read(tmp.resolve("b")).orElseThrow(),
-                    "what was appended before the eviction was fsynced through the new descriptor");
+                    "the flush moved the recovery point over what was appended before the evictions");
             assertEquals(20, readAll(a).size());
             assertEquals(10, readAll(b).size());
         }

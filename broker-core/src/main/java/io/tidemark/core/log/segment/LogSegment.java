@@ -27,9 +27,9 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
  * <p>Open files: the segment's state (offsets, times, size, index entry counts) stays on the heap for its whole life,
  * but its files are open only while the process's {@link OpenFileCache} holds them ({@link SegmentFiles}). Every read,
  * append or scan leases them once ({@link OpenSegment}), which opens them again when the cache had closed them: at
- * most one open per batch appended, and only after an eviction. Closing the active segment's log file without an
- * fsync loses nothing: its unwritten pages stay in the page cache, and the next {@link #flush()}, on whatever
- * descriptor, fsyncs them.
+ * most one open per batch appended, and only after an eviction. A log file written to since its last fsync is
+ * fsynced before the cache closes it ({@link OpenSegment#closeFiles()}); when that fsync fails, every later
+ * {@link #flush()} fails, so the recovery point never passes writes that may be lost.
  *
  * <p>Threading: one writer (the log's append path, under its lock) and any number of readers. The writer
  * writes a batch and its index entries before it publishes the new size through a volatile field; readers
@@ -317,9 +317,7 @@ public final class LogSegment implements Closeable {
      * whatever they hold, and a segment's indexes are fsynced when it rolls ({@link #closeForAppends()}).
      */
     public void flush() throws IOException {
-        try (OpenSegment open = files.acquire()) {
-            open.force();
-        }
+        files.flush();
     }
 
     /** Ends appends: fsyncs the log and trims the index files to their entries (and fsyncs them). */

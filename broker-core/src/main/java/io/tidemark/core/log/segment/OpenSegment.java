@@ -27,20 +27,30 @@ import static io.tidemark.proto.record.RecordBatchFormat.totalSize;
  * middle of a read or write makes Java close the channel for every user; the entry is then retired, and the next
  * lease opens the file again.
  *
+ * <p>Durability: the log file is fsynced before its channel closes when anything was written through it since its
+ * last fsync. Closing would lose no page (they belong to the file in the page cache), but it can lose the error of
+ * writing them back: once no descriptor is open the kernel may drop the file's in-memory state with the error in
+ * it, and the next fsync, on a new descriptor, then succeeds over lost data. A failed fsync at close is handed to
+ * the owner ({@link SegmentFiles#fsyncAtCloseFailed}), whose later flushes fail with it.
+ *
  * <p>Threading: any number of leases at once; the log's single writer writes while readers read. Each index is
  * mapped once, under this object's monitor.
  */
 final class OpenSegment extends CachedFile {
     private static final Logger LOG = LoggerFactory.getLogger(OpenSegment.class);
 
+    private final SegmentFiles owner;
     private final FileChannel channel;
+    /** Written through {@link #channel} since its last fsync; set and cleared by the log's single writer. */
+    private volatile boolean unflushed;
     private final LazyIndex<OffsetIndex> offsetIndex;
     private final LazyIndex<TimeIndex> receiveTimeIndex;
     private final LazyIndex<TimeIndex> sendTimeIndex;
 
-    OpenSegment(OpenFileCache cache, FileChannel channel, IndexFile offsets, IndexFile receiveTimes,
-                IndexFile sendTimes) {
+    OpenSegment(OpenFileCache cache, SegmentFiles owner, FileChannel channel, IndexFile offsets,
+                IndexFile receiveTimes, IndexFile sendTimes) {
         super(cache);
+        this.owner = owner;
         this.channel = channel;
         this.offsetIndex = new LazyIndex<>(offsets, OffsetIndex::map);
         this.receiveTimeIndex = new LazyIndex<>(receiveTimes, TimeIndex::map);
@@ -111,6 +121,9 @@ final class OpenSegment extends CachedFile {
      */
     void write(ByteBuffer bytes, long position) throws IOException {
         int start = bytes.position();
+        if (!unflushed) {
+            unflushed = true;
+        }
         try {
             long at = position;
             while (bytes.hasRemaining()) {
@@ -129,6 +142,7 @@ final class OpenSegment extends CachedFile {
     /** Cuts the log file at {@code size} and fsyncs it with its metadata. */
     void truncate(long size) throws IOException {
         try {
+            unflushed = false;
             channel.truncate(size);
             channel.force(true);
         } catch (ClosedChannelException e) {
@@ -139,6 +153,7 @@ final class OpenSegment extends CachedFile {
     /** fsyncs the log file's data. */
     void force() throws IOException {
         try {
+            unflushed = false;
             channel.force(false);
         } catch (ClosedChannelException e) {
             throw closedUnder(e);
@@ -150,8 +165,20 @@ final class OpenSegment extends CachedFile {
         return e;
     }
 
+    /**
+     * fsyncs the log file first when it holds writes no fsync covered yet (an eviction of the active segment between
+     * flushes; the thread that needed the room waits for it). A channel Java closed under an interrupt cannot be
+     * fsynced; its writes are fsynced by the segment's next flush.
+     */
     @Override
     protected void closeFiles() {
+        if (unflushed && channel.isOpen()) {
+            try {
+                channel.force(false);
+            } catch (IOException e) {
+                owner.fsyncAtCloseFailed(e);
+            }
+        }
         try {
             channel.close();
         } catch (IOException e) {

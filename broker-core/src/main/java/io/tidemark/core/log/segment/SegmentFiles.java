@@ -5,6 +5,9 @@ import io.tidemark.core.log.index.IndexFile;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -23,6 +26,8 @@ import java.util.List;
  * opened after the segment closed, nor over index files being replaced.
  */
 final class SegmentFiles {
+    private static final Logger LOG = LoggerFactory.getLogger(SegmentFiles.class);
+
     private final Path dir;
     private final long baseOffset;
     private final OpenFileCache cache;
@@ -31,6 +36,8 @@ final class SegmentFiles {
     private volatile IndexFile sendTimeIndex;
     private volatile OpenSegment open;
     private volatile boolean closed;
+    /** The first fsync that failed when the cache closed the log file ({@link OpenSegment#closeFiles()}); sticky. */
+    private volatile IOException fsyncAtCloseFailure;
 
     private SegmentFiles(Path dir, long baseOffset, OpenFileCache cache, IndexFile offsetIndex,
                          IndexFile receiveTimeIndex, IndexFile sendTimeIndex) {
@@ -112,10 +119,36 @@ final class SegmentFiles {
         IndexFile offsets = offsetIndex;
         IndexFile receiveTimes = receiveTimeIndex;
         IndexFile sendTimes = sendTimeIndex;
-        current = cache.open(() -> new OpenSegment(cache, FileChannel.open(logFile(), StandardOpenOption.READ,
+        current = cache.open(() -> new OpenSegment(cache, this, FileChannel.open(logFile(), StandardOpenOption.READ,
                 StandardOpenOption.WRITE), offsets, receiveTimes, sendTimes));
         open = current;
         return current;
+    }
+
+    /**
+     * fsyncs the log file.
+     *
+     * @throws IOException when the fsync fails, or when one failed as the cache closed the file: writes from before
+     *                     that may be lost, so no flush of this segment succeeds after it
+     */
+    void flush() throws IOException {
+        IOException failure = fsyncAtCloseFailure;
+        if (failure != null) {
+            throw new IOException("the fsync of " + logFile() + " when the open-file cache closed it failed ("
+                    + failure + "), so batches written before may be lost: no flush of it succeeds after that",
+                    failure);
+        }
+        try (OpenSegment open = acquire()) {
+            open.force();
+        }
+    }
+
+    /** Keeps the first failed fsync of an {@link OpenSegment} closing with unflushed writes, for {@link #flush()}. */
+    void fsyncAtCloseFailed(IOException failure) {
+        LOG.error("fsync of {} failed as the open-file cache closed it; its next flush fails", logFile(), failure);
+        if (fsyncAtCloseFailure == null) {
+            fsyncAtCloseFailure = failure;
+        }
     }
 
     /**
