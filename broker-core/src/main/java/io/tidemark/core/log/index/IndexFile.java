@@ -25,7 +25,8 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>Threading: one writer and any number of readers. The writer stores an entry's bytes before it publishes the
  * new count through a volatile field ({@link #publishEntry()}); readers read the count first and only look at slots
- * below it, which always lie inside the file, even after a trim and in a map made before it.
+ * below it, which always lie inside the file, even after a trim and in a map made before it. Mapping and trimming
+ * take this object's monitor (a reader may map the file while the writer rolls its segment).
  */
 public final class IndexFile {
     private final Path file;
@@ -89,9 +90,10 @@ public final class IndexFile {
 
     /**
      * Maps the file: read-write to its room when writable, else read-only to its entries. The file descriptor used
-     * to map it is closed before this returns; the map stays until {@link MappedIndex#close()} unmaps it.
+     * to map it is closed before this returns; the map stays until {@link MappedIndex#close()} unmaps it. Excludes
+     * {@link #trimToEntries()}: a read-write map of the room made after the trim would grow the file back.
      */
-    MappedByteBuffer map() throws IOException {
+    synchronized MappedByteBuffer map() throws IOException {
         if (writable) {
             try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 return channel.map(FileChannel.MapMode.READ_WRITE, 0, (long) capacityEntries * entrySize);
@@ -106,7 +108,7 @@ public final class IndexFile {
      * Cuts the file to its entries and fsyncs it (with the entries any map wrote: they are in the same pages); after
      * this the index is only read.
      */
-    public void trimToEntries() throws IOException {
+    public synchronized void trimToEntries() throws IOException {
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
             channel.truncate((long) entries * entrySize);
             channel.force(true);
