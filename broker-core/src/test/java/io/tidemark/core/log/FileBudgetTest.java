@@ -43,7 +43,7 @@ class FileBudgetTest {
     private static final int BUDGET = 2;
     private static final int RECORDS = 300;
 
-    @TempDir
+    @TempDir(factory = MemoryTempDirFactory.class)
     Path tmp;
     private Path dir;
     private OpenFileCache files;
