@@ -2,12 +2,14 @@ package io.tidemark.cli;
 
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.v1.TransferLeadershipResponse;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code tidemark leader transfer}: planned leadership migration of one partition. */
@@ -40,8 +42,17 @@ final class LeaderCommand {
         public Integer call() {
             long timeoutMs = TimeArguments.parseDuration("--timeout", timeout).toMillis();
             try (TidemarkAdmin admin = client.admin()) {
-                int leader = admin.transferLeadership(new TopicPartition(topic, partition), toNodeId, timeoutMs);
-                spec.commandLine().getOut().printf("Node %d now leads %s-%d%n", leader, topic, partition);
+                TransferLeadershipResponse moved = admin.transferLeadership(new TopicPartition(topic, partition),
+                        toNodeId, timeoutMs);
+                spec.commandLine().getOut().printf("Node %d now leads %s-%d%n", moved.getLeaderNodeId(), topic,
+                        partition);
+                List<String> others = moved.getMovedList().stream()
+                        .filter(p -> !(p.getTopic().equals(topic) && p.getPartition() == partition))
+                        .map(p -> p.getTopic() + "-" + p.getPartition()).toList();
+                if (!others.isEmpty()) {
+                    spec.commandLine().getOut().printf("and, in the same partition group, %s%n",
+                            String.join(", ", others));
+                }
             }
             return 0;
         }

@@ -100,7 +100,7 @@ class ClusterChaosIT {
                  TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap())
                          .lingerMs(1).build())) {
                 for (int leader : new int[] {3, 1, 2, 3, 1}) {
-                    assertEquals(leader, admin.transferLeadership(PARTITION, leader, 10_000));
+                    assertEquals(leader, admin.transferLeadership(PARTITION, leader, 10_000).getLeaderNodeId());
                     for (int i = 0; i < 50; i++) {
                         values.add("leader " + leader + " #" + values.size());
                         sends.add(producer.send(new ProducerRecord("chaos", 0, null,

@@ -1,5 +1,6 @@
 package io.tidemark.it;
 
+import io.grpc.ManagedChannel;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
@@ -17,7 +18,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import static org.awaitility.Awaitility.await;
 
@@ -25,20 +28,65 @@ import static org.awaitility.Awaitility.await;
  * Three {@code tidemark broker --cluster} processes on 127.0.0.1, each with its own config file (for example a
  * skewed clock), for chaos tests: SIGKILL, SIGSTOP and SIGCONT of one node. Logs go to {@code node-N.log}; each
  * serves its metrics on its client port + 1.
+ *
+ * <p>{@link #throughLinks} starts the brokers so that they reach each other only through {@link NetworkLinks}
+ * (partitions: {@link #links()}), while the clients it makes ({@link #admin()}, {@link #channels()}) connect
+ * straight to the brokers.
  */
 final class ClusterProcesses implements Closeable {
     private final Path dir;
     private final int basePort;
     private final Map<Integer, Process> processes = new HashMap<>();
+    private final Optional<NetworkLinks> links;
 
     ClusterProcesses(Path dir, Map<Integer, String> configs) throws IOException {
+        this(dir, configs, false);
+    }
+
+    private ClusterProcesses(Path dir, Map<Integer, String> configs, boolean throughLinks) throws IOException {
         this.dir = dir;
         this.basePort = FreePorts.freeBasePort();
-        for (int node = 1; node <= 3; node++) {
-            Files.writeString(config(node), configs.getOrDefault(node, ""));
-            start(node);
+        this.links = throughLinks ? Optional.of(NetworkLinks.open(ports())) : Optional.empty();
+        try {
+            for (int node = 1; node <= 3; node++) {
+                Files.writeString(config(node), configs.getOrDefault(node, ""));
+                start(node);
+            }
+            awaitReady();
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
         }
-        awaitReady();
+    }
+
+    /**
+     * Three brokers whose traffic to each other goes through {@link NetworkLinks}, one proxy per directed link and
+     * port, all healed at the start. The brokers are not meant to be restarted ({@link NetworkLinks} says why).
+     */
+    static ClusterProcesses throughLinks(Path dir, Map<Integer, String> configs) throws IOException {
+        return new ClusterProcesses(dir, configs, true);
+    }
+
+    /** The links between the brokers, to cut and heal; only for a cluster started {@link #throughLinks}. */
+    NetworkLinks links() {
+        return links.orElseThrow(() -> new IllegalStateException("the brokers were not started through links"));
+    }
+
+    /**
+     * The channel factory clients of this cluster need: straight to the brokers when they advertise their link
+     * proxies' addresses, else gRPC's plaintext netty channel.
+     */
+    Function<String, ManagedChannel> channels() {
+        return links.map(NetworkLinks::directChannels).orElse(address -> io.grpc.netty.shaded.io.grpc.netty
+                .NettyChannelBuilder.forTarget(address).usePlaintext().maxInboundMessageSize(64 << 20).build());
+    }
+
+    private Map<Integer, NetworkLinks.Ports> ports() {
+        Map<Integer, NetworkLinks.Ports> ports = new HashMap<>();
+        for (int node = 1; node <= 3; node++) {
+            ports.put(node, new NetworkLinks.Ports(clientPort(node), raftPort(node)));
+        }
+        return ports;
     }
 
     private Path config(int node) {
@@ -58,10 +106,18 @@ final class ClusterProcesses implements Closeable {
         return "127.0.0.1:" + clientPort(1) + ",127.0.0.1:" + clientPort(2) + ",127.0.0.1:" + clientPort(3);
     }
 
-    private String members() {
+    private int raftPort(int node) {
+        return clientPort(node) + 5;
+    }
+
+    /** The {@code --cluster} list {@code node} starts with. */
+    private String members(int node) {
+        if (links.isPresent()) {
+            return links.get().membersSeenBy(node);
+        }
         List<String> members = new ArrayList<>();
-        for (int node = 1; node <= 3; node++) {
-            members.add(node + "=127.0.0.1:" + clientPort(node) + ":" + (clientPort(node) + 5));
+        for (int member = 1; member <= 3; member++) {
+            members.add(member + "=127.0.0.1:" + clientPort(member) + ":" + raftPort(member));
         }
         return String.join(",", members);
     }
@@ -69,7 +125,7 @@ final class ClusterProcesses implements Closeable {
     void start(int node) throws IOException {
         List<String> command = Tidemark.command("broker", "--node-id", Integer.toString(node), "--data-dir",
                 dataDir(node).toString(), "--listen", "127.0.0.1:" + clientPort(node), "--cluster",
-                members(), "--config", config(node).toString(), "--metrics-listen",
+                members(node), "--config", config(node).toString(), "--metrics-listen",
                 "127.0.0.1:" + (clientPort(node) + 1));
         processes.put(node, new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("node-" + node + ".log").toFile()))
@@ -96,7 +152,18 @@ final class ClusterProcesses implements Closeable {
 
     /** An admin client with a short deadline, so a paused broker does not hold calls up. */
     TidemarkAdmin admin() {
-        return new TidemarkAdmin(AdminConfig.builder(bootstrap()).requestTimeoutMs(3000).build());
+        return admin(bootstrap());
+    }
+
+    /** An admin client that asks only broker {@code node}: its own view of the cluster. */
+    TidemarkAdmin admin(int node) {
+        return admin("127.0.0.1:" + clientPort(node));
+    }
+
+    private TidemarkAdmin admin(String bootstrap) {
+        AdminConfig.Builder config = AdminConfig.builder(bootstrap).requestTimeoutMs(3000);
+        links.ifPresent(network -> config.channelFactory(network.directChannels()));
+        return new TidemarkAdmin(config.build());
     }
 
     void kill(int node) throws InterruptedException {
@@ -110,8 +177,14 @@ final class ClusterProcesses implements Closeable {
         kill.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** Heals every link first (brokers stop cleanly when they reach each other), then stops the brokers. */
     @Override
     public void close() {
+        try {
+            links.ifPresent(NetworkLinks::healAll);
+        } catch (IllegalStateException e) {
+            System.err.println("links not healed before stopping the brokers: " + e.getMessage());
+        }
         for (Process process : processes.values()) {
             process.destroy();
         }
@@ -125,5 +198,6 @@ final class ClusterProcesses implements Closeable {
                 process.destroyForcibly();
             }
         }
+        links.ifPresent(NetworkLinks::close);
     }
 }

@@ -1,5 +1,7 @@
 package io.tidemark.it;
 
+import io.grpc.ManagedChannel;
+import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.OffsetSpec;
@@ -15,8 +17,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -59,9 +63,25 @@ final class PartitionChecker {
      */
     static List<ConsumerRecord> check(String bootstrap, TopicPartition partition, Set<String> acknowledged,
                                       Map<String, Long> sendTimes) {
+        return check(bootstrap, Optional.empty(), partition, acknowledged, sendTimes);
+    }
+
+    /** {@link #check(String, TopicPartition, Set, Map)} with clients that make their channels with {@code channels}. */
+    static List<ConsumerRecord> check(String bootstrap, Function<String, ManagedChannel> channels,
+                                      TopicPartition partition, Set<String> acknowledged, Map<String, Long> sendTimes) {
+        return check(bootstrap, Optional.of(channels), partition, acknowledged, sendTimes);
+    }
+
+    private static List<ConsumerRecord> check(String bootstrap, Optional<Function<String, ManagedChannel>> channels,
+                                              TopicPartition partition, Set<String> acknowledged,
+                                              Map<String, Long> sendTimes) {
         long end;
-        try (TidemarkAdmin admin = new io.tidemark.client.api.TidemarkAdmin(
-                io.tidemark.client.api.AdminConfig.builder(bootstrap).requestTimeoutMs(3000).build())) {
+        AdminConfig.Builder adminConfig = AdminConfig.builder(bootstrap).requestTimeoutMs(3000);
+        channels.ifPresent(adminConfig::channelFactory);
+        ConsumerConfig.Builder consumerConfig = ConsumerConfig.builder(bootstrap)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST);
+        channels.ifPresent(consumerConfig::channelFactory);
+        try (TidemarkAdmin admin = new TidemarkAdmin(adminConfig.build())) {
             long[] latest = new long[1];
             await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() -> {
                 latest[0] = admin.listOffsets(partition, OffsetSpec.latest()).offset();
@@ -70,8 +90,7 @@ final class PartitionChecker {
             end = latest[0];
         }
         List<ConsumerRecord> records = new ArrayList<>();
-        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap)
-                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+        try (TidemarkConsumer consumer = new TidemarkConsumer(consumerConfig.build())) {
             consumer.assign(List.of(partition));
             await().atMost(Duration.ofSeconds(60)).until(() -> {
                 records.addAll(consumer.poll(Duration.ofMillis(200)));

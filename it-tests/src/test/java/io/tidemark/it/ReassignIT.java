@@ -9,7 +9,6 @@ import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.PartitionDescription;
-import io.tidemark.replication.raft.RaftGroups;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -69,6 +69,7 @@ class ReassignIT {
             await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
                     .until(() -> describeOn(cluster, before.get(0)).getLeaderNodeId() > 0);
             int leaving = describeOn(cluster, before.get(0)).getLeaderNodeId();
+            String groupBefore = describeOn(cluster, before.get(0)).getGroupId();
             int staying = before.stream().filter(n -> n != leaving).findFirst().orElseThrow();
             int joining = List.of(1, 2, 3).stream().filter(n -> !before.contains(n)).findFirst().orElseThrow();
             List<Integer> target = List.of(staying, joining);
@@ -116,9 +117,12 @@ class ReassignIT {
                 await().atMost(Duration.ofSeconds(30)).ignoreException(TidemarkException.class)
                         .until(() -> describeOn(cluster, node).getLogEndOffset() == RECORDS);
             }
-            Path leftReplica = cluster.dataDir(leaving).resolve("raft").resolve(RaftGroups.partition(
-                    new io.tidemark.core.partition.TopicPartition(PARTITION.topic(), 0)).getUuid().toString());
-            await("node " + leaving + " deleted its replica " + leftReplica).atMost(Duration.ofSeconds(30))
+            try (TidemarkAdmin admin = cluster.admin()) {
+                assertNotEquals(groupBefore, describe(admin).getGroupId(), "the partition moved to another group");
+            }
+            Path leftReplica = cluster.dataDir(leaving).resolve("raft").resolve(groupBefore);
+            await("node " + leaving + " deleted its replica " + leftReplica
+                    + " of the old group, which hosts nothing more").atMost(Duration.ofSeconds(30))
                     .until(() -> !Files.exists(leftReplica));
             assertEquals(List.of(), describeOn(cluster, leaving).getReplicaNodeIdsList().stream()
                     .filter(n -> n == leaving).toList(), "the broker left out knows it holds no replica");

@@ -13,14 +13,19 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.ListOffsetsRequest;
+import io.tidemark.proto.v1.PartitionDescription;
+import io.tidemark.proto.v1.PartitionRef;
 import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.proto.v1.TransferLeadershipResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -175,7 +180,11 @@ class ReplicatedClusterIT {
                             values.get(values.size() - 1).getBytes(StandardCharsets.UTF_8))));
                 }
                 if (leaderOf(0) != target) {
-                    assertEquals(target, admin.transferLeadership(new TopicPartition("orders", 0), target, 10_000));
+                    TransferLeadershipResponse moved = admin.transferLeadership(new TopicPartition("orders", 0),
+                            target, 10_000);
+                    assertEquals(target, moved.getLeaderNodeId());
+                    assertEquals(partitionsOfGroup(admin, groupOf(admin, "orders", 0)), moved.getMovedList(),
+                            "every partition of orders-0's group moved with it, and only those");
                 }
             }
             producer.flush();
@@ -186,7 +195,27 @@ class ReplicatedClusterIT {
         PartitionChecker.check(bootstrap(), new TopicPartition("orders", 0), acknowledged);
     }
 
-    /** The error a ListOffsets and a Fetch of orders-0 get from node {@code follower} (they must be the same). */
+    private static String groupOf(TidemarkAdmin admin, String topic, int partition) {
+        return admin.describeTopics(List.of(topic)).get(0).getPartitions(partition).getGroupId();
+    }
+
+    /** The partitions describe places in {@code group} (the internal topics' too), by topic and partition. */
+    private static List<PartitionRef> partitionsOfGroup(TidemarkAdmin admin, String group) {
+        List<PartitionRef> partitions = new ArrayList<>();
+        for (TopicDescription topic : admin.describeTopics(List.of("orders", GroupOffsetStore.TOPIC,
+                MirrorStateFormat.TOPIC))) {
+            for (PartitionDescription partition : topic.getPartitionsList()) {
+                if (partition.getGroupId().equals(group)) {
+                    partitions.add(PartitionRef.newBuilder().setTopic(topic.getName())
+                            .setPartition(partition.getPartition()).build());
+                }
+            }
+        }
+        partitions.sort(java.util.Comparator.comparing(PartitionRef::getTopic)
+                .thenComparingInt(PartitionRef::getPartition));
+        return partitions;
+    }
+
     /** The id each broker gives {@code topic}, by node id. */
     private Map<Integer, UUID> topicIdOnEachBroker(String topic) {
         Map<Integer, UUID> ids = new HashMap<>();

@@ -100,43 +100,49 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "bytes", atLeast(1 << 20, 1L << 30), "Size of each Raft log segment file (Ratis' default).");
     public static final ConfigKey RAFT_LOG_WRITE_BUFFER_BYTES = new ConfigKey("raft.log.write.buffer.bytes", LONG,
             1L << 20, "bytes", atLeast(64 << 10, 64L << 20),
-            "Direct-memory write buffer of each partition replica's Raft log. Ratis' 8 MiB ran out of direct "
-                    + "memory at ~255 replicas with -Xmx2g; the largest Raft entry (a batch) must fit in half of it.");
+            "Direct-memory write buffer of each partition group replica's Raft log. Ratis' 8 MiB ran out of "
+                    + "direct memory at ~255 replicas with -Xmx2g; the largest Raft entry (a batch) must fit in it.");
     public static final ConfigKey RAFT_SNAPSHOT_INTERVAL_ENTRIES = new ConfigKey("raft.snapshot.interval.entries",
             LONG, 10_000, "entries", atLeast(100, Long.MAX_VALUE),
-            "A partition takes a snapshot (an fsync of its log) every this many Raft entries, so Ratis can purge "
-                    + "its own log behind what every follower has: this bounds the Raft log.");
+            "A partition group takes a snapshot (an fsync of its partitions' logs) every this many Raft entries, "
+                    + "so Ratis can purge its own log behind what every follower has: this bounds the Raft log.");
     public static final ConfigKey RAFT_LOG_SYNC = new ConfigKey("raft.log.sync", INT, 1, "0 or 1",
             atLeast(0, 1),
             "1: every replica fsyncs a Raft entry before acknowledging it (a produce survives the loss of all "
                     + "replicas' page caches). 0: Ratis' unsafe flush, acknowledging before the fsync (faster; a "
                     + "produce survives any minority of broker crashes, not a power loss of a majority).");
-
+    public static final ConfigKey RAFT_GROUPS_PER_REPLICA_SET = new ConfigKey("raft.groups.per.replica.set", INT, 1,
+            "groups", atLeast(1, 64),
+            "How many partition groups (Raft groups) the partitions of one replica list spread over. A group's "
+                    + "leader leads all of its partitions and its produce requests share its entries, one fsync and "
+                    + "one round per entry: one group per replica list makes the fewest, largest entries. Placement "
+                    + "gives each broker the first place in as many replica lists, so leadership spreads over the "
+                    + "brokers with one. Read by the broker that creates a topic or moves a partition.");
 
     public static final ConfigKey LEADER_BALANCE_ENABLED = new ConfigKey("leader.balance.enabled", INT, 1, "0 or 1",
             atLeast(0, 1),
-            "1: every interval, a broker hands each partition it leads back to the partition's preferred replica "
-                    + "(the first of its assignment) once that replica is up and caught up, so leaders spread "
+            "1: every interval, a broker hands each partition group it leads back to the group's preferred "
+                    + "replica (the first of its replica list) once that replica is up and caught up, so leaders spread "
                     + "evenly again after a failover; a tidemark leader transfer away from the preferred replica is "
                     + "undone too, one interval later. 0: leadership stays where elections and transfers put it.");
     public static final ConfigKey LEADER_BALANCE_INTERVAL_MS = new ConfigKey("leader.balance.interval.ms", LONG,
             5000, "ms", atLeast(100, 3_600_000),
-            "How often a broker looks for partitions to hand back, and how long it must have led a partition "
+            "How often a broker looks for partition groups to hand back, and how long it must have led a group "
                     + "before it does, so leadership does not bounce right after an election. 5 s: a few "
-                    + "election timeouts, and a restarted broker gets its partitions back within seconds.");
+                    + "election timeouts, and a restarted broker gets its groups back within seconds.");
     public static final ConfigKey LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL = new ConfigKey(
             "leader.balance.max.transfers.per.interval", INT, 2, "transfers", atLeast(1, 10_000),
             "Most leadership transfers a broker starts in any window of leader.balance.interval.ms. Each one "
-                    + "pauses produce to its partition for a moment (three Raft configuration entries and an "
-                    + "election, about 0.1-0.3 s), so a small number keeps a restart from stalling many "
-                    + "partitions at once.");
+                    + "pauses produce to its group's partitions for a moment (three Raft configuration entries and "
+                    + "an election, about 0.1-0.3 s), so a small number keeps a restart from stalling many "
+                    + "groups at once.");
 
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
             FLUSH_CHECK_INTERVAL_MS, LOG_OPEN_FILES_MAX, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
-            RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, LEADER_BALANCE_ENABLED, LEADER_BALANCE_INTERVAL_MS,
-            LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
+            RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
+            LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
 
     /** Every broker key, {@link #CLUSTER_NAME} and {@link #KEYS}: what docs/configuration.md lists. */
     public static final List<DeclaredKey> ALL_KEYS = Stream.<DeclaredKey>concat(Stream.of(CLUSTER_NAME),
@@ -144,7 +150,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
 
     /** The Raft keys, typed (used by the replication module). */
     public record RaftTuning(long electionTimeoutMinMs, long electionTimeoutMaxMs, long logSegmentBytes,
-                             long logWriteBufferBytes, long snapshotIntervalEntries, boolean logSync) {
+                             long logWriteBufferBytes, long snapshotIntervalEntries, boolean logSync,
+                             int groupsPerReplicaSet) {
         public RaftTuning {
             if (electionTimeoutMaxMs <= electionTimeoutMinMs) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIG, "raft.election.timeout.max.ms "
@@ -224,7 +231,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 (int) value(values, LOG_OPEN_FILES_MAX), value(values, CLOCK_OFFSET_MS),
                 new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
                         value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
-                        value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1),
+                        value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1,
+                        (int) value(values, RAFT_GROUPS_PER_REPLICA_SET)),
                 new LeaderBalance(value(values, LEADER_BALANCE_ENABLED) == 1, value(values, LEADER_BALANCE_INTERVAL_MS),
                         (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)), topicDefaults);
     }

@@ -128,7 +128,7 @@ public final class LocalPartition implements Partition {
         List<SegmentInfo> segments = log.segments();
         long size = segments.stream().mapToLong(SegmentInfo::sizeBytes).sum();
         return new PartitionStatus(nodeId, List.of(nodeId), log.logStartOffset(), log.logEndOffset(), size,
-                segments.size(), log.lastReceiveTimeMs().orElse(-1));
+                segments.size(), log.lastReceiveTimeMs().orElse(-1), "");
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.AdminServiceGrpc;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.AlterTopicConfigResponse;
+import io.tidemark.proto.v1.PartitionRef;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.ClusterStatusResponse;
 import io.tidemark.proto.v1.CreateTopicRequest;
@@ -127,9 +128,13 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
         responses.respond(observer, () -> {
             topics.partition(request.getTopic(), request.getPartition());
             long timeoutMs = request.getTimeoutMs() == 0 ? 10_000 : request.getTimeoutMs();
-            int leader = cluster.leadership().transfer(new TopicPartition(request.getTopic(), request.getPartition()),
-                    request.getToNodeId(), timeoutMs);
-            return TransferLeadershipResponse.newBuilder().setLeaderNodeId(leader).build();
+            Leadership.Transferred transferred = cluster.leadership().transfer(new TopicPartition(request.getTopic(),
+                    request.getPartition()), request.getToNodeId(), timeoutMs);
+            TransferLeadershipResponse.Builder response = TransferLeadershipResponse.newBuilder()
+                    .setLeaderNodeId(transferred.leaderNodeId());
+            transferred.moved().forEach(moved -> response.addMoved(PartitionRef.newBuilder().setTopic(moved.topic())
+                    .setPartition(moved.partition())));
+            return response.build();
         });
     }
 
@@ -160,7 +165,7 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
                     .setLeaderNodeId(status.leaderNodeId()).addAllReplicaNodeIds(status.replicaNodeIds())
                     .setLogStartOffset(status.logStartOffset()).setLogEndOffset(status.logEndOffset())
                     .setSizeBytes(status.sizeBytes()).setSegments(status.segments())
-                    .setLastReceiveTimeMs(status.lastReceiveTimeMs()));
+                    .setLastReceiveTimeMs(status.lastReceiveTimeMs()).setGroupId(status.groupId()));
         }
         return description.build();
     }

@@ -8,6 +8,7 @@ import io.tidemark.proto.v1.MetadataResponse;
 import io.tidemark.proto.v1.PartitionInfo;
 import io.tidemark.proto.v1.TopicInfo;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -17,9 +18,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The client's view of the cluster: each topic's partitions and the address of the broker that leads each,
- * refreshed through the Metadata RPC (every topic) on whichever bootstrap broker answers. Clients refresh it when
- * a topic or leader is unknown and when a broker says the view was stale (NOT_LEADER, UNKNOWN_TOPIC after a
- * create, NOT_AVAILABLE).
+ * refreshed through the Metadata RPC (every topic) on whichever broker answers ({@link AnyBrokerCaller}: the bootstrap
+ * brokers, then the others metadata named). Clients refresh it when a topic or leader is unknown and when a broker
+ * says the view was stale (NOT_LEADER, UNKNOWN_TOPIC after a create, NOT_AVAILABLE). An answer that names no leader
+ * for some partition sends the next refresh to another broker: a broker cut off from the others answers so for
+ * every partition while the others elected leaders.
  *
  * <p>A NOT_LEADER answer carries the leader's address as that broker knows it; {@link #notLeader} keeps it as a
  * hint that is used while the refreshed metadata still names the broker that refused, so a lagging metadata
@@ -157,6 +160,10 @@ final class ClusterMetadata {
         }
         snapshot = new Snapshot(Map.copyOf(brokers), Map.copyOf(topics), snapshot.version + 1);
         hints.entrySet().removeIf(e -> !e.getValue().refusedBy.equals(metadataLeader(e.getKey())));
+        caller.learn(brokers.values());
+        if (topics.values().stream().flatMap(Arrays::stream).anyMatch(p -> !brokers.containsKey(p.getLeaderNodeId()))) {
+            caller.preferAnother();
+        }
     }
 
     private String metadataLeader(TopicPartition tp) {

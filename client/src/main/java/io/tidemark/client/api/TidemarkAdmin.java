@@ -22,6 +22,7 @@ import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TransferLeadershipRequest;
+import io.tidemark.proto.v1.TransferLeadershipResponse;
 import io.tidemark.proto.v1.TopicSummary;
 
 import java.io.Closeable;
@@ -121,15 +122,16 @@ public final class TidemarkAdmin implements Closeable {
 
     /**
      * Moves a partition's leadership to the replica on {@code toNodeId} (planned migration) and waits up to
-     * {@code timeoutMs} for it.
+     * {@code timeoutMs} for it. Leadership is held per partition group: the other partitions of the group move with
+     * it.
      *
-     * @return the new leader's node id
+     * @return the new leader's node id, and every partition that moved (the group's)
      */
-    public int transferLeadership(TopicPartition tp, int toNodeId, long timeoutMs) {
+    public TransferLeadershipResponse transferLeadership(TopicPartition tp, int toNodeId, long timeoutMs) {
         TransferLeadershipRequest request = TransferLeadershipRequest.newBuilder().setTopic(tp.topic())
                 .setPartition(tp.partition()).setToNodeId(toNodeId).setTimeoutMs(timeoutMs).build();
         return await(anyBroker.call("TransferLeadership",
-                channel -> anyBroker.admin(channel).transferLeadership(request))).getLeaderNodeId();
+                channel -> anyBroker.admin(channel).transferLeadership(request)));
     }
 
     /**

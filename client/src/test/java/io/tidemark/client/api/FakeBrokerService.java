@@ -130,6 +130,6 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
 
     @Override
     public void metadata(MetadataRequest request, StreamObserver<MetadataResponse> observer) {
-        cluster.serve("Metadata", node, observer, () -> cluster.metadata(request.getTopicsList()));
+        cluster.serve("Metadata", node, observer, () -> cluster.metadata(node, request.getTopicsList()));
     }
 }

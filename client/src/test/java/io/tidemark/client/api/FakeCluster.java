@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -74,6 +75,8 @@ final class FakeCluster implements AutoCloseable {
     volatile long callTakesMs;
     volatile boolean holdProduce;
     volatile boolean corruptFetches;
+    /** Nodes cut off from the others: their Metadata names no leader for any partition, as a real one's would. */
+    final Set<Integer> cutOff = ConcurrentHashMap.newKeySet();
     /** Whether NOT_LEADER answers name the leader's address (a broker that just lost leadership may not know it). */
     volatile boolean notLeaderNamesLeader = true;
 
@@ -174,7 +177,7 @@ final class FakeCluster implements AutoCloseable {
         return calls.stream().filter(c -> c.startsWith(callPrefix)).count();
     }
 
-    MetadataResponse metadata(List<String> requested) {
+    MetadataResponse metadata(int node, List<String> requested) {
         MetadataResponse.Builder answer = MetadataResponse.newBuilder();
         addresses.forEach((id, address) -> answer.addBrokers(BrokerInfo.newBuilder().setNodeId(id)
                 .setAddress(address)));
@@ -184,7 +187,8 @@ final class FakeCluster implements AutoCloseable {
                         .setTopicId(TopicIds.toBytes(topicIds.get(name)));
                 for (int p = 0; p < partitions; p++) {
                     int leader = leaders.get(new TopicPartition(name, p));
-                    topic.addPartitions(PartitionInfo.newBuilder().setPartition(p).setLeaderNodeId(leader)
+                    topic.addPartitions(PartitionInfo.newBuilder().setPartition(p)
+                            .setLeaderNodeId(cutOff.contains(node) ? TidemarkException.NO_LEADER : leader)
                             .addReplicaNodeIds(leader));
                 }
                 answer.addTopics(topic);

@@ -181,6 +181,21 @@ class ProducerTest {
     }
 
     @Test
+    void aBootstrapBrokerCutOffFromTheOthersIsLeftForOneThatKnowsTheLeaders() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.cutOff.add(1);
+        cluster.leaders.put(T0, 2);
+        cluster.failNext("Produce", 1, TidemarkException.notLeader("node 1 lost its leadership",
+                TidemarkException.NO_LEADER, ""));
+        cluster.calls.clear();
+
+        assertEquals(1, offset(producer, "r1"));
+        assertEquals(List.of("Produce@1", "Metadata@1", "Metadata@2", "Produce@2"), cluster.calls,
+                "node 1 names no leader: the next refresh asks node 2, which metadata named");
+    }
+
+    @Test
     void aRetriableErrorIsRetriedUntilTheBrokerAcknowledges() throws Exception {
         cluster.failNext("Produce", 2, new TidemarkException(ErrorCode.NOT_AVAILABLE, "broker starting"));
         TidemarkProducer producer = producer(b -> { });

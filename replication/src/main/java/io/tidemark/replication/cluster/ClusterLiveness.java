@@ -4,7 +4,7 @@ import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
-import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.core.server.ClusterView;
 import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.ClusterServiceGrpc;
@@ -20,15 +20,18 @@ import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Whether each broker of the cluster is up, and who leads the partitions of which this broker holds no replica:
+ * Whether each broker of the cluster is up, and who leads the partition groups of which this broker holds no replica:
  * every second this broker probes every other broker's client endpoint ({@code ClusterService.Probe}, 2 s
- * deadline). A broker that answered in the last 3 s is up; its answer also lists the partitions it leads with their
- * Raft terms ({@link ProbeResults}). This broker itself is always up: it is the one answering.
+ * deadline). A broker that answered in the last 3 s is up; its answer also lists the groups it leads with their
+ * Raft terms and the brokers its own probes find up ({@link ProbeResults}), so this broker knows what each other
+ * broker reaches ({@link #reaches}). This broker itself is always up: it is the one answering.
  *
  * <p>Why probes rather than Raft state: the metadata group's leader hears from every broker at each heartbeat,
  * but a follower of that group knows only whether its leader is there, so it would have to ask the leader (one
@@ -45,7 +48,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Threading: probes start on one thread, {@code tidemark-liveness}; answers arrive on gRPC's threads and go
  * into the thread-safe {@link ProbeResults}.
  */
-public final class ClusterLiveness implements ClusterView, KnownLeaders, Closeable {
+public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderBalancePolicy.Reachability,
+        Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterLiveness.class);
     /** One probe per broker per second: a death shows within seconds, and the calls are few next to heartbeats. */
     private static final long PROBE_INTERVAL_MS = 1000;
@@ -122,11 +126,11 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, Closeab
             return;
         }
         names.answered(member, response.getClusterName()).ifPresent(LOG::warn);
-        Map<TopicPartition, Long> leaderTerms = new HashMap<>();
+        Map<UUID, Long> leaderTerms = new HashMap<>();
         for (LeaderTerm lead : response.getLeadsList()) {
-            leaderTerms.put(new TopicPartition(lead.getTopic(), lead.getPartition()), lead.getTerm());
+            leaderTerms.put(TopicIds.fromBytes(lead.getGroupId()), lead.getTerm());
         }
-        results.answered(member, clock.millis(), leaderTerms);
+        results.answered(member, clock.millis(), leaderTerms, Set.copyOf(response.getUpNodeIdsList()));
     }
 
     @Override
@@ -137,9 +141,25 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, Closeab
                 .build()).toList();
     }
 
+    /** The other brokers this broker's probes find up. */
+    List<Integer> upNodeIds() {
+        long nowMs = clock.millis();
+        return members.nodeIds().stream().filter(n -> n != nodeId && results.up(n, nowMs)).toList();
+    }
+
+    /** What {@code from}'s own probes find: this broker's, or what {@code from} said in its last answer. */
     @Override
-    public int leaderOf(TopicPartition partition) {
-        return results.leaderOf(partition, clock.millis());
+    public boolean reaches(int from, int to) {
+        long nowMs = clock.millis();
+        if (from == to) {
+            return true;
+        }
+        return from == nodeId ? results.up(to, nowMs) : results.seesUp(from, to, nowMs);
+    }
+
+    @Override
+    public int leaderOf(UUID groupId) {
+        return results.leaderOf(groupId, clock.millis());
     }
 
     @Override

@@ -40,8 +40,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A broker of a cluster: one Ratis {@link RaftServer} hosting the metadata group (all members are voters) and a
- * group per partition replica it holds, behind the same gRPC services as a single node. Group offsets live in the
+ * A broker of a cluster: one Ratis {@link RaftServer} hosting the metadata group (all members are voters) and the
+ * partition groups it is a replica of, each hosting many partitions, behind the same gRPC services as a single
+ * node. Group offsets live in the
  * replicated internal topic {@code __group_offsets}, created by whichever broker gets there first (so is the
  * mirrors' {@code __mirror_state}). The brokers
  * probe each other ({@link ClusterLiveness}) and hand leadership back to preferred replicas
@@ -114,12 +115,12 @@ public final class ClusterNode implements Closeable {
         String clusterName = config.clusterName().orElse("");
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin,
-                config::topicConfig, liveness, raftStorageDir);
+                config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir);
         replicasRef.set(replicas);
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);
-        ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(), replicas, metadata,
-                metrics, UUID::randomUUID);
+        ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(),
+                config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
         topicsRef.set(topics);
         server.start();
         joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
@@ -135,15 +136,16 @@ public final class ClusterNode implements Closeable {
         }, clock);
         RaftLeadership leadership = new RaftLeadership(members, metadata);
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
-                new PartitionReassignment(members, metadata, leadership, clock),
-                List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, topics),
+                new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
+                List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
                         new ReplicaServiceAdapter(server)), replicas.largestBatchBytes()),
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, config, clock);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
-        PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, topics, leadership, clock, registry);
+        PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, replicas, liveness, leadership, clock,
+                registry);
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
         return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,

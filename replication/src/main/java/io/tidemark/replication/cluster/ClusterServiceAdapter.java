@@ -5,30 +5,35 @@ import io.tidemark.proto.v1.ClusterServiceGrpc;
 import io.tidemark.proto.v1.LeaderTerm;
 import io.tidemark.proto.v1.ProbeRequest;
 import io.tidemark.proto.v1.ProbeResponse;
-import io.tidemark.replication.partition.ReplicatedPartition;
+import io.tidemark.proto.record.TopicIds;
+import io.tidemark.replication.partition.PartitionGroup;
 
 /**
  * Answers the other brokers' probes ({@link ClusterLiveness}) with this broker's node id, its cluster.name and the
- * partitions it leads, with their Raft terms. Reads each local division's role; no I/O.
+ * partition groups it leads, with their Raft terms, and the brokers its own probes find up. Reads each local
+ * division's role; no I/O.
  */
 final class ClusterServiceAdapter extends ClusterServiceGrpc.ClusterServiceImplBase {
     private final int nodeId;
     private final String clusterName;
-    private final ReplicatedTopics topics;
+    private final PartitionReplicas replicas;
+    private final ClusterLiveness liveness;
 
     /** @param clusterName this broker's cluster.name, "" for none */
-    ClusterServiceAdapter(int nodeId, String clusterName, ReplicatedTopics topics) {
+    ClusterServiceAdapter(int nodeId, String clusterName, PartitionReplicas replicas, ClusterLiveness liveness) {
         this.nodeId = nodeId;
         this.clusterName = clusterName;
-        this.topics = topics;
+        this.replicas = replicas;
+        this.liveness = liveness;
     }
 
     @Override
     public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
-        ProbeResponse.Builder response = ProbeResponse.newBuilder().setNodeId(nodeId).setClusterName(clusterName);
-        for (ReplicatedPartition partition : topics.replicasHere()) {
-            partition.group().leaderTerm().ifPresent(term -> response.addLeads(LeaderTerm.newBuilder()
-                    .setTopic(partition.id().topic()).setPartition(partition.id().partition()).setTerm(term)));
+        ProbeResponse.Builder response = ProbeResponse.newBuilder().setNodeId(nodeId).setClusterName(clusterName)
+                .addAllUpNodeIds(liveness.upNodeIds());
+        for (PartitionGroup group : replicas.groupsHere()) {
+            group.leaderTerm().ifPresent(term -> response.addLeads(LeaderTerm.newBuilder()
+                    .setGroupId(TopicIds.toBytes(group.id().getUuid())).setTerm(term)));
         }
         observer.onNext(response.build());
         observer.onCompleted();

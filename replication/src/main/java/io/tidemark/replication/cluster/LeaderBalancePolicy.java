@@ -1,42 +1,60 @@
 package io.tidemark.replication.cluster;
 
-import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.replication.partition.LeaderView;
 
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
- * Which partitions a broker hands back to their preferred replica in one balance pass. A pure function of what
+ * Which partition groups a broker hands back to their preferred replica in one balance pass (leadership is held per
+ * group: all the partitions of a group move with it). A pure function of what
  * the broker sees (no clock, no I/O), so tests give exact inputs and expect exact transfers.
  *
- * <p>A partition this broker leads qualifies when all of these hold:
+ * <p>A group this broker leads qualifies when all of these hold:
  * <ul>
- *   <li>its preferred replica (the first of its assignment) is another broker;</li>
- *   <li>this broker has led it, in the current term, for at least {@code intervalMs}: a partition is not moved
+ *   <li>its preferred replica (the first of its replica list) is another broker;</li>
+ *   <li>this broker has led it, in the current term, for at least {@code intervalMs}: a group is not moved
  *       right after an election or a transfer, so leadership does not bounce between brokers;</li>
  *   <li>the preferred replica answered the leader within {@code followerSilenceMsMax} (it is up) and holds every
  *       committed entry (match index at least the commit index), so the transfer completes at once instead of
- *       holding produce up while the replica catches up.</li>
+ *       holding produce up while the replica catches up;</li>
+ *   <li>the preferred replica reaches every replica of the group that this broker reaches, this broker included
+ *       ({@link Reachability}: what each broker's own probes find). A replica that answers its leader may still be
+ *       cut off from the others in the other direction; made leader, it could not reach a majority, and its
+ *       elections would keep the group without a leader.</li>
  * </ul>
  * At most {@code maxTransfersPerInterval} transfers start in any window of {@code intervalMs}: those started
- * less than {@code intervalMs} ago use up the allowance. Partitions led longest go first, then by topic and
- * partition, so the outcome does not depend on the order of the input.
+ * less than {@code intervalMs} ago use up the allowance. Groups led longest go first, then by id, so the outcome
+ * does not depend on the order of the input.
  *
  * <p>Immutable, thread-safe.
  */
 final class LeaderBalancePolicy {
-    /** A partition this broker leads, as its Raft group looks now, and since when this broker leads it. */
-    record Led(TopicPartition partition, int preferredNodeId, LeaderView view, long leaderSinceMs) {
+    /**
+     * A partition group this broker leads, as it looks now, and since when this broker leads it.
+     *
+     * @param replicas the group's replicas, the preferred one first
+     */
+    record Led(UUID group, List<Integer> replicas, LeaderView view, long leaderSinceMs) {
+        int preferredNodeId() {
+            return replicas.get(0);
+        }
     }
 
-    /** Move the partition's leadership to the given node. */
-    record Transfer(TopicPartition partition, int toNodeId) {
+    /** Whether a broker's own probes find another up: a broker always reaches itself. */
+    @FunctionalInterface
+    interface Reachability {
+        boolean reaches(int from, int to);
+    }
+
+    /** Move the group's leadership to the given node. */
+    record Transfer(UUID group, int toNodeId) {
     }
 
     private static final Comparator<Led> LONGEST_LED_FIRST = Comparator.comparingLong(Led::leaderSinceMs)
-            .thenComparing(l -> l.partition().topic()).thenComparingInt(l -> l.partition().partition());
+            .thenComparing(Led::group);
 
     private final int nodeId;
     private final long intervalMs;
@@ -57,28 +75,32 @@ final class LeaderBalancePolicy {
     /**
      * The transfers to start now.
      *
-     * @param led              the partitions this broker leads
+     * @param led              the groups this broker leads
      * @param transferStartsMs when this broker started its earlier transfers (older ones may be included)
+     * @param reachability     which brokers each broker finds up
      */
-    List<Transfer> plan(long nowMs, List<Led> led, List<Long> transferStartsMs) {
+    List<Transfer> plan(long nowMs, List<Led> led, List<Long> transferStartsMs, Reachability reachability) {
         long recent = transferStartsMs.stream().filter(t -> nowMs - t < intervalMs).count();
         long allowed = Math.max(0, maxTransfersPerInterval - recent);
-        return led.stream().filter(l -> qualifies(nowMs, l)).sorted(LONGEST_LED_FIRST).limit(allowed)
-                .map(l -> new Transfer(l.partition(), l.preferredNodeId())).toList();
+        return led.stream().filter(l -> qualifies(nowMs, l, reachability)).sorted(LONGEST_LED_FIRST).limit(allowed)
+                .map(l -> new Transfer(l.group(), l.preferredNodeId())).toList();
     }
 
-    /** How many of the partitions this broker leads have their preferred replica on another broker. */
+    /** How many of the groups this broker leads have their preferred replica on another broker. */
     int ledAway(List<Led> led) {
         return (int) led.stream().filter(l -> l.preferredNodeId() != nodeId).count();
     }
 
-    private boolean qualifies(long nowMs, Led led) {
-        if (led.preferredNodeId() == nodeId || nowMs - led.leaderSinceMs() < intervalMs) {
+    private boolean qualifies(long nowMs, Led led, Reachability reachability) {
+        int target = led.preferredNodeId();
+        if (target == nodeId || nowMs - led.leaderSinceMs() < intervalMs) {
             return false;
         }
         Map<Integer, LeaderView.Follower> followers = led.view().followers();
-        LeaderView.Follower preferred = followers.get(led.preferredNodeId());
+        LeaderView.Follower preferred = followers.get(target);
         return preferred != null && preferred.lastResponseAgoMs() <= followerSilenceMsMax
-                && preferred.matchIndex() >= led.view().commitIndex();
+                && preferred.matchIndex() >= led.view().commitIndex()
+                && led.replicas().stream().filter(r -> r != target && (r == nodeId || reachability.reaches(nodeId, r)))
+                .allMatch(r -> reachability.reaches(target, r));
     }
 }

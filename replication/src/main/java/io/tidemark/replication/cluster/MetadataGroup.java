@@ -6,16 +6,21 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
+import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.TopicAssignment;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -61,8 +66,26 @@ public final class MetadataGroup implements Closeable {
 
     /** A topic's assignment as applied on this broker. */
     public TopicAssignment assignment(String name) {
-        return stateMachine.topics().stream().filter(t -> t.getName().equals(name)).findFirst()
-                .orElseThrow(() -> Topic.unknown(name));
+        return stateMachine.topic(name).orElseThrow(() -> Topic.unknown(name));
+    }
+
+    /** The topics as applied on this broker, sorted by name. */
+    List<TopicAssignment> topics() {
+        return stateMachine.topics();
+    }
+
+    /** A partition group as applied on this broker; empty when it is not known (any more). */
+    Optional<PartitionGroupRecord> group(UUID id) {
+        return stateMachine.group(id);
+    }
+
+    /**
+     * The index of the last metadata entry applied on this broker: what this broker's view of the topics (read
+     * after it) holds at least.
+     */
+    long appliedIndex() {
+        TermIndex applied = stateMachine.getLastAppliedTermIndex();
+        return applied == null ? -1 : applied.getIndex();
     }
 
     /** Waits until a committed change is applied here too (the leader may apply it first). */

@@ -1,5 +1,6 @@
 package io.tidemark.replication.cluster;
 
+import com.google.protobuf.ByteString;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.partition.Partition;
@@ -9,20 +10,23 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.replication.partition.KnownLeaders;
 import io.tidemark.replication.partition.PartitionGroup;
 import io.tidemark.replication.partition.RemotePartition;
 import io.tidemark.replication.partition.ReplicatedPartition;
-import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.snapshot.SnapshotSource;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.GroupStateMachine;
 import io.tidemark.replication.statemachine.HostedPartition;
 import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
@@ -38,12 +42,14 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-
+import java.time.InstantSource;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -51,26 +57,26 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * The partition replicas of this broker and the Raft groups that host them: starts a group on the local server when
- * the metadata group assigns one of its partitions here (in the background, since that runs on the metadata group's
- * apply thread), stops it and deletes its directory when it hosts nothing here any more, and keeps one Raft client per
- * group for appends forwarded to its leader.
+ * The partition groups of this broker and the partitions they host: starts a group's replica on the local Raft server
+ * when the metadata group places a partition in a group of which this broker is a replica (in the background, since
+ * that runs on the metadata group's apply thread), and stops it and deletes its directory when the group hosts
+ * nothing here any more (group ids are never reused, so a group without partitions is gone for good). Keeps one
+ * Raft client per group for appends forwarded to its leader.
  *
  * <p>Which partitions a group hosts is decided in the group's own log (partition change entries, so every replica
  * applies every batch against the same partitions): where this broker leads a group, it submits the changes that
- * make the group host what the metadata group assigned to it ({@link #reconcile}): when the assignment changes, when
- * the group's leader changes, and every {@value #RECONCILE_INTERVAL_MS} ms in case a change failed.
+ * make the group host what the metadata places in it ({@link #reconcile}): when the metadata changes, when the
+ * group's leader changes, and every {@value #RECONCILE_INTERVAL_MS} ms in case a change failed. It acts only from a
+ * view of the metadata at least as new as every change the group applied ({@link GroupStateMachine#metadataIndex}):
+ * a broker whose view is behind might not know a partition the group took on, and must not remove it.
  *
- * <p>A broker runs a group when it holds a replica of one of its partitions, or when a reassignment under way moves
- * the partition to it (the target). A replica of the target that is not a replica yet joins the group with no peers
- * at all: a Ratis server outside its group's configuration never starts an election, so the empty replica cannot win
- * one or disturb the group; it learns the configuration from the leader once the leader adds it, and catches up then
- * ({@link PartitionReassignment}). It serves nothing until the reassignment completes.
+ * <p>A partition that a reassignment moves to another group is imported there: the target group's leader adds it
+ * empty and importing, and {@link PartitionMove} copies it, seals it in its old group, activates it and completes the
+ * reassignment in the metadata; the old group's leader removes it once the metadata no longer places it there.
  *
- * <p>Adding a group that Ratis already reopened from disk at start is answered with {@code AlreadyExists}, which is
- * success here: replaying the metadata log re-announces every topic.
- *
- * <p>Thread-safe.
+ * <p>Thread-safe: the metadata group's apply thread places and unplaces partitions; one thread,
+ * {@code tidemark-group-changes}, starts, stops and reconciles groups; one, {@code tidemark-partition-moves}, runs
+ * the moves.
  */
 public final class PartitionReplicas implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionReplicas.class);
@@ -78,32 +84,61 @@ public final class PartitionReplicas implements Closeable {
     /** How often every led group's partitions are compared with what it should host, to redo a change that failed. */
     static final long RECONCILE_INTERVAL_MS = 1_000;
 
+    /** A partition moving into a group: from which group, on which replicas, to which. */
+    record Incoming(GroupPartition partition, UUID fromGroup, List<Integer> fromReplicas, List<Integer> target) {
+    }
+
+    /** A partition group this broker is a replica of, and what the metadata places in it. */
+    private static final class GroupHere {
+        private final PartitionGroup front;
+        private final Map<PartitionKey, GroupPartition> live = new ConcurrentHashMap<>();
+        private final Map<PartitionKey, Incoming> importing = new ConcurrentHashMap<>();
+
+        private GroupHere(PartitionGroup front) {
+            this.front = front;
+        }
+
+        private boolean empty() {
+            return live.isEmpty() && importing.isEmpty();
+        }
+    }
+
     private final int nodeId;
     private final ClusterMembers members;
     private final RaftServer server;
     private final RaftClient admin;
     private final Function<Map<String, String>, TopicConfig> configs;
     private final KnownLeaders remoteLeaders;
+    private final MetadataGroup metadata;
+    private final SnapshotSource sources;
+    private final InstantSource clock;
     private final Path raftStorageDir;
     private final ScheduledExecutorService groupChanges = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-group-changes");
         thread.setDaemon(true);
         return thread;
     });
+    private final ExecutorService moves = Executors.newSingleThreadExecutor(r -> {
+        Thread thread = new Thread(r, "tidemark-partition-moves");
+        thread.setDaemon(true);
+        return thread;
+    });
     private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
-    private final Map<RaftGroupId, PartitionGroup> groups = new ConcurrentHashMap<>();
-    /** What each group running here should host, as the metadata group assigned it. */
-    private final Map<RaftGroupId, Map<PartitionKey, GroupPartition>> expected = new ConcurrentHashMap<>();
+    private final Map<RaftGroupId, GroupHere> groups = new ConcurrentHashMap<>();
     /** The groups with a partition change submitted and not answered yet. */
     private final Set<RaftGroupId> changing = ConcurrentHashMap.newKeySet();
+    /** The partitions whose move runs (or waits to run) here. */
+    private final Set<PartitionKey> moving = ConcurrentHashMap.newKeySet();
 
     /**
      * @param configs        a topic's config from its overrides, over this broker's defaults
-     * @param remoteLeaders  who leads the partitions of which this broker holds no replica
+     * @param remoteLeaders  who leads the groups of which this broker holds no replica
+     * @param sources        reads other brokers' replicas, for partitions moving here
      * @param raftStorageDir where the Raft server keeps a directory per group, named by the group's UUID
      */
     public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RaftClient admin,
                              Function<Map<String, String>, TopicConfig> configs, KnownLeaders remoteLeaders,
+                             MetadataGroup metadata, SnapshotSource sources, InstantSource clock,
                              Path raftStorageDir) {
         this.nodeId = nodeId;
         this.members = members;
@@ -111,6 +146,9 @@ public final class PartitionReplicas implements Closeable {
         this.admin = admin;
         this.configs = configs;
         this.remoteLeaders = remoteLeaders;
+        this.metadata = metadata;
+        this.sources = sources;
+        this.clock = clock;
         this.raftStorageDir = raftStorageDir;
         effectiveConfig(Map.of());
         groupChanges.scheduleWithFixedDelay(this::reconcileAll, RECONCILE_INTERVAL_MS, RECONCILE_INTERVAL_MS,
@@ -145,48 +183,94 @@ public final class PartitionReplicas implements Closeable {
         return GroupEntryFormat.largestBatchBytes(RaftSettings.maxRequestBytes(server.getProperties()));
     }
 
-    /** Whether this broker runs the partition's group under {@code assignment}: a replica or a target of it. */
-    private boolean hosts(PartitionAssignment assignment) {
-        return assignment.getReplicaNodeIdsList().contains(nodeId)
-                || assignment.getTargetReplicaNodeIdsList().contains(nodeId);
+    /** The groups this broker is a replica of. */
+    Collection<PartitionGroup> groupsHere() {
+        return groups.values().stream().map(g -> g.front).toList();
     }
 
     /**
-     * The partition as this broker serves it; starts its Raft group here when this broker hosts it (with the
-     * replicas as peers when it is one, with no peers when it only joins a reassignment's target) and has the group
-     * add it.
+     * Places a partition as the metadata group assigned it and returns it as this broker serves it: in its group when
+     * this broker is one of its replicas (starting the group here if needed), and as importing in the target group of
+     * a reassignment under way when this broker is one of the target's replicas.
      */
     Partition open(TopicPartition id, UUID topicId, PartitionAssignment assignment, Map<String, String> overrides) {
-        List<Integer> replicaNodeIds = assignment.getReplicaNodeIdsList();
-        RaftGroupId groupId = RaftGroups.partition(id);
-        PartitionKey key = new PartitionKey(topicId, id.partition());
-        if (hosts(assignment)) {
-            expected.computeIfAbsent(groupId, g -> new ConcurrentHashMap<>()).put(key, GroupPartition.newBuilder()
-                    .setTopic(id.topic()).setTopicId(TopicIds.toBytes(topicId)).setPartition(id.partition())
-                    .putAllOverrides(overrides).build());
-            RaftGroup group = replicaNodeIds.contains(nodeId)
-                    ? RaftGroup.valueOf(groupId, members.peers(replicaNodeIds)) : RaftGroup.valueOf(groupId);
-            groupChanges.execute(() -> {
-                addGroup(group);
-                reconcile(groupId);
-            });
+        GroupPartition partition = GroupPartition.newBuilder().setTopic(id.topic())
+                .setTopicId(TopicIds.toBytes(topicId)).setPartition(id.partition()).putAllOverrides(overrides).build();
+        PartitionKey key = PartitionKey.of(partition);
+        List<Integer> replicas = assignment.getReplicaNodeIdsList();
+        RaftGroupId groupId = RaftGroupId.valueOf(TopicIds.fromBytes(assignment.getGroupId()));
+        if (replicas.contains(nodeId)) {
+            groupHere(groupId, replicas).live.put(key, partition);
+            schedule(groupId);
         }
-        if (!replicaNodeIds.contains(nodeId)) {
-            return new RemotePartition(id, members, replicaNodeIds, remoteLeaders);
+        List<Integer> target = assignment.getTargetReplicaNodeIdsList();
+        if (target.contains(nodeId)) {
+            RaftGroupId targetId = RaftGroupId.valueOf(TopicIds.fromBytes(assignment.getTargetGroupId()));
+            groupHere(targetId, target).importing.put(key, new Incoming(partition, groupId.getUuid(), replicas,
+                    target));
+            schedule(targetId);
         }
-        RaftGroup group = RaftGroup.valueOf(groupId, members.peers(replicaNodeIds));
-        return new ReplicatedPartition(id, key, partitionGroup(group), replicaNodeIds,
+        if (!replicas.contains(nodeId)) {
+            return new RemotePartition(id, members, replicas, groupId.getUuid(), remoteLeaders);
+        }
+        return new ReplicatedPartition(id, key, groups.get(groupId).front, replicas,
                 id.topic().startsWith(Topic.INTERNAL_PREFIX), largestBatchBytes());
     }
 
-    /** The front end of a group, one per group: its partitions share its group commit. */
-    private PartitionGroup partitionGroup(RaftGroup group) {
-        RaftGroupId groupId = group.getGroupId();
-        return groups.computeIfAbsent(groupId, g -> new PartitionGroup(groupId, server, members,
-                new PartitionGroup.RaftClients() {
+    /**
+     * The partition's place changed (a reassignment began or completed): places it as {@code after} says first, then
+     * takes it out of the groups {@code before} named that {@code after} does not, so no group looks empty in between.
+     */
+    Partition reassigned(TopicPartition id, UUID topicId, PartitionAssignment before, PartitionAssignment after,
+                         Map<String, String> overrides) {
+        Partition partition = open(id, topicId, after, overrides);
+        PartitionKey key = new PartitionKey(topicId, id.partition());
+        if (!before.getGroupId().equals(after.getGroupId())) {
+            unplace(key, before.getGroupId(), false);
+        }
+        if (!before.getTargetGroupId().isEmpty() && !before.getTargetGroupId().equals(after.getTargetGroupId())) {
+            unplace(key, before.getTargetGroupId(), true);
+        }
+        return partition;
+    }
+
+    /** The partition's topic was deleted: takes it out of its groups. */
+    void released(TopicPartition id, UUID topicId, PartitionAssignment assignment) {
+        PartitionKey key = new PartitionKey(topicId, id.partition());
+        unplace(key, assignment.getGroupId(), false);
+        if (!assignment.getTargetGroupId().isEmpty()) {
+            unplace(key, assignment.getTargetGroupId(), true);
+        }
+    }
+
+    private void unplace(PartitionKey key, ByteString group, boolean importing) {
+        RaftGroupId groupId = RaftGroupId.valueOf(TopicIds.fromBytes(group));
+        GroupHere here = groups.get(groupId);
+        if (here != null) {
+            (importing ? here.importing : here.live).remove(key);
+            schedule(groupId);
+        }
+    }
+
+    /** A topic's config changed: partitions the groups add from now on get the new overrides. */
+    void overridesChanged(UUID topicId, int partition, Map<String, String> overrides) {
+        PartitionKey key = new PartitionKey(topicId, partition);
+        for (GroupHere here : groups.values()) {
+            here.live.computeIfPresent(key, (k, p) -> p.toBuilder().clearOverrides().putAllOverrides(overrides)
+                    .build());
+            here.importing.computeIfPresent(key, (k, incoming) -> new Incoming(incoming.partition().toBuilder()
+                    .clearOverrides().putAllOverrides(overrides).build(), incoming.fromGroup(),
+                    incoming.fromReplicas(), incoming.target()));
+        }
+    }
+
+    private GroupHere groupHere(RaftGroupId groupId, List<Integer> replicas) {
+        return groups.computeIfAbsent(groupId, g -> new GroupHere(new PartitionGroup(groupId, replicas, server,
+                members, new PartitionGroup.RaftClients() {
                     @Override
                     public RaftClient get() {
-                        return clients.computeIfAbsent(groupId, c -> groupClient(group));
+                        return clients.computeIfAbsent(groupId, c -> groupClient(RaftGroup.valueOf(groupId,
+                                members.peers(replicas))));
                     }
 
                     @Override
@@ -195,15 +279,26 @@ public final class PartitionReplicas implements Closeable {
                             groupChanges.execute(() -> closeQuietly(failed));
                         }
                     }
-                }));
+                })));
     }
 
-    /** A topic's config changed: partitions the groups add from now on get the new overrides. */
-    void overridesChanged(TopicPartition id, UUID topicId, Map<String, String> overrides) {
-        Map<PartitionKey, GroupPartition> wanted = expected.get(RaftGroups.partition(id));
-        if (wanted != null) {
-            wanted.computeIfPresent(new PartitionKey(topicId, id.partition()), (key, partition) -> partition
-                    .toBuilder().clearOverrides().putAllOverrides(overrides).build());
+    /** Starts or stops the group here as what it hosts says, then reconciles it; on the group-changes thread. */
+    private void schedule(RaftGroupId groupId) {
+        try {
+            groupChanges.execute(() -> {
+                GroupHere here = groups.get(groupId);
+                if (here == null) {
+                    return;
+                }
+                if (here.empty()) {
+                    retire(groupId, here);
+                } else {
+                    start(groupId, here.front.replicas());
+                    reconcile(groupId);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            LOG.debug("{} changed while the broker stops", groupId);
         }
     }
 
@@ -217,83 +312,136 @@ public final class PartitionReplicas implements Closeable {
     }
 
     private void reconcileAll() {
-        expected.keySet().forEach(this::reconcile);
+        groups.keySet().forEach(this::reconcile);
     }
 
     /**
      * Where this broker leads {@code groupId}: submits the partition change that makes the group host what it should
-     * (nothing when it does, or a change is on its way). Runs on the group-changes thread.
+     * (nothing when it does, when a change is on its way, or when this broker's view of the metadata is older than
+     * the group's), and starts the moves of partitions it imports. Runs on the group-changes thread.
      */
     private void reconcile(RaftGroupId groupId) {
-        PartitionGroup group = groups.get(groupId);
-        Map<PartitionKey, GroupPartition> wanted = expected.getOrDefault(groupId, Map.of());
-        if (group == null || !group.leads() || changing.contains(groupId)) {
+        GroupHere here = groups.get(groupId);
+        if (here == null || !here.front.leads() || changing.contains(groupId)) {
             return;
         }
+        long metadataIndex = metadata.appliedIndex();
         GroupStateMachine stateMachine;
         Set<PartitionKey> hosted;
         try {
-            stateMachine = group.stateMachine();
+            stateMachine = here.front.stateMachine();
             hosted = stateMachine.hostedPartitions();
         } catch (TidemarkException e) {
             return;
         }
-        GroupChange.Builder change = GroupChange.newBuilder();
-        wanted.forEach((key, partition) -> {
-            if (!hosted.contains(key)) {
+        if (metadataIndex < stateMachine.metadataIndex()) {
+            return;
+        }
+        GroupChange.Builder change = GroupChange.newBuilder().setMetadataIndex(metadataIndex);
+        here.live.forEach((key, partition) -> {
+            if (!hosted.contains(key) && !here.importing.containsKey(key)) {
                 change.addAdd(partition);
             }
         });
+        here.importing.forEach((key, incoming) -> {
+            if (!hosted.contains(key)) {
+                change.addImport(incoming.partition());
+            } else {
+                startMove(here.front, key, incoming);
+            }
+        });
         for (PartitionKey key : hosted) {
-            if (!wanted.containsKey(key)) {
+            if (!here.live.containsKey(key) && !here.importing.containsKey(key)) {
                 stateMachine.partition(key).map(HostedPartition::partition).ifPresent(change::addRemove);
             }
         }
-        if (change.getAddCount() == 0 && change.getRemoveCount() == 0) {
+        if (change.getAddCount() == 0 && change.getImportCount() == 0 && change.getRemoveCount() == 0) {
             return;
         }
         changing.add(groupId);
-        group.submitChange(change.build()).whenComplete((reply, failure) -> {
+        here.front.submitChange(change.build()).whenComplete((reply, failure) -> {
             changing.remove(groupId);
             if (failure != null) {
-                LOG.debug("{}: the partition change {} failed; it is tried again: {}", groupId, change, failure.toString());
+                LOG.debug("{}: the partition change {} failed; it is tried again: {}", groupId, change,
+                        failure.toString());
             } else {
-                LOG.info("{}: added {} and removed {} partitions", groupId, change.getAddCount(),
-                        change.getRemoveCount());
+                LOG.info("{}: added {}, imported {} and removed {} partitions", groupId, change.getAddCount(),
+                        change.getImportCount(), change.getRemoveCount());
+                leaderChanged(groupId);
             }
         });
     }
 
-    /**
-     * The partition as this broker serves it after a reassignment began or completed: stops and deletes its group
-     * here when this broker no longer hosts it, starts it when it newly does, and drops the Raft client that knew the
-     * old peers.
-     */
-    Partition reassigned(TopicPartition id, UUID topicId, PartitionAssignment before, PartitionAssignment after,
-                         Map<String, String> overrides) {
-        RaftGroupId groupId = RaftGroups.partition(id);
-        RaftClient client = clients.remove(groupId);
-        if (client != null) {
-            groupChanges.execute(() -> closeQuietly(client));
+    /** Runs the move of a partition this broker's group imports, unless it runs already. */
+    private void startMove(PartitionGroup into, PartitionKey key, Incoming incoming) {
+        if (!moving.add(key)) {
+            return;
         }
-        groups.remove(groupId);
-        if (hosts(before) && !hosts(after)) {
-            remove(id);
+        PartitionMove move = new PartitionMove(into, incoming, sources, remoteLeaders, this::seal, metadata,
+                largestCopyBytes(), clock);
+        try {
+            moves.execute(() -> {
+                try {
+                    move.run();
+                } finally {
+                    moving.remove(key);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            moving.remove(key);
         }
-        return open(id, topicId, after, overrides);
     }
 
-    private void addGroup(RaftGroup group) {
+    private int largestCopyBytes() {
+        return Math.min(ReplicaServiceAdapter.MAX_READ_BYTES,
+                GroupEntryFormat.largestCopyBytes(RaftSettings.maxRequestBytes(server.getProperties())));
+    }
+
+    /**
+     * Seals a partition in the group it moves out of: through its front end when this broker is one of the group's
+     * replicas, else through a Raft client of its own.
+     */
+    private GroupChangeReply seal(UUID group, List<Integer> replicas, GroupPartition partition) throws IOException {
+        GroupChange change = GroupChange.newBuilder().addSeal(partition).setMetadataIndex(metadata.appliedIndex())
+                .build();
+        GroupHere here = groups.get(RaftGroupId.valueOf(group));
+        if (here != null) {
+            try {
+                return here.front.submitChange(change).get(PartitionMove.CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted sealing " + partition.getTopic() + "-" + partition.getPartition(),
+                        e);
+            } catch (Exception e) {
+                throw new IOException("sealing " + partition.getTopic() + "-" + partition.getPartition() + " in "
+                        + group + " failed: " + e.getMessage(), e);
+            }
+        }
+        try (RaftClient client = groupClient(RaftGroup.valueOf(RaftGroupId.valueOf(group), members.peers(replicas)))) {
+            RaftClientReply reply = client.io().send(Message.valueOf(GroupEntryFormat.change(change)));
+            if (!reply.isSuccess()) {
+                throw new IOException("sealing in " + group + " failed: " + reply.getException());
+            }
+            return GroupChangeReply.parseFrom(reply.getMessage().getContent().toByteArray());
+        }
+    }
+
+    private void start(RaftGroupId groupId, List<Integer> replicas) {
+        if (runsHere(groupId)) {
+            return;
+        }
+        RaftGroup group = RaftGroup.valueOf(groupId, members.peers(replicas));
         try {
             admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).add(group);
-            LOG.info("Started Raft group {} here", group);
+            LOG.info("Started partition group {} here", group);
         } catch (AlreadyExistsException e) {
-            LOG.debug("Raft group {} already runs here", group.getGroupId());
+            LOG.debug("Partition group {} already runs here", groupId);
         } catch (IOException e) {
-            if (e.getCause() instanceof AlreadyExistsException || String.valueOf(e.getMessage()).contains("already exists")) {
+            if (e.getCause() instanceof AlreadyExistsException
+                    || String.valueOf(e.getMessage()).contains("already exists")) {
                 return;
             }
-            LOG.error("Starting Raft group {} failed", group, e);
+            LOG.error("Starting partition group {} failed", group, e);
         }
     }
 
@@ -314,51 +462,49 @@ public final class PartitionReplicas implements Closeable {
     }
 
     /**
-     * Stops the partition's Raft group here and deletes its directory. A leader that a configuration change left
-     * out closes its division itself (Ratis) but keeps the directory: then only the directory is deleted.
+     * Stops a group that hosts nothing here any more and deletes its directory. A group's id is never used again, so
+     * it will not host anything here again. Runs on the group-changes thread.
      */
-    void remove(TopicPartition id) {
-        RaftGroupId groupId = RaftGroups.partition(id);
-        expected.remove(groupId);
-        groups.remove(groupId);
+    private void retire(RaftGroupId groupId, GroupHere here) {
+        groups.remove(groupId, here);
         RaftClient client = clients.remove(groupId);
-        groupChanges.execute(() -> {
-            try {
-                if (client != null) {
-                    client.close();
-                }
-                if (runsHere(groupId)) {
-                    admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, true, false);
-                    LOG.info("Removed Raft group {} of {} and deleted its directory", groupId, id);
-                    return;
-                }
-            } catch (GroupMismatchException e) {
-                LOG.debug("Raft group {} of {} was closed meanwhile", groupId, id);
-            } catch (IOException e) {
-                LOG.error("Removing Raft group {} of {} failed", groupId, id, e);
+        try {
+            if (client != null) {
+                client.close();
+            }
+            if (runsHere(groupId)) {
+                admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, true, false);
+                LOG.info("Removed partition group {}, which hosts nothing here any more, and deleted its directory",
+                        groupId);
                 return;
             }
-            deleteClosedGroupDir(groupId, id, 1);
-        });
+        } catch (GroupMismatchException e) {
+            LOG.debug("Partition group {} was closed meanwhile", groupId);
+        } catch (IOException e) {
+            LOG.error("Removing partition group {} failed", groupId, e);
+            return;
+        }
+        deleteClosedGroupDir(groupId, 1);
     }
 
     /**
      * Deletes the directory of a group Ratis closed; retried every second while Ratis may still be writing its
      * last files there.
      */
-    private void deleteClosedGroupDir(RaftGroupId groupId, TopicPartition id, int attempt) {
+    private void deleteClosedGroupDir(RaftGroupId groupId, int attempt) {
         Path dir = raftStorageDir.resolve(groupId.getUuid().toString());
         if (!Files.exists(dir)) {
             return;
         }
         try {
             DurableFiles.deleteTree(dir);
-            LOG.info("Deleted the directory {} of {}, whose Raft group Ratis closed", dir, id);
+            LOG.info("Deleted the directory {} of partition group {}", dir, groupId);
         } catch (IOException e) {
             if (attempt < CLOSED_GROUP_DELETE_ATTEMPTS) {
-                groupChanges.schedule(() -> deleteClosedGroupDir(groupId, id, attempt + 1), 1, TimeUnit.SECONDS);
+                groupChanges.schedule(() -> deleteClosedGroupDir(groupId, attempt + 1), 1, TimeUnit.SECONDS);
             } else {
-                LOG.error("Deleting the directory {} of {} failed {} times; delete it by hand", dir, id, attempt, e);
+                LOG.error("Deleting the directory {} of partition group {} failed {} times; delete it by hand", dir,
+                        groupId, attempt, e);
             }
         }
     }
@@ -375,6 +521,7 @@ public final class PartitionReplicas implements Closeable {
     @Override
     public void close() throws IOException {
         groupChanges.shutdownNow();
+        moves.shutdownNow();
         for (RaftClient client : clients.values()) {
             client.close();
         }

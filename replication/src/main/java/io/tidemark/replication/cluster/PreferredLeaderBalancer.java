@@ -4,8 +4,6 @@ import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.BrokerConfig;
-import io.tidemark.core.partition.TopicPartition;
-import io.tidemark.core.server.Leadership;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.replication.partition.LeaderView;
 import org.slf4j.Logger;
@@ -19,27 +17,28 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * Hands the leadership of partitions back to their preferred replicas, so that leaders spread evenly again after a
- * failover ({@link ReplicatedTopics} spreads the preferred replicas evenly). Every
- * {@code leader.balance.interval.ms} it reads the Raft groups this broker leads, asks {@link LeaderBalancePolicy}
- * which to move, and moves them one after the other the way {@code tidemark leader transfer} does
- * ({@link RaftLeadership}). Each broker balances only the partitions it leads: a partition has one leader, so one
- * broker decides about it and the brokers need not agree on anything.
+ * Hands the leadership of partition groups back to their preferred replicas (the first of a group's replica list), so
+ * that leaders spread evenly again after a failover ({@link ReplicatedTopics} spreads the preferred replicas evenly,
+ * and so the groups). Every {@code leader.balance.interval.ms} it reads the groups this broker leads, asks
+ * {@link LeaderBalancePolicy} which to move, and moves them one after the other the way {@code tidemark leader
+ * transfer} does ({@link RaftLeadership}). Each broker balances only the groups it leads: a group has one leader, so
+ * one broker decides about it and the brokers need not agree on anything.
  *
- * <p>Since when this broker leads a partition is what it observed: the first pass that saw it lead in the current
- * Raft term (after a restart of this broker every tenure starts again). A transfer that fails restarts the
- * tenure, so the partition waits another interval and goes behind those that waited longer, and a replica that
- * cannot take over is tried once per interval.
+ * <p>Since when this broker leads a group is what it observed: the first pass that saw it lead in the current Raft
+ * term (after a restart of this broker every tenure starts again). A transfer that fails restarts the tenure, so the
+ * group waits another interval and goes behind those that waited longer, and a replica that cannot take over is
+ * tried once per interval.
  *
  * <p>Metrics: {@code leader-balance.transfers} counts completed transfers; the gauge
- * {@code leader-balance.partitions-led-away} is how many partitions this broker led away from their preferred
- * replica at the last pass (summed over the brokers: 0 when balanced). With {@code leader.balance.enabled=0} the
+ * {@code leader-balance.groups-led-away} is how many groups this broker led away from their preferred replica at
+ * the last pass (summed over the brokers: 0 when balanced). With {@code leader.balance.enabled=0} the
  * passes still run for the gauge and move nothing.
  *
  * <p>Threading: one thread, {@code tidemark-leader-balance}, runs every pass and alone touches the tenures and the
@@ -50,8 +49,15 @@ public final class PreferredLeaderBalancer implements Closeable {
     /** How long one transfer may take, as for TransferLeadership without a timeout: a stuck one then gives up. */
     private static final long TRANSFER_TIMEOUT_MS = 10_000;
 
-    /** A partition this broker leads, as its Raft group looks now. */
-    record Leading(TopicPartition partition, int preferredNodeId, LeaderView view) {
+    /** A partition group this broker leads, as it looks now; its replicas, the preferred one first. */
+    record Leading(UUID group, List<Integer> replicas, LeaderView view) {
+    }
+
+    /** Moves a group's leadership ({@link RaftLeadership#moveGroup}). */
+    @FunctionalInterface
+    interface GroupLeadership {
+        /** @throws TidemarkException when it did not move */
+        void move(UUID group, int toNodeId, long timeoutMs);
     }
 
     private record Tenure(long term, long sinceMs) {
@@ -60,10 +66,11 @@ public final class PreferredLeaderBalancer implements Closeable {
     private final BrokerConfig.LeaderBalance settings;
     private final LeaderBalancePolicy policy;
     private final Supplier<List<Leading>> leading;
-    private final Leadership leadership;
+    private final LeaderBalancePolicy.Reachability reachability;
+    private final GroupLeadership leadership;
     private final InstantSource clock;
     private final Counter transfers;
-    private final Map<TopicPartition, Tenure> tenures = new HashMap<>();
+    private final Map<UUID, Tenure> tenures = new HashMap<>();
     private final Deque<Long> transferStartsMs = new ArrayDeque<>();
     private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-leader-balance");
@@ -76,30 +83,32 @@ public final class PreferredLeaderBalancer implements Closeable {
      * @param followerSilenceMsMax a preferred replica that has not answered its leader for longer is taken as down
      */
     PreferredLeaderBalancer(int nodeId, BrokerConfig.LeaderBalance settings, long followerSilenceMsMax,
-                            Supplier<List<Leading>> leading, Leadership leadership, InstantSource clock,
-                            MetricRegistry registry) {
+                            Supplier<List<Leading>> leading, LeaderBalancePolicy.Reachability reachability,
+                            GroupLeadership leadership, InstantSource clock, MetricRegistry registry) {
         this.settings = settings;
         this.policy = new LeaderBalancePolicy(nodeId, settings.intervalMs(), settings.maxTransfersPerInterval(),
                 followerSilenceMsMax);
         this.leading = leading;
+        this.reachability = reachability;
         this.leadership = leadership;
         this.clock = clock;
         this.transfers = registry.counter("leader-balance.transfers");
-        registry.gauge("leader-balance.partitions-led-away", () -> (Gauge<Integer>) () -> ledAway);
+        registry.gauge("leader-balance.groups-led-away", () -> (Gauge<Integer>) () -> ledAway);
     }
 
     /**
-     * Balances the partitions of {@code topics} that this broker leads, from one interval after now. A preferred
-     * replica counts as down once it has not answered its leader for the longest election timeout, as Ratis
-     * judges its followers.
+     * Balances the partition groups of {@code replicas} that this broker leads, from one interval after now. A
+     * preferred replica counts as down once it has not answered its leader for the longest election timeout, as
+     * Ratis judges its followers.
      */
-    static PreferredLeaderBalancer start(BrokerConfig config, ReplicatedTopics topics, Leadership leadership,
+    static PreferredLeaderBalancer start(BrokerConfig config, PartitionReplicas replicas,
+                                         LeaderBalancePolicy.Reachability reachability, GroupLeadership leadership,
                                          InstantSource clock, MetricRegistry registry) {
-        Supplier<List<Leading>> leading = () -> topics.replicasHere().stream()
-                .flatMap(p -> p.group().leaderView().map(v -> new Leading(p.id(), p.preferredLeader(), v)).stream())
+        Supplier<List<Leading>> leading = () -> replicas.groupsHere().stream()
+                .flatMap(g -> g.leaderView().map(v -> new Leading(g.id().getUuid(), g.replicas(), v)).stream())
                 .toList();
         PreferredLeaderBalancer balancer = new PreferredLeaderBalancer(config.nodeId(), config.leaderBalance(),
-                config.raft().electionTimeoutMaxMs(), leading, leadership, clock, registry);
+                config.raft().electionTimeoutMaxMs(), leading, reachability, leadership, clock, registry);
         long intervalMs = config.leaderBalance().intervalMs();
         balancer.executor.scheduleWithFixedDelay(balancer::runPassLogged, intervalMs, intervalMs,
                 TimeUnit.MILLISECONDS);
@@ -125,22 +134,23 @@ public final class PreferredLeaderBalancer implements Closeable {
         while (!transferStartsMs.isEmpty() && nowMs - transferStartsMs.peekFirst() >= settings.intervalMs()) {
             transferStartsMs.removeFirst();
         }
-        for (LeaderBalancePolicy.Transfer transfer : policy.plan(nowMs, led, List.copyOf(transferStartsMs))) {
+        for (LeaderBalancePolicy.Transfer transfer : policy.plan(nowMs, led, List.copyOf(transferStartsMs),
+                reachability)) {
             transferStartsMs.addLast(nowMs);
             move(transfer, nowMs);
         }
     }
 
-    /** Pairs each led partition with its tenure, starting a tenure for a partition led in a new term. */
+    /** Pairs each led group with its tenure, starting a tenure for a group led in a new term. */
     private List<LeaderBalancePolicy.Led> observe(long nowMs, List<Leading> now) {
-        Map<TopicPartition, Tenure> current = new HashMap<>();
+        Map<UUID, Tenure> current = new HashMap<>();
         List<LeaderBalancePolicy.Led> led = new ArrayList<>();
         for (Leading l : now) {
-            Tenure previous = tenures.get(l.partition());
+            Tenure previous = tenures.get(l.group());
             Tenure tenure = previous != null && previous.term() == l.view().term() ? previous
                     : new Tenure(l.view().term(), nowMs);
-            current.put(l.partition(), tenure);
-            led.add(new LeaderBalancePolicy.Led(l.partition(), l.preferredNodeId(), l.view(), tenure.sinceMs()));
+            current.put(l.group(), tenure);
+            led.add(new LeaderBalancePolicy.Led(l.group(), l.replicas(), l.view(), tenure.sinceMs()));
         }
         tenures.clear();
         tenures.putAll(current);
@@ -149,14 +159,14 @@ public final class PreferredLeaderBalancer implements Closeable {
 
     private void move(LeaderBalancePolicy.Transfer transfer, long nowMs) {
         try {
-            leadership.transfer(transfer.partition(), transfer.toNodeId(), TRANSFER_TIMEOUT_MS);
+            leadership.move(transfer.group(), transfer.toNodeId(), TRANSFER_TIMEOUT_MS);
             transfers.inc();
-            LOG.info("Moved the leadership of {} back to its preferred replica on node {}", transfer.partition(),
-                    transfer.toNodeId());
+            LOG.info("Moved the leadership of partition group {} back to its preferred replica on node {}",
+                    transfer.group(), transfer.toNodeId());
         } catch (TidemarkException e) {
-            tenures.computeIfPresent(transfer.partition(), (p, t) -> new Tenure(t.term(), nowMs));
-            LOG.warn("Could not move the leadership of {} back to node {}; trying again in {} ms: {}",
-                    transfer.partition(), transfer.toNodeId(), settings.intervalMs(), e.getMessage());
+            tenures.computeIfPresent(transfer.group(), (g, t) -> new Tenure(t.term(), nowMs));
+            LOG.warn("Could not move the leadership of partition group {} back to node {}; trying again in {} ms: {}",
+                    transfer.group(), transfer.toNodeId(), settings.intervalMs(), e.getMessage());
         }
     }
 

@@ -3,24 +3,31 @@ package io.tidemark.replication.cluster;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.server.Leadership;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
-import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.proto.v1.PartitionAssignment;
+import io.tidemark.proto.v1.PartitionGroupRecord;
+import io.tidemark.proto.v1.TopicAssignment;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 
 /**
- * Planned leadership moves through Ratis. Ratis only hands leadership to the peer with the highest priority, so a
- * move rewrites the group's configuration with the target at priority 1, asks the leader to transfer, and then
- * sets every priority back to equal, so a later crash fails over in one election ({@link ClusterMembers#peers}).
+ * Planned leadership moves through Ratis, per partition group: a partition's leadership is its group's, so moving it
+ * moves every partition of the group. Ratis only hands leadership to the peer with the highest priority, so a move
+ * rewrites the group's configuration with the target at priority 1, asks the leader to transfer, and then sets every
+ * priority back to equal, so a later crash fails over in one election ({@link ClusterMembers#peers}).
  */
-final class RaftLeadership implements Leadership {
+final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupLeadership {
     private final ClusterMembers members;
     private final MetadataGroup metadata;
 
@@ -30,38 +37,55 @@ final class RaftLeadership implements Leadership {
     }
 
     @Override
-    public int transfer(TopicPartition partition, int toNodeId, long timeoutMs) {
-        List<Integer> replicas = metadata.assignment(partition.topic()).getPartitions(partition.partition())
-                .getReplicaNodeIdsList();
+    public Transferred transfer(TopicPartition partition, int toNodeId, long timeoutMs) {
+        PartitionAssignment assignment = metadata.assignment(partition.topic()).getPartitions(partition.partition());
+        List<Integer> replicas = assignment.getReplicaNodeIdsList();
         if (!replicas.contains(toNodeId)) {
             throw new TidemarkException(ErrorCode.INVALID_REQUEST, "node " + toNodeId + " holds no replica of "
                     + partition + "; its replicas are on nodes " + replicas);
         }
-        return move(partition, replicas, toNodeId, timeoutMs);
+        UUID group = TopicIds.fromBytes(assignment.getGroupId());
+        move(group, replicas, toNodeId, timeoutMs, partition + "'s partition group " + group);
+        return new Transferred(toNodeId, partitionsOf(group));
     }
 
-    /**
-     * Moves leadership within the group whose configuration is {@code voters} (the Raft peers, which during a
-     * reassignment are not the metadata's replicas).
-     */
-    int move(TopicPartition partition, List<Integer> voters, int toNodeId, long timeoutMs) {
+    /** The partitions the metadata places in {@code group}, sorted by topic and partition. */
+    private List<TopicPartition> partitionsOf(UUID group) {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (TopicAssignment topic : metadata.topics()) {
+            for (PartitionAssignment partition : topic.getPartitionsList()) {
+                if (TopicIds.fromBytes(partition.getGroupId()).equals(group)) {
+                    partitions.add(new TopicPartition(topic.getName(), partition.getPartition()));
+                }
+            }
+        }
+        return partitions;
+    }
+
+    @Override
+    public void move(UUID group, int toNodeId, long timeoutMs) {
+        PartitionGroupRecord record = metadata.group(group).orElseThrow(() -> new TidemarkException(
+                ErrorCode.NOT_AVAILABLE, "partition group " + group + " is not known (any more)"));
+        move(group, record.getReplicaNodeIdsList(), toNodeId, timeoutMs, "partition group " + group);
+    }
+
+    private void move(UUID group, List<Integer> voters, int toNodeId, long timeoutMs, String what) {
         List<RaftPeer> preferring = members.peersPreferring(voters, toNodeId);
-        RaftGroup group = RaftGroup.valueOf(RaftGroups.partition(partition), preferring);
-        try (RaftClient client = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(group)
+        RaftGroup raftGroup = RaftGroup.valueOf(RaftGroupId.valueOf(group), preferring);
+        try (RaftClient client = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(raftGroup)
                 .build()) {
-            check(client.admin().setConfiguration(preferring), partition, toNodeId);
-            check(client.admin().transferLeadership(RaftPeerIds.of(toNodeId), timeoutMs), partition, toNodeId);
-            check(client.admin().setConfiguration(members.peers(voters)), partition, toNodeId);
+            check(client.admin().setConfiguration(preferring), what, toNodeId);
+            check(client.admin().transferLeadership(RaftPeerIds.of(toNodeId), timeoutMs), what, toNodeId);
+            check(client.admin().setConfiguration(members.peers(voters)), what, toNodeId);
         } catch (IOException e) {
-            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + partition + " did not move to node "
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + what + " did not move to node "
                     + toNodeId + ": " + e.getMessage());
         }
-        return toNodeId;
     }
 
-    private static void check(RaftClientReply reply, TopicPartition partition, int toNodeId) {
+    private static void check(RaftClientReply reply, String what, int toNodeId) {
         if (!reply.isSuccess()) {
-            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + partition + " did not move to node "
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + what + " did not move to node "
                     + toNodeId + ": " + reply.getException());
         }
     }

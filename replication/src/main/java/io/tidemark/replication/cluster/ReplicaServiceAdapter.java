@@ -1,14 +1,22 @@
 package io.tidemark.replication.cluster;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.core.log.PartitionLog;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GetSnapshotRequest;
 import io.tidemark.proto.v1.GetSnapshotResponse;
 import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.ReadPartitionRequest;
+import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
 import io.tidemark.replication.statemachine.GroupStateMachine;
+import io.tidemark.replication.statemachine.HostedPartition;
+import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
 
@@ -17,9 +25,13 @@ import java.util.UUID;
 
 /**
  * The internal {@code ReplicaService} (replica.proto) of a cluster node: the latest snapshot of the replicas of
- * partition groups it runs, for replicas on other brokers that catch up from it.
+ * partition groups it runs, and their partitions' batches, for replicas on other brokers that catch up from it and
+ * for partitions that move to another group.
  */
 final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplBase {
+    /** The most one read answers, whatever it asks for: a bound on the memory one call takes. */
+    static final int MAX_READ_BYTES = 8 << 20;
+
     private final RaftServer server;
 
     ReplicaServiceAdapter(RaftServer server) {
@@ -33,6 +45,31 @@ final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplB
                     .orElseThrow(() -> new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of Raft group "
                             + request.getGroupId() + " on this broker has taken no snapshot yet"));
             observer.onNext(GetSnapshotResponse.newBuilder().setSnapshot(snapshot).build());
+            observer.onCompleted();
+        } catch (TidemarkException e) {
+            observer.onError(GrpcErrors.toStatusException(e));
+        }
+    }
+
+    @Override
+    public void readPartition(ReadPartitionRequest request, StreamObserver<ReadPartitionResponse> observer) {
+        try {
+            PartitionKey key = new PartitionKey(TopicIds.fromBytes(request.getTopicId()), request.getPartition());
+            HostedPartition partition = stateMachine(request.getGroupId()).partition(key).orElseThrow(() ->
+                    new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "Raft group " + request.getGroupId()
+                            + " does not host " + key + " on this broker"));
+            PartitionLog log = partition.log();
+            long start = log.logStartOffset();
+            long end = log.logEndOffset();
+            if (request.getOffset() > end) {
+                throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, "offset " + request.getOffset() + " is past "
+                        + "the end of " + partition + ": it holds offsets [" + start + ", " + end + ")");
+            }
+            long from = Math.max(request.getOffset(), start);
+            ByteString batches = from == end ? ByteString.EMPTY : UnsafeByteOperations.unsafeWrap(log.read(from,
+                    Math.max(1, Math.min(request.getMaxBytes(), MAX_READ_BYTES))).batches());
+            observer.onNext(ReadPartitionResponse.newBuilder().setBatches(batches).setLogStartOffset(start)
+                    .setLogEndOffset(end).setState(partition.state()).build());
             observer.onCompleted();
         } catch (TidemarkException e) {
             observer.onError(GrpcErrors.toStatusException(e));

@@ -30,15 +30,18 @@ import java.util.function.Supplier;
 /**
  * The topics of a cluster as this broker sees them: changes go through the metadata group ({@link MetadataGroup}),
  * and the view is rebuilt from what the group applies ({@link MetadataStateMachine.Listener}). For each partition
- * this broker replicates, the {@link PartitionReplicas} start the Raft group; the others are known only by their
- * replicas.
+ * this broker replicates, the {@link PartitionReplicas} run its partition group; the others are known only by their
+ * replicas and group.
  *
  * <p>Ids: this broker picks a created topic's id and puts it into the create command, so every broker applies the
  * same id ({@link MetadataStateMachine}).
  *
  * <p>Placement: partition {@code p} of a topic goes to {@code rf} brokers in a row of the sorted node ids,
  * starting at {@code (p + hash(topic)) mod n}, so replicas spread evenly; the first is the preferred leader, to
- * which {@link PreferredLeaderBalancer} hands leadership back after an election put it elsewhere.
+ * which {@link PreferredLeaderBalancer} hands leadership back after an election put it elsewhere. The metadata group
+ * puts the partitions of one replica list into that list's partition groups (up to {@code groupsPerReplicaSet}),
+ * so with {@code rf} consecutive brokers a cluster of {@code n} brokers has {@code n} replica lists per
+ * replication factor, each led by a different broker.
  *
  * <p>Thread-safe.
  */
@@ -47,6 +50,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
 
     private final ClusterMembers members;
     private final int maxPartitionsPerTopic;
+    private final int groupsPerReplicaSet;
     private final PartitionReplicas replicas;
     private final MetadataGroup metadata;
     private final ReplicaListener replicaListener;
@@ -55,12 +59,15 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
 
     /**
      * @param replicaListener told of the partitions whose replica this broker starts or stops holding
+     * @param groupsPerReplicaSet how many partition groups the partitions of one replica list spread over
      * @param ids             the id of each topic this broker creates; {@code UUID::randomUUID} but in tests
      */
-    public ReplicatedTopics(ClusterMembers members, int maxPartitionsPerTopic, PartitionReplicas replicas,
-                            MetadataGroup metadata, ReplicaListener replicaListener, Supplier<UUID> ids) {
+    public ReplicatedTopics(ClusterMembers members, int maxPartitionsPerTopic, int groupsPerReplicaSet,
+                            PartitionReplicas replicas, MetadataGroup metadata, ReplicaListener replicaListener,
+                            Supplier<UUID> ids) {
         this.members = members;
         this.maxPartitionsPerTopic = maxPartitionsPerTopic;
+        this.groupsPerReplicaSet = groupsPerReplicaSet;
         this.replicas = replicas;
         this.metadata = metadata;
         this.replicaListener = replicaListener;
@@ -104,7 +111,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         replicas.effectiveConfig(overrides);
         UUID id = ids.get();
         TopicAssignment.Builder assignment = TopicAssignment.newBuilder().setName(name)
-                .setTopicId(TopicIds.toBytes(id)).setReplicationFactor(factor).putAllOverrides(overrides);
+                .setTopicId(TopicIds.toBytes(id)).setReplicationFactor(factor).putAllOverrides(overrides)
+                .setGroupsPerReplicaSet(groupsPerReplicaSet);
         List<Integer> nodes = members.nodeIds();
         int start = Math.floorMod(name.hashCode(), nodes.size());
         for (int p = 0; p < partitions; p++) {
@@ -164,12 +172,6 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         return topics.values().stream().sorted(Comparator.comparing(Topic::name)).toList();
     }
 
-    /** The partitions of which this broker holds a replica. */
-    List<ReplicatedPartition> replicasHere() {
-        return topics.values().stream().flatMap(t -> t.partitions().stream())
-                .filter(ReplicatedPartition.class::isInstance).map(ReplicatedPartition.class::cast).toList();
-    }
-
     @Override
     public void topicCreated(TopicAssignment assignment) {
         TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
@@ -190,7 +192,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
         topic.partitions().forEach(p -> {
             p.updateConfig(config);
-            replicas.overridesChanged(p.id(), topic.id(), assignment.getOverridesMap());
+            replicas.overridesChanged(topic.id(), p.id().partition(), assignment.getOverridesMap());
         });
         topics.put(assignment.getName(), new Topic(topic.name(), topic.id(), topic.replicationFactor(),
                 assignment.getOverridesMap(), config, topic.partitions()));
@@ -203,8 +205,9 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
             removed.partitions().stream().filter(ReplicatedPartition.class::isInstance)
                     .forEach(replicaListener::released);
         }
+        UUID topicId = TopicIds.fromBytes(assignment.getTopicId());
         for (PartitionAssignment p : assignment.getPartitionsList()) {
-            replicas.remove(new TopicPartition(assignment.getName(), p.getPartition()));
+            replicas.released(new TopicPartition(assignment.getName(), p.getPartition()), topicId, p);
         }
     }
 

@@ -1,14 +1,17 @@
 package io.tidemark.replication.partition;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.GroupStateMachine;
+import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
@@ -25,6 +28,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -49,6 +53,7 @@ public final class PartitionGroup {
     static final int MAX_ENTRIES_IN_FLIGHT = 2;
 
     private final RaftGroupId groupId;
+    private final List<Integer> replicas;
     private final RaftServer server;
     private final ClusterMembers members;
     private final RaftClients clients;
@@ -66,8 +71,11 @@ public final class PartitionGroup {
         void discard(RaftClient failed);
     }
 
-    public PartitionGroup(RaftGroupId groupId, RaftServer server, ClusterMembers members, RaftClients clients) {
+    /** @param replicas the group's replicas, the preferred leader first */
+    public PartitionGroup(RaftGroupId groupId, List<Integer> replicas, RaftServer server, ClusterMembers members,
+                          RaftClients clients) {
         this.groupId = groupId;
+        this.replicas = List.copyOf(replicas);
         this.server = server;
         this.members = members;
         this.clients = clients;
@@ -77,6 +85,16 @@ public final class PartitionGroup {
 
     public RaftGroupId id() {
         return groupId;
+    }
+
+    /** The group's replicas, the preferred leader first. */
+    public List<Integer> replicas() {
+        return replicas;
+    }
+
+    /** The replica that should lead when it can: the first. */
+    public int preferredLeader() {
+        return replicas.get(0);
     }
 
     /** @throws TidemarkException NOT_AVAILABLE while the group is not running here yet */
@@ -109,9 +127,22 @@ public final class PartitionGroup {
                 notCommitted(failure, batch.partition())));
     }
 
-    /** Submits a change of the partitions the group hosts; this replica must lead. */
-    public CompletableFuture<ByteBuffer> submitChange(GroupChange change) {
-        return submit(GroupEntryFormat.change(change));
+    /** Submits a change of the partitions the group hosts; completes with the group's answer. */
+    public CompletableFuture<GroupChangeReply> submitChange(GroupChange change) {
+        return submit(GroupEntryFormat.change(change)).thenApply(reply -> {
+            try {
+                return GroupChangeReply.parseFrom(reply);
+            } catch (InvalidProtocolBufferException e) {
+                throw new IllegalStateException(groupId + " answered a partition change with no GroupChangeReply", e);
+            }
+        });
+    }
+
+    /** Submits batches copied into a partition the group imports; completes with the group's answer. */
+    public CompletableFuture<GroupEntryFormat.CopyOutcome> submitCopy(PartitionKey partition, long logStartOffset,
+                                                                      ByteBuffer batches) {
+        return submit(GroupEntryFormat.copy(partition, logStartOffset, batches))
+                .thenApply(GroupEntryFormat::readCopyReply);
     }
 
     /**

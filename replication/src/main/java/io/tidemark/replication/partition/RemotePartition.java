@@ -15,30 +15,35 @@ import io.tidemark.replication.cluster.ClusterMembers;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A partition of which this broker holds no replica. Its leader is what the brokers holding a replica last told
- * ({@link KnownLeaders}, about a second old at most), or {@link TidemarkException#NO_LEADER} when none of the
- * brokers that answer claims it: then a client refreshes its metadata and tries again rather than being sent to a
- * replica that may be down. Every data call is answered with NOT_LEADER naming that leader; its status shows
+ * A partition of which this broker holds no replica. Its leader is its partition group's, as the brokers holding a
+ * replica last told ({@link KnownLeaders}, about a second old at most), or {@link TidemarkException#NO_LEADER} when
+ * none of the brokers that answer claims it: then a client refreshes its metadata and tries again rather than being
+ * sent to a replica that may be down. Every data call is answered with NOT_LEADER naming that leader; its status shows
  * that leader and no offsets.
  */
 public final class RemotePartition implements Partition {
     private final TopicPartition id;
     private final ClusterMembers members;
     private final List<Integer> replicas;
+    private final UUID groupId;
     private final KnownLeaders leaders;
 
-    public RemotePartition(TopicPartition id, ClusterMembers members, List<Integer> replicas, KnownLeaders leaders) {
+    /** @param groupId the partition group that hosts it */
+    public RemotePartition(TopicPartition id, ClusterMembers members, List<Integer> replicas, UUID groupId,
+                           KnownLeaders leaders) {
         this.id = id;
         this.members = members;
         this.replicas = List.copyOf(replicas);
+        this.groupId = groupId;
         this.leaders = leaders;
     }
 
     private TidemarkException elsewhere() {
-        int leader = leaders.leaderOf(id);
+        int leader = leaders.leaderOf(groupId);
         return TidemarkException.notLeader("this broker holds no replica of " + id + "; its replicas are on nodes "
                 + replicas, leader, members.find(leader).map(ClusterMembers.Member::clientAddress).orElse(""));
     }
@@ -100,7 +105,7 @@ public final class RemotePartition implements Partition {
 
     @Override
     public PartitionStatus status() {
-        return new PartitionStatus(leaders.leaderOf(id), replicas, 0, 0, 0, 0, -1);
+        return new PartitionStatus(leaders.leaderOf(groupId), replicas, 0, 0, 0, 0, -1, groupId.toString());
     }
 
     @Override

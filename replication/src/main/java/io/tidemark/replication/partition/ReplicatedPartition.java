@@ -162,17 +162,13 @@ public final class ReplicatedPartition implements Partition {
         try {
             log = log();
         } catch (TidemarkException e) {
-            return new PartitionStatus(TidemarkException.NO_LEADER, replicas, 0, 0, 0, 0, -1);
+            return new PartitionStatus(TidemarkException.NO_LEADER, replicas, 0, 0, 0, 0, -1,
+                    group.id().getUuid().toString());
         }
         List<SegmentInfo> segments = log.segments();
         return new PartitionStatus(group.leaderNodeId(), replicas, log.logStartOffset(), log.logEndOffset(),
                 segments.stream().mapToLong(SegmentInfo::sizeBytes).sum(), segments.size(),
-                log.lastReceiveTimeMs().orElse(-1));
-    }
-
-    /** The first replica of the assignment: the one that should lead when it can. */
-    public int preferredLeader() {
-        return replicas.get(0);
+                log.lastReceiveTimeMs().orElse(-1), group.id().getUuid().toString());
     }
 
     @Override
@@ -185,15 +181,24 @@ public final class ReplicatedPartition implements Partition {
         }
     }
 
+    /** Retention and flushes skip a partition its group has not added yet (or is reloading). */
     @Override
     public void applyRetention(long nowMs) {
-        HostedPartition hosted = hosted();
-        hosted.log().deleteExpiredSegments(nowMs, group.stateMachine().snapshotLogEndOffset(key));
+        hostedNow().ifPresent(hosted -> hosted.log().deleteExpiredSegments(nowMs,
+                group.stateMachine().snapshotLogEndOffset(key)));
     }
 
     @Override
     public void flushIfDue(long nowMs) {
-        log().maybeFlush(nowMs);
+        hostedNow().ifPresent(hosted -> hosted.log().maybeFlush(nowMs));
+    }
+
+    private Optional<HostedPartition> hostedNow() {
+        try {
+            return group.stateMachine().partition(key);
+        } catch (TidemarkException e) {
+            return Optional.empty();
+        }
     }
 
     /** The group's replica belongs to the Raft server, which closes it; nothing to close here. */

@@ -102,8 +102,8 @@ public final class CatchUp implements Closeable {
             SegmentCopy.Copied copied;
             try (PartitionLog copy = PartitionLog.recreate(dir, config, partition.getLogStartOffset(),
                     clock.millis())) {
-                copied = SegmentCopy.run(replica.name(), source, leaderNodeId, partition, copy, chunkBytes,
-                        replica.closed(), clock);
+                copied = SegmentCopy.run(replica.name(), source, leaderNodeId, replica.groupId(), partition, copy,
+                        chunkBytes, replica.closed(), clock);
             }
             LOG.info("{}: copied {} batches, {} bytes of {}-{} [{}, {}) from node {} in {} ms", replica.name(),
                     copied.batches(), copied.bytes(), partition.getPartition().getTopic(),

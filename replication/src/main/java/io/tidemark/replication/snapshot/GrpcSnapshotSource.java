@@ -3,17 +3,15 @@ package io.tidemark.replication.snapshot;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.GrpcErrors;
-import io.tidemark.proto.v1.BrokerServiceGrpc;
-import io.tidemark.proto.v1.FetchRequest;
-import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GetSnapshotRequest;
+import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.ReadPartitionRequest;
+import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
 
 import java.io.Closeable;
-import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
- * {@link SnapshotSource} over the brokers' own gRPC API: {@code ReplicaService.GetSnapshot} (replica.proto) for the
- * snapshot and {@code BrokerService.Fetch} for the batches, which the leader serves from its logs. One channel per
+ * {@link SnapshotSource} over the brokers' internal gRPC API ({@code ReplicaService}, replica.proto):
+ * {@code GetSnapshot} for the snapshot and {@code ReadPartition} for the batches. One channel per
  * broker, kept until {@link #close}; each call has a deadline of {@value #CALL_TIMEOUT_MS} ms.
  *
  * <p>Thread-safe.
@@ -60,13 +58,13 @@ public final class GrpcSnapshotSource implements SnapshotSource, Closeable {
     }
 
     @Override
-    public ByteBuffer fetch(int nodeId, TopicPartition partition, UUID topicId, long offset, int maxBytes) {
+    public ReadPartitionResponse read(int nodeId, UUID groupId, GroupPartition partition, long offset, int maxBytes) {
         try {
-            return BrokerServiceGrpc.newBlockingStub(channel(nodeId))
+            return ReplicaServiceGrpc.newBlockingStub(channel(nodeId))
                     .withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS)
-                    .fetch(FetchRequest.newBuilder().setTopic(partition.topic()).setPartition(partition.partition())
-                            .setTopicId(TopicIds.toBytes(topicId)).setOffset(offset).setMaxBytes(maxBytes).build())
-                    .getBatches().asReadOnlyByteBuffer();
+                    .readPartition(ReadPartitionRequest.newBuilder().setGroupId(groupId.toString())
+                            .setTopicId(partition.getTopicId()).setPartition(partition.getPartition())
+                            .setOffset(offset).setMaxBytes(maxBytes).build());
         } catch (StatusRuntimeException e) {
             throw GrpcErrors.fromThrowable(e);
         }

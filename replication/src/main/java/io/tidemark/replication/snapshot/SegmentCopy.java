@@ -4,7 +4,6 @@ import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchFormat;
-import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.PartitionSnapshot;
 import io.tidemark.proto.v1.ErrorCode;
 import org.slf4j.Logger;
@@ -43,14 +42,14 @@ final class SegmentCopy {
      * @param cancelled  checked between fetches: the replica is closing
      * @throws IOException when the source's batches do not add up to the snapshot, or the copy was cancelled
      */
-    static Copied run(String name, SnapshotSource source, int nodeId, PartitionSnapshot snapshot, PartitionLog into,
-                      int chunkBytes, BooleanSupplier cancelled, InstantSource clock) throws IOException {
+    static Copied run(String name, SnapshotSource source, int nodeId, UUID groupId, PartitionSnapshot snapshot,
+                      PartitionLog into, int chunkBytes, BooleanSupplier cancelled, InstantSource clock)
+            throws IOException {
         long startMs = clock.millis();
         long start = snapshot.getLogStartOffset();
         long end = snapshot.getLogEndOffset();
         TopicPartition partition = new TopicPartition(snapshot.getPartition().getTopic(),
                 snapshot.getPartition().getPartition());
-        UUID topicId = TopicIds.fromBytes(snapshot.getPartition().getTopicId());
         long batches = 0;
         long bytes = 0;
         int stepsLogged = 0;
@@ -60,7 +59,8 @@ final class SegmentCopy {
                         + into.logEndOffset() + " of [" + start + ", " + end + ")");
             }
             long from = into.logEndOffset();
-            ByteBuffer chunk = source.fetch(nodeId, partition, topicId, from, chunkBytes);
+            ByteBuffer chunk = source.read(nodeId, groupId, snapshot.getPartition(), from, chunkBytes).getBatches()
+                    .asReadOnlyByteBuffer();
             if (!chunk.hasRemaining()) {
                 throw new IOException("node " + nodeId + " returned no batch of " + partition + " at offset " + from
                         + ", below its snapshot's log end offset " + end);

@@ -1,15 +1,15 @@
 package io.tidemark.replication.snapshot;
 
-import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.ReadPartitionResponse;
 
-import java.nio.ByteBuffer;
 import java.util.UUID;
 
 /**
- * Another broker's replica of a partition group, as a replica catching up reads it: its latest snapshot and its
- * partitions' batches. Both calls name the broker, since a copy must read the batches of the replica whose snapshot
- * it installs.
+ * Another broker's replica of a partition group, as a replica catching up (or a partition moving between groups)
+ * reads it: its latest snapshot and its partitions' batches. Both calls name the broker, since a copy must read the
+ * batches of the replica whose snapshot it installs.
  */
 public interface SnapshotSource {
     /**
@@ -22,11 +22,13 @@ public interface SnapshotSource {
     GroupSnapshot latestSnapshot(int nodeId, UUID groupId);
 
     /**
-     * Whole batches of the partition on {@code nodeId}, as its log stores them, from the one holding {@code offset}:
-     * about {@code maxBytes}, at least that batch. The read is pinned to the topic's id.
+     * Whole batches of a partition of the group's replica on {@code nodeId}, as its log stores them, from the one
+     * holding {@code offset} (from the log start when retention removed it): about {@code maxBytes}, at least that
+     * batch; with the log's start and end offsets and the partition's state there.
      *
-     * @throws io.tidemark.proto.error.TidemarkException OFFSET_OUT_OF_RANGE when retention deleted the offset there
-     *                                                   meanwhile, NOT_AVAILABLE when that broker cannot answer
+     * @throws io.tidemark.proto.error.TidemarkException OFFSET_OUT_OF_RANGE when the offset is past the log's end,
+     *                                                   UNKNOWN_PARTITION when that replica does not host the
+     *                                                   partition, NOT_AVAILABLE when that broker cannot answer
      */
-    ByteBuffer fetch(int nodeId, TopicPartition partition, UUID topicId, long offset, int maxBytes);
+    ReadPartitionResponse read(int nodeId, UUID groupId, GroupPartition partition, long offset, int maxBytes);
 }

@@ -58,7 +58,19 @@ import java.util.UUID;
  * <h2>Entry of a partition change (type 2)</h2>
  * <pre>
  *  0  int8    type = 2
- *  1  bytes   a GroupChange protobuf (cluster.proto): partitions added, partitions removed
+ *  1  bytes   a GroupChange protobuf (cluster.proto): partitions added, removed, imported, activated, sealed
+ * </pre>
+ *
+ * <h2>Entry of copied batches (type 3)</h2>
+ * Batches of a partition moving into the group, as the group it leaves stores them (offsets, ReceiveTimes and CRCs
+ * kept), for a partition the group imports ({@code PartitionMove}).
+ * <pre>
+ *  0  int8    type = 3
+ *  1  int64   topic id, most significant half
+ *  9  int64   topic id, least significant half
+ * 17  int32   partition
+ * 21  int64   log start offset of the copied log when read: a copy whose log ends below it starts again there
+ * 29  bytes   batches (RecordBatchFormat), back to back, in offset order; none to only create or restart the copy
  * </pre>
  *
  * <h2>Reply (to an entry of batches)</h2>
@@ -68,13 +80,19 @@ import java.util.UUID;
  *       appended:  int8 0, int64 base offset, int64 last offset, int64 ReceiveTime
  *       refused:   int8 1, int32 ErrorCode number, int32 M, M bytes UTF-8 message
  * </pre>
- * The reply to a partition change is empty.
+ * The reply to a partition change is a GroupChangeReply protobuf (cluster.proto). The reply to copied batches:
+ * <pre>
+ *  0  int64   the partition's log end offset afterwards (-1 when the group does not host it)
+ *  8  int32   0, or the ErrorCode number the copy was refused with
+ * 12  int32   M, then M bytes UTF-8 message (M = 0 when taken)
+ * </pre>
  *
  * <p>Stateless.
  */
 public final class GroupEntryFormat {
     public static final byte BATCHES = 1;
     public static final byte CHANGE = 2;
+    public static final byte COPY = 3;
     static final int TYPE_OFFSET = 0;
     static final int COUNT_OFFSET = TYPE_OFFSET + 1;
     static final int SLOTS_OFFSET = COUNT_OFFSET + 4;
@@ -94,6 +112,11 @@ public final class GroupEntryFormat {
     private static final byte APPENDED = 0;
     private static final byte REFUSED = 1;
     private static final int APPENDED_BYTES = 1 + 3 * 8;
+    static final int COPY_TOPIC_ID_MSB_OFFSET = TYPE_OFFSET + 1;
+    static final int COPY_TOPIC_ID_LSB_OFFSET = COPY_TOPIC_ID_MSB_OFFSET + 8;
+    static final int COPY_PARTITION_OFFSET = COPY_TOPIC_ID_LSB_OFFSET + 8;
+    static final int COPY_LOG_START_OFFSET = COPY_PARTITION_OFFSET + 4;
+    static final int COPY_BATCHES_OFFSET = COPY_LOG_START_OFFSET + 8;
 
     private GroupEntryFormat() {
     }
@@ -176,7 +199,58 @@ public final class GroupEntryFormat {
                 change.toByteArray()));
     }
 
-    /** The type of an entry or request: {@link #BATCHES} or {@link #CHANGE}. */
+    /** The largest batches an entry of copied batches of at most {@code maxEntryBytes} carries. */
+    public static int largestCopyBytes(int maxEntryBytes) {
+        return maxEntryBytes - COPY_BATCHES_OFFSET;
+    }
+
+    /** A request (and entry) of copied batches: its header joined to the batches, not copied. */
+    public static ByteString copy(PartitionKey partition, long logStartOffset, ByteBuffer batches) {
+        ByteBuffer header = ByteBuffer.allocate(COPY_BATCHES_OFFSET).put(TYPE_OFFSET, COPY)
+                .putLong(COPY_TOPIC_ID_MSB_OFFSET, partition.topicId().getMostSignificantBits())
+                .putLong(COPY_TOPIC_ID_LSB_OFFSET, partition.topicId().getLeastSignificantBits())
+                .putInt(COPY_PARTITION_OFFSET, partition.partition())
+                .putLong(COPY_LOG_START_OFFSET, logStartOffset);
+        return UnsafeByteOperations.unsafeWrap(header.array()).concat(UnsafeByteOperations.unsafeWrap(
+                batches.duplicate()));
+    }
+
+    /** An entry of copied batches, read where it lies: {@code batches} is a read-only slice of it. */
+    record Copy(PartitionKey partition, long logStartOffset, ByteBuffer batches) {
+    }
+
+    static Copy readCopy(ByteBuffer entry) {
+        int at = entry.position();
+        return new Copy(new PartitionKey(new UUID(entry.getLong(at + COPY_TOPIC_ID_MSB_OFFSET),
+                entry.getLong(at + COPY_TOPIC_ID_LSB_OFFSET)), entry.getInt(at + COPY_PARTITION_OFFSET)),
+                entry.getLong(at + COPY_LOG_START_OFFSET),
+                entry.slice(at + COPY_BATCHES_OFFSET, entry.remaining() - COPY_BATCHES_OFFSET).asReadOnlyBuffer());
+    }
+
+    /** What the group did with copied batches: the partition's log end afterwards, and why it refused them if so. */
+    public record CopyOutcome(long logEndOffset, TidemarkException refused) {
+    }
+
+    static byte[] copyReply(long logEndOffset, TidemarkException refused) {
+        byte[] text = refused == null ? new byte[0] : refused.getMessage().getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(16 + text.length).putLong(logEndOffset)
+                .putInt(refused == null ? 0 : refused.code().getNumber()).putInt(text.length).put(text).array();
+    }
+
+    public static CopyOutcome readCopyReply(ByteBuffer reply) {
+        int at = reply.position();
+        int code = reply.getInt(at + 8);
+        if (code == 0) {
+            return new CopyOutcome(reply.getLong(at), null);
+        }
+        byte[] message = new byte[reply.getInt(at + 12)];
+        reply.get(at + 16, message);
+        ErrorCode errorCode = ErrorCode.forNumber(code);
+        return new CopyOutcome(reply.getLong(at), new TidemarkException(errorCode == null ? ErrorCode.INTERNAL_ERROR
+                : errorCode, new String(message, StandardCharsets.UTF_8)));
+    }
+
+    /** The type of an entry or request: {@link #BATCHES}, {@link #CHANGE} or {@link #COPY}. */
     static byte type(ByteString entry) {
         return entry.byteAt(TYPE_OFFSET);
     }

@@ -6,10 +6,14 @@ import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.PartitionEnd;
 import io.tidemark.proto.v1.PartitionSnapshot;
+import io.tidemark.proto.v1.PartitionState;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GroupSnapshotFile;
@@ -69,7 +73,11 @@ import java.util.stream.Stream;
  * many partitions the entry's batches go to.
  * <ul>
  *   <li>Which partitions it hosts is decided in its own log, by partition change entries (added empty, removed and
- *       deleted), so every replica applies every batch against the same set, also when replaying.</li>
+ *       deleted), so every replica applies every batch against the same set, also when replaying. A partition that
+ *       moves between groups ({@code PartitionMove}) is imported by the group it joins (added empty and importing,
+ *       it takes only batches copied from the other group, as they are, until it is activated with the log end
+ *       offset the copy must reach) and sealed in the group it leaves (its batches are refused from then on, so its
+ *       log ends where the copy ends).</li>
  *   <li>The leader stamps each batch's slot in {@link #preAppendTransaction}, which Ratis calls on the leader only,
  *       in log order: ReceiveTime {@code max(clock, last stamped for the partition, last in its log)}, so ReceiveTime
  *       never decreases in a partition across leaders whose clocks disagree, and the verdict on its SendTimes against
@@ -116,6 +124,7 @@ public final class GroupStateMachine extends BaseStateMachine {
     private volatile Path smDir;
     private volatile boolean running;
     private volatile GroupSnapshot latestSnapshot;
+    private volatile long metadataIndex;
     private volatile boolean closed;
 
     /**
@@ -172,10 +181,12 @@ public final class GroupStateMachine extends BaseStateMachine {
                         + "so that it copies the leader's logs when it joins again");
             }
             log.truncateTo(partition.getLogEndOffset());
-            hosted.put(PartitionKey.of(partition.getPartition()), new HostedPartition(partition.getPartition(), log));
+            hosted.put(PartitionKey.of(partition.getPartition()), new HostedPartition(partition.getPartition(), log,
+                    partition.getState()));
         }
         deleteOthers(partitionsDir, kept);
         latestSnapshot = info == null ? null : snapshot;
+        metadataIndex = snapshot.getMetadataIndex();
         if (info != null) {
             setLastAppliedTermIndex(info.getTermIndex());
         }
@@ -222,6 +233,14 @@ public final class GroupStateMachine extends BaseStateMachine {
                     + " on this broker is starting or reloading its partition logs");
         }
         return Optional.ofNullable(hosted.get(key));
+    }
+
+    /**
+     * The largest metadata index of the partition changes this replica applied: a broker changes the group only from
+     * a view of the metadata at least this new.
+     */
+    public long metadataIndex() {
+        return metadataIndex;
     }
 
     /** The partitions this replica hosts now. */
@@ -310,7 +329,10 @@ public final class GroupStateMachine extends BaseStateMachine {
             switch (GroupEntryFormat.type(data)) {
                 case GroupEntryFormat.BATCHES -> reply = UnsafeByteOperations.unsafeWrap(applyBatches(data,
                         trx.getStateMachineContext() instanceof StampedEntry stamped ? stamped : null));
-                case GroupEntryFormat.CHANGE -> applyChange(GroupEntryFormat.readChange(data));
+                case GroupEntryFormat.CHANGE -> reply = UnsafeByteOperations.unsafeWrap(applyChange(
+                        GroupEntryFormat.readChange(data)).toByteArray());
+                case GroupEntryFormat.COPY -> reply = UnsafeByteOperations.unsafeWrap(applyCopy(
+                        data.asReadOnlyByteBuffer()));
                 default -> throw new IllegalStateException(getId() + ": entry " + entry.getIndex() + " has type "
                         + GroupEntryFormat.type(data) + ", which this broker does not know");
             }
@@ -344,6 +366,11 @@ public final class GroupStateMachine extends BaseStateMachine {
             } else if (partition == null) {
                 reply.refused(ErrorCode.UNKNOWN_PARTITION, "Raft group " + getGroupId() + " does not host "
                         + slot.partition() + " (it was removed, or is not added yet); the batch was not appended");
+            } else if (partition.state() != PartitionState.PARTITION_LIVE) {
+                String where = partition.state() == PartitionState.PARTITION_SEALED ? "to other replicas"
+                        : "into Raft group " + getGroupId();
+                reply.refused(ErrorCode.NOT_AVAILABLE, partition.name() + " is moving " + where + "; the batch was "
+                        + "not appended: retry, it goes to the partition's new replicas once the move completes");
             } else {
                 try {
                     long receiveTimeMs = Math.max(slot.receiveTimeMs(), partition.log().lastReceiveTimeMs().orElse(0));
@@ -363,9 +390,14 @@ public final class GroupStateMachine extends BaseStateMachine {
         return ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
     }
 
-    /** Adds empty partitions and removes (closes and deletes) others; what is already so is left as it is. */
-    private void applyChange(GroupChange change) {
+    /**
+     * Adds empty partitions (live, or importing), removes (closes and deletes) others, activates imported partitions
+     * whose copy is whole and seals partitions that move out; what is already so is left as it is.
+     */
+    private GroupChangeReply applyChange(GroupChange change) {
         Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
+        GroupChangeReply.Builder reply = GroupChangeReply.newBuilder();
+        metadataIndex = Math.max(metadataIndex, change.getMetadataIndex());
         try {
             for (GroupPartition partition : change.getRemoveList()) {
                 HostedPartition removed = hosted.remove(PartitionKey.of(partition));
@@ -377,18 +409,109 @@ public final class GroupStateMachine extends BaseStateMachine {
                 }
             }
             for (GroupPartition partition : change.getAddList()) {
-                PartitionKey key = PartitionKey.of(partition);
-                if (!hosted.containsKey(key)) {
-                    PartitionLog log = PartitionLog.recreate(partitionsDir.resolve(PartitionDirectories.name(partition)),
-                            configs.apply(partition.getOverridesMap()), 0, clock.millis());
-                    hosted.put(key, new HostedPartition(partition, log));
-                    LOG.info("{}: added {}", getId(), hosted.get(key));
-                }
+                addEmpty(partitionsDir, partition, PartitionState.PARTITION_LIVE);
+            }
+            for (GroupPartition partition : change.getImportList()) {
+                addEmpty(partitionsDir, partition, PartitionState.PARTITION_IMPORTING);
             }
             DurableFiles.syncDirectory(partitionsDir);
         } catch (IOException e) {
             throw new IllegalStateException(getId() + ": applying a partition change failed: " + e.getMessage(), e);
         }
+        for (PartitionEnd imported : change.getActivateList()) {
+            HostedPartition partition = hosted.get(PartitionKey.of(imported.getPartition()));
+            if (partition != null && partition.state() == PartitionState.PARTITION_IMPORTING
+                    && partition.log().logEndOffset() == imported.getLogEndOffset()) {
+                partition.state(PartitionState.PARTITION_LIVE);
+                LOG.info("{}: {} moved in, its log ends at offset {}", getId(), partition,
+                        imported.getLogEndOffset());
+            }
+        }
+        for (GroupPartition sealed : change.getSealList()) {
+            HostedPartition partition = hosted.get(PartitionKey.of(sealed));
+            if (partition != null && partition.state() != PartitionState.PARTITION_IMPORTING) {
+                if (partition.state() == PartitionState.PARTITION_LIVE) {
+                    partition.state(PartitionState.PARTITION_SEALED);
+                    LOG.info("{}: sealed {} at offset {} to move it out", getId(), partition,
+                            partition.log().logEndOffset());
+                }
+                reply.addSealed(PartitionEnd.newBuilder().setPartition(partition.partition())
+                        .setLogEndOffset(partition.log().logEndOffset()));
+            }
+        }
+        return reply.build();
+    }
+
+    private void addEmpty(Path partitionsDir, GroupPartition partition, PartitionState state) throws IOException {
+        PartitionKey key = PartitionKey.of(partition);
+        if (!hosted.containsKey(key)) {
+            PartitionLog log = PartitionLog.recreate(partitionsDir.resolve(PartitionDirectories.name(partition)),
+                    configs.apply(partition.getOverridesMap()), 0, clock.millis());
+            hosted.put(key, new HostedPartition(partition, log, state));
+            LOG.info("{}: added {}", getId(), hosted.get(key));
+        }
+    }
+
+    /**
+     * Appends batches copied from the group a partition leaves, as they are (offsets, ReceiveTimes and CRCs kept):
+     * only to a partition that is importing. Batches the log holds already (a copy submitted again) are skipped; when
+     * the copied log's start is past this log's end (retention removed what the copy had not reached), the copy
+     * starts again there, empty.
+     */
+    private byte[] applyCopy(ByteBuffer entry) {
+        GroupEntryFormat.Copy copy = GroupEntryFormat.readCopy(entry);
+        HostedPartition partition = hosted.get(copy.partition());
+        if (partition == null) {
+            return GroupEntryFormat.copyReply(-1, new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "Raft group "
+                    + getGroupId() + " does not host " + copy.partition() + "; the copied batches were not taken"));
+        }
+        if (partition.state() != PartitionState.PARTITION_IMPORTING) {
+            return GroupEntryFormat.copyReply(partition.log().logEndOffset(), new TidemarkException(
+                    ErrorCode.INVALID_REQUEST, partition + " is not moving in: it takes no copied batches"));
+        }
+        try {
+            if (copy.logStartOffset() > partition.log().logEndOffset()) {
+                partition = restartCopy(partition, copy.logStartOffset());
+            }
+            PartitionLog log = partition.log();
+            ByteBuffer batches = copy.batches();
+            int at = batches.position();
+            while (at < batches.limit()) {
+                int size = batches.limit() - at < RecordBatchFormat.HEADER_SIZE_BYTES ? -1
+                        : RecordBatchFormat.totalSize(batches, at);
+                if (size < RecordBatchFormat.HEADER_SIZE_BYTES || at + size > batches.limit()) {
+                    throw new TidemarkException(ErrorCode.CORRUPT_BATCH, "the copied batches of " + partition
+                            + " do not split into whole batches at byte " + at);
+                }
+                ByteBuffer batch = batches.slice(at, size);
+                if (RecordBatchFormat.lastOffset(batch, 0) >= log.logEndOffset()) {
+                    log.appendStamped(batch);
+                }
+                at += size;
+            }
+        } catch (TidemarkException e) {
+            return GroupEntryFormat.copyReply(partition.log().logEndOffset(), e);
+        } catch (IOException e) {
+            throw new IllegalStateException(getId() + ": restarting the copy of " + partition + " failed: "
+                    + e.getMessage(), e);
+        }
+        partition.signal();
+        return GroupEntryFormat.copyReply(partition.log().logEndOffset(), null);
+    }
+
+    /** An importing partition whose copy starts again, empty, at {@code logStartOffset}. */
+    private HostedPartition restartCopy(HostedPartition partition, long logStartOffset) throws IOException {
+        long copiedEnd = partition.log().logEndOffset();
+        partition.log().close();
+        partition.signal();
+        PartitionLog log = PartitionLog.recreate(smDir.resolve(PartitionDirectories.PARTITIONS)
+                        .resolve(PartitionDirectories.name(partition.partition())),
+                configs.apply(partition.partition().getOverridesMap()), logStartOffset, clock.millis());
+        HostedPartition restarted = new HostedPartition(partition.partition(), log, PartitionState.PARTITION_IMPORTING);
+        hosted.put(restarted.key(), restarted);
+        LOG.info("{}: the copy of {} starts again at offset {}: the log it copies no longer holds offset {}", getId(),
+                restarted, logStartOffset, copiedEnd);
+        return restarted;
     }
 
     /**
@@ -434,14 +557,14 @@ public final class GroupStateMachine extends BaseStateMachine {
         }
         long nowMs = clock.millis();
         GroupSnapshot.Builder snapshot = GroupSnapshot.newBuilder().setTerm(applied.getTerm())
-                .setIndex(applied.getIndex());
+                .setIndex(applied.getIndex()).setMetadataIndex(metadataIndex);
         List<HostedPartition> partitions = new ArrayList<>(hosted.values());
         partitions.sort(Comparator.comparing(p -> PartitionDirectories.name(p.partition())));
         for (HostedPartition partition : partitions) {
             partition.log().flush(nowMs);
             snapshot.addPartitions(PartitionSnapshot.newBuilder().setPartition(partition.partition())
                     .setLogStartOffset(partition.log().logStartOffset())
-                    .setLogEndOffset(partition.log().logEndOffset()));
+                    .setLogEndOffset(partition.log().logEndOffset()).setState(partition.state()));
         }
         recordSnapshot(snapshot.build());
         return applied.getIndex();

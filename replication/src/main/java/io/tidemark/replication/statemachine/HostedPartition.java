@@ -3,27 +3,31 @@ package io.tidemark.replication.statemachine;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.v1.GroupPartition;
+import io.tidemark.proto.v1.PartitionState;
 
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A partition a group hosts on this replica: how the group's log names it, and its log. Long-polling fetches wait on
- * {@link #nextAppend}.
+ * A partition a group hosts on this replica: how the group's log names it, its log, and where it stands
+ * ({@link PartitionState}: live, moving in, moving out). Long-polling fetches wait on {@link #nextAppend}.
  *
- * <p>Thread-safe: the state machine appends on its updater thread; readers read the log from any thread.
+ * <p>Thread-safe: the state machine appends and changes the state on its updater thread; readers read the log and
+ * the state from any thread.
  */
 public final class HostedPartition {
     private final PartitionKey key;
     private final GroupPartition partition;
     private final TopicPartition name;
     private final PartitionLog log;
+    private volatile PartitionState state;
     private volatile CompletableFuture<Void> nextAppend = new CompletableFuture<>();
 
-    HostedPartition(GroupPartition partition, PartitionLog log) {
+    HostedPartition(GroupPartition partition, PartitionLog log, PartitionState state) {
         this.key = PartitionKey.of(partition);
         this.partition = partition;
         this.name = new TopicPartition(partition.getTopic(), partition.getPartition());
         this.log = log;
+        this.state = state;
     }
 
     public PartitionKey key() {
@@ -43,6 +47,14 @@ public final class HostedPartition {
         return log;
     }
 
+    public PartitionState state() {
+        return state;
+    }
+
+    void state(PartitionState state) {
+        this.state = state;
+    }
+
     /** Completes when the next batch is appended to this partition, or when the replica stops hosting it. */
     public CompletableFuture<Void> nextAppend() {
         return nextAppend;
@@ -57,6 +69,6 @@ public final class HostedPartition {
 
     @Override
     public String toString() {
-        return name + " (" + key + ")";
+        return name + " (" + key + (state == PartitionState.PARTITION_LIVE ? "" : ", " + state) + ")";
     }
 }

@@ -7,6 +7,7 @@ import io.tidemark.proto.v1.ErrorDetail;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
 import io.tidemark.proto.v1.PartitionAssignment;
+import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.TopicAssignment;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -16,8 +17,12 @@ import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -36,7 +41,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * name-based UUID of the topic's name and the entry's log index: the same on every member and at every replay, and
  * different for a topic of the same name created again later. An alter keeps the id the topic has.
  *
- * <p>Threading: applied on Ratis' updater thread; {@link #topics()} may be read from any thread.
+ * <p>Partition groups: applying a command that places partitions (create, the begin of a reassignment) puts each
+ * into a partition group of its replica list ({@link PartitionGroupRegistry}) and records it in the partition's
+ * assignment ({@code group_id}, {@code target_group_id}); within a topic, the partitions of one replica list take
+ * the list's {@code groups_per_replica_set} slots in turn, and a moving partition takes the slot of its number.
+ * Applying a command that unplaces partitions (delete, the completion of a reassignment) forgets the groups no
+ * partition names any more. An alter changes only a topic's overrides, whatever else the command carries (the
+ * submitter read the assignment a moment earlier).
+ *
+ * <p>Threading: applied on Ratis' updater thread; {@link #topics()} and {@link #groups()} may be read from any
+ * thread.
  */
 public final class MetadataStateMachine extends BaseStateMachine {
     /** Told of every applied change, on the applying thread: keep it short. */
@@ -52,6 +66,7 @@ public final class MetadataStateMachine extends BaseStateMachine {
     }
 
     private final Map<String, TopicAssignment> topics = new ConcurrentHashMap<>();
+    private final PartitionGroupRegistry groups = new PartitionGroupRegistry();
     private final Listener listener;
 
     public MetadataStateMachine(Listener listener) {
@@ -61,6 +76,19 @@ public final class MetadataStateMachine extends BaseStateMachine {
     /** The topics, sorted by name. */
     public List<TopicAssignment> topics() {
         return List.copyOf(new TreeMap<>(topics).values());
+    }
+
+    public Optional<TopicAssignment> topic(String name) {
+        return Optional.ofNullable(topics.get(name));
+    }
+
+    /** The partition groups, by replica list and slot. */
+    public List<PartitionGroupRecord> groups() {
+        return groups.all();
+    }
+
+    public Optional<PartitionGroupRecord> group(UUID id) {
+        return groups.group(id);
     }
 
     /** The id a create without one, applied at log index {@code index}, gives topic {@code name}. */
@@ -94,7 +122,8 @@ public final class MetadataStateMachine extends BaseStateMachine {
                 if (current == null) {
                     return unknown(command.getAlterTopic().getName());
                 }
-                TopicAssignment topic = command.getAlterTopic().toBuilder().setTopicId(current.getTopicId()).build();
+                TopicAssignment topic = current.toBuilder().clearOverrides()
+                        .putAllOverrides(command.getAlterTopic().getOverridesMap()).build();
                 topics.put(topic.getName(), topic);
                 listener.topicAltered(topic);
             }
@@ -103,10 +132,11 @@ public final class MetadataStateMachine extends BaseStateMachine {
                 if (removed == null) {
                     return unknown(command.getDeleteTopic());
                 }
+                forgetUnusedGroups();
                 listener.topicDeleted(removed);
             }
             case BEGIN_REASSIGNMENT -> {
-                return beginReassignment(command.getBeginReassignment());
+                return beginReassignment(command.getBeginReassignment(), index);
             }
             case COMPLETE_REASSIGNMENT -> {
                 return completeReassignment(command.getCompleteReassignment());
@@ -124,15 +154,46 @@ public final class MetadataStateMachine extends BaseStateMachine {
             return error(ErrorCode.INVALID_REQUEST, "create of topic '" + command.getName() + "': "
                     + TopicIds.LENGTH + " bytes of topic id expected, not " + command.getTopicId().size());
         }
-        if (topics.putIfAbsent(topic.getName(), topic) != null) {
+        if (topics.containsKey(topic.getName())) {
             return error(ErrorCode.TOPIC_EXISTS, "topic '" + topic.getName() + "' already exists");
         }
+        topic = placeInGroups(topic, new PartitionGroupRegistry.NewIds(index));
+        topics.put(topic.getName(), topic);
         listener.topicCreated(topic);
         return MetadataReply.getDefaultInstance();
     }
 
+    /** Puts each partition into a group of its replica list: the partitions of one list take its slots in turn. */
+    private TopicAssignment placeInGroups(TopicAssignment topic, PartitionGroupRegistry.NewIds ids) {
+        int slots = Math.max(1, topic.getGroupsPerReplicaSet());
+        Map<List<Integer>, Integer> placed = new HashMap<>();
+        TopicAssignment.Builder placedTopic = topic.toBuilder();
+        for (int i = 0; i < topic.getPartitionsCount(); i++) {
+            PartitionAssignment partition = topic.getPartitions(i);
+            int slot = placed.merge(partition.getReplicaNodeIdsList(), 1, Integer::sum) - 1;
+            UUID group = groups.groupFor(partition.getReplicaNodeIdsList(), slot % slots, ids);
+            placedTopic.setPartitions(i, partition.toBuilder().setGroupId(TopicIds.toBytes(group))
+                    .clearTargetGroupId());
+        }
+        return placedTopic.build();
+    }
+
+    /** Forgets the groups that no partition, and no reassignment's target, names any more. */
+    private void forgetUnusedGroups() {
+        Set<UUID> named = new HashSet<>();
+        for (TopicAssignment topic : topics.values()) {
+            for (PartitionAssignment partition : topic.getPartitionsList()) {
+                named.add(TopicIds.fromBytes(partition.getGroupId()));
+                if (!partition.getTargetGroupId().isEmpty()) {
+                    named.add(TopicIds.fromBytes(partition.getTargetGroupId()));
+                }
+            }
+        }
+        groups.retainOnly(named);
+    }
+
     /** Records the target; the same target again changes nothing, another one is refused while one is pending. */
-    private MetadataReply beginReassignment(PartitionReassignment reassignment) {
+    private MetadataReply beginReassignment(PartitionReassignment reassignment, long index) {
         TopicAssignment topic = topics.get(reassignment.getTopic());
         MetadataReply unknown = unknown(topic, reassignment);
         if (unknown != null) {
@@ -149,7 +210,10 @@ public final class MetadataStateMachine extends BaseStateMachine {
         if (pending.equals(target)) {
             return MetadataReply.getDefaultInstance();
         }
-        reassigned(topic, before, before.toBuilder().addAllTargetReplicaNodeIds(target).build());
+        UUID targetGroup = groups.groupFor(target, reassignment.getPartition()
+                % Math.max(1, reassignment.getGroupsPerReplicaSet()), new PartitionGroupRegistry.NewIds(index));
+        reassigned(topic, before, before.toBuilder().addAllTargetReplicaNodeIds(target)
+                .setTargetGroupId(TopicIds.toBytes(targetGroup)).build());
         return MetadataReply.getDefaultInstance();
     }
 
@@ -171,7 +235,8 @@ public final class MetadataStateMachine extends BaseStateMachine {
                     + before.getTargetReplicaNodeIdsList() + ")");
         }
         reassigned(topic, before, before.toBuilder().clearReplicaNodeIds().addAllReplicaNodeIds(target)
-                .clearTargetReplicaNodeIds().build());
+                .clearTargetReplicaNodeIds().setGroupId(before.getTargetGroupId()).clearTargetGroupId().build());
+        forgetUnusedGroups();
         return MetadataReply.getDefaultInstance();
     }
 

@@ -2,8 +2,6 @@ package io.tidemark.replication.cluster;
 
 import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.BrokerConfig;
-import io.tidemark.core.partition.TopicPartition;
-import io.tidemark.core.server.Leadership;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.PreferredLeaderBalancer.Leading;
@@ -18,33 +16,33 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The balancer's passes over a scripted broker: node 1, 5 s interval, a clock the test sets. */
 class PreferredLeaderBalancerTest {
-    private static final TopicPartition P0 = new TopicPartition("t", 0);
-    private static final TopicPartition P1 = new TopicPartition("t", 1);
+    private static final UUID G0 = new UUID(0, 0);
+    private static final UUID G1 = new UUID(0, 1);
 
     private final AtomicLong nowMs = new AtomicLong();
     private final InstantSource clock = () -> Instant.ofEpochMilli(nowMs.get());
     private final MetricRegistry registry = new MetricRegistry();
     private final List<Leading> leading = new ArrayList<>();
     private final List<String> moves = new ArrayList<>();
-    private final Set<TopicPartition> refusing = new HashSet<>();
-    private final Leadership leadership = (partition, toNodeId, timeoutMs) -> {
-        moves.add(partition + "->" + toNodeId + " at " + nowMs.get());
-        if (refusing.contains(partition)) {
+    private final Set<UUID> refusing = new HashSet<>();
+    private final PreferredLeaderBalancer.GroupLeadership leadership = (group, toNodeId, timeoutMs) -> {
+        moves.add((group.equals(G0) ? "g0" : "g1") + "->" + toNodeId + " at " + nowMs.get());
+        if (refusing.contains(group)) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "refused");
         }
-        return toNodeId;
     };
     private PreferredLeaderBalancer balancer;
 
     private PreferredLeaderBalancer balancer(boolean enabled, int maxTransfers) {
         balancer = new PreferredLeaderBalancer(1, new BrokerConfig.LeaderBalance(enabled, 5000, maxTransfers), 2000,
-                () -> List.copyOf(leading), leadership, clock, registry);
+                () -> List.copyOf(leading), (from, to) -> true, leadership, clock, registry);
         return balancer;
     }
 
@@ -53,9 +51,9 @@ class PreferredLeaderBalancerTest {
         balancer.close();
     }
 
-    /** Node 1 leads the partition in {@code term}; its preferred replica is up and caught up. */
-    private static Leading caughtUp(TopicPartition partition, int preferred, long term) {
-        return new Leading(partition, preferred, new LeaderView(term, 50,
+    /** Node 1 leads the group in {@code term}; its preferred replica is up and caught up. */
+    private static Leading caughtUp(UUID group, int preferred, long term) {
+        return new Leading(group, List.of(preferred, 1), new LeaderView(term, 50,
                 Map.of(preferred, new LeaderView.Follower(50, 100))));
     }
 
@@ -69,19 +67,19 @@ class PreferredLeaderBalancerTest {
     }
 
     private Object ledAway() {
-        return registry.getGauges().get("leader-balance.partitions-led-away").getValue();
+        return registry.getGauges().get("leader-balance.groups-led-away").getValue();
     }
 
     @Test
-    void movesAPartitionBackOnceLedForAnInterval() {
+    void movesAGroupBackOnceLedForAnInterval() {
         balancer(true, 2);
-        leading.add(caughtUp(P0, 2, 3));
+        leading.add(caughtUp(G0, 2, 3));
         passAt(1000);
         passAt(5999);
         assertEquals(List.of(), moves, "led for 4.999 s since the first pass saw it");
         assertEquals(1, ledAway());
         passAt(6000);
-        assertEquals(List.of("t-0->2 at 6000"), moves);
+        assertEquals(List.of("g0->2 at 6000"), moves);
         assertEquals(1, transfers());
         leading.clear();
         passAt(11_000);
@@ -92,41 +90,41 @@ class PreferredLeaderBalancerTest {
     @Test
     void aNewTermStartsTheWaitAgain() {
         balancer(true, 2);
-        leading.add(caughtUp(P0, 2, 3));
+        leading.add(caughtUp(G0, 2, 3));
         passAt(0);
-        leading.set(0, caughtUp(P0, 2, 4));
+        leading.set(0, caughtUp(G0, 2, 4));
         passAt(5000);
         assertEquals(List.of(), moves, "re-elected in term 4 at most 0 s ago as far as this broker saw");
         passAt(10_000);
-        assertEquals(List.of("t-0->2 at 10000"), moves);
+        assertEquals(List.of("g0->2 at 10000"), moves);
     }
 
     @Test
     void aFailedTransferCountsAgainstTheLimitAndWaitsBehindTheOthers() {
         balancer(true, 1);
-        leading.add(caughtUp(P0, 2, 3));
-        leading.add(caughtUp(P1, 3, 3));
-        refusing.add(P0);
+        leading.add(caughtUp(G0, 2, 3));
+        leading.add(caughtUp(G1, 3, 3));
+        refusing.add(G0);
         passAt(0);
         passAt(5000);
         passAt(9999);
-        assertEquals(List.of("t-0->2 at 5000"), moves, "one per 5 s window, and the failure used it");
+        assertEquals(List.of("g0->2 at 5000"), moves, "one per 5 s window, and the failure used it");
         assertEquals(0, transfers());
         passAt(10_000);
-        assertEquals(List.of("t-0->2 at 5000", "t-1->3 at 10000"), moves, "t-0 waits again from its failure");
+        assertEquals(List.of("g0->2 at 5000", "g1->3 at 10000"), moves, "g0 waits again from its failure");
         assertEquals(1, transfers());
         refusing.clear();
         leading.remove(1);
         passAt(15_000);
-        assertEquals(List.of("t-0->2 at 5000", "t-1->3 at 10000", "t-0->2 at 15000"), moves);
+        assertEquals(List.of("g0->2 at 5000", "g1->3 at 10000", "g0->2 at 15000"), moves);
         assertEquals(2, transfers());
     }
 
     @Test
     void disabledOnlyCounts() {
         balancer(false, 2);
-        leading.add(caughtUp(P0, 2, 3));
-        leading.add(caughtUp(P1, 1, 3));
+        leading.add(caughtUp(G0, 2, 3));
+        leading.add(caughtUp(G1, 1, 3));
         passAt(0);
         passAt(60_000);
         assertEquals(List.of(), moves);

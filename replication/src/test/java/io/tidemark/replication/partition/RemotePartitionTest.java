@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -18,15 +19,17 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class RemotePartitionTest {
     private static final ClusterMembers MEMBERS = ClusterMembers.parse(
             "1=127.0.0.1:9400:9500,2=127.0.0.1:9410:9510,3=127.0.0.1:9420:9520,4=127.0.0.1:9430:9530");
+    private static final UUID GROUP = new UUID(9, 1);
 
     @Test
     void reportsTheLeaderTheReplicasToldAndNoLeaderWhenNoneDid() {
         AtomicInteger leader = new AtomicInteger(3);
         RemotePartition partition = new RemotePartition(new TopicPartition("t", 0), MEMBERS, List.of(2, 3, 4),
-                p -> leader.get());
+                GROUP, group -> group.equals(GROUP) ? leader.get() : TidemarkException.NO_LEADER);
 
         assertEquals(3, partition.status().leaderNodeId(), "not the preferred replica 2");
         assertEquals(List.of(2, 3, 4), partition.status().replicaNodeIds());
+        assertEquals(GROUP.toString(), partition.status().groupId());
         TidemarkException redirect = assertThrows(TidemarkException.class, () -> partition.read(0, 100));
         assertEquals(ErrorCode.NOT_LEADER, redirect.code());
         assertEquals(3, redirect.leaderNodeId());

@@ -1,8 +1,8 @@
 package io.tidemark.replication.snapshot;
 
+import com.google.protobuf.ByteString;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.PartitionLog;
-import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
@@ -10,6 +10,7 @@ import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.GroupSnapshot;
 import io.tidemark.proto.v1.PartitionSnapshot;
+import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -67,13 +68,17 @@ class CatchUpTest {
         }
 
         @Override
-        public ByteBuffer fetch(int nodeId, TopicPartition partition, UUID topicId, long offset, int maxBytes) {
-            assertEquals(ORDERS, topicId, "the reads are pinned to the topic's id");
-            fetches.add(nodeId + ":" + partition + "@" + offset);
+        public ReadPartitionResponse read(int nodeId, UUID groupId, GroupPartition partition, long offset,
+                                          int maxBytes) {
+            assertEquals(GROUP, groupId, "the reads name the group whose snapshot is copied");
+            assertEquals(ORDERS, TopicIds.fromBytes(partition.getTopicId()), "and the topic's id");
+            fetches.add(nodeId + ":" + partition.getTopic() + "-" + partition.getPartition() + "@" + offset);
             if (failFetchAfterFirst != null && fetches.size() > 1) {
                 throw failFetchAfterFirst;
             }
-            return (partition.partition() == 0 ? leaderLog : otherLog).read(offset, maxBytes).batches();
+            PartitionLog log = partition.getPartition() == 0 ? leaderLog : otherLog;
+            return ReadPartitionResponse.newBuilder().setBatches(ByteString.copyFrom(log.read(offset, maxBytes)
+                    .batches())).setLogStartOffset(log.logStartOffset()).setLogEndOffset(log.logEndOffset()).build();
         }
     };
 

@@ -1,6 +1,7 @@
 package io.tidemark.replication.statemachine;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.log.segment.LogSegment;
@@ -9,7 +10,10 @@ import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.proto.v1.GroupPartition;
+import io.tidemark.proto.v1.PartitionEnd;
+import io.tidemark.proto.v1.PartitionState;
 import io.tidemark.replication.snapshot.PartitionDirectories;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
@@ -43,6 +47,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -67,6 +72,7 @@ class GroupStateMachineTest {
     private final List<GroupStateMachine> opened = new ArrayList<>();
     private final Map<GroupStateMachine, RaftStorage> storages = new HashMap<>();
     private final List<LogEntryProto> entries = new ArrayList<>();
+    private final Map<GroupStateMachine, List<LogEntryProto>> entriesBy = new HashMap<>();
     private final AtomicLong leaderNowMs = new AtomicLong(BASE_MS);
     private long nextIndex = 1;
 
@@ -138,6 +144,7 @@ class GroupStateMachineTest {
         TransactionContext trx = leader.preAppendTransaction(leader.startTransaction(client));
         LogEntryProto entry = trx.initLogEntry(1, nextIndex++);
         entries.add(entry);
+        entriesBy.computeIfAbsent(leader, l -> new ArrayList<>()).add(entry);
         return leader.applyTransaction(trx).join().getContent().asReadOnlyByteBuffer();
     }
 
@@ -299,6 +306,94 @@ class GroupStateMachineTest {
         IOException refused = assertThrows(IOException.class, this::leader);
         assertTrue(refused.getMessage().contains("ends at offset 1, below 2 where its snapshot at index 3 ends: its "
                 + "files were truncated or lost"), refused.getMessage());
+    }
+
+    private static ByteString change(GroupChange.Builder change) {
+        return GroupEntryFormat.change(change.build());
+    }
+
+    /** The leader's batches of a partition from {@code offset}, back to back, as a replica of its group reads them. */
+    private static ByteBuffer batchesFrom(GroupStateMachine machine, PartitionKey key, long offset) {
+        return machine.partition(key).orElseThrow().log().read(offset, 1 << 20).batches();
+    }
+
+    @Test
+    void aPartitionMovesIntoAnotherGroupWithItsOffsetsAndReceiveTimes() throws IOException {
+        GroupStateMachine from = leader();
+        lead(from, add(partition(0, Map.of())));
+        for (int i = 0; i < 3; i++) {
+            leaderNowMs.set(BASE_MS + i);
+            lead(from, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "before-" + i))));
+        }
+        GroupStateMachine into = replica("into", Map.of(), fixed(BASE_MS - 60_000));
+        lead(into, change(GroupChange.newBuilder().addImport(partition(0, Map.of())).setMetadataIndex(7)));
+        assertEquals(PartitionState.PARTITION_IMPORTING, into.partition(T0).orElseThrow().state());
+        assertEquals(7, into.metadataIndex());
+
+        GroupEntryFormat.Outcome whileImporting = outcomes(lead(into, GroupEntryFormat.request(List.of(
+                batch(T0, BASE_MS, "produced too early")))), 1).get(0);
+        assertEquals(ErrorCode.NOT_AVAILABLE, whileImporting.refused().code());
+        GroupEntryFormat.CopyOutcome firstCopy = GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(T0,
+                0, batchesFrom(from, T0, 0).limit(RecordBatchFormat.totalSize(batchesFrom(from, T0, 0), 0)))));
+        assertEquals(new GroupEntryFormat.CopyOutcome(1, null), firstCopy);
+        assertEquals(3, GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(T0, 0,
+                batchesFrom(from, T0, 0)))).logEndOffset(), "a batch held already is skipped");
+
+        GroupChangeReply sealed = GroupChangeReply.parseFrom(lead(from, change(GroupChange.newBuilder()
+                .addSeal(partition(0, Map.of())))));
+        assertEquals(3, sealed.getSealed(0).getLogEndOffset());
+        GroupEntryFormat.Outcome whileSealed = outcomes(lead(from, GroupEntryFormat.request(List.of(
+                batch(T0, BASE_MS, "produced to the old group")))), 1).get(0);
+        assertEquals(ErrorCode.NOT_AVAILABLE, whileSealed.refused().code());
+        assertEquals("t-0 is moving to other replicas; the batch was not appended: retry, it goes to the "
+                + "partition's new replicas once the move completes", whileSealed.refused().getMessage());
+
+        lead(into, change(GroupChange.newBuilder().addActivate(PartitionEnd.newBuilder()
+                .setPartition(partition(0, Map.of())).setLogEndOffset(4))));
+        assertEquals(PartitionState.PARTITION_IMPORTING, into.partition(T0).orElseThrow().state(),
+                "its log does not end at 4: not activated");
+        lead(into, change(GroupChange.newBuilder().addActivate(PartitionEnd.newBuilder()
+                .setPartition(partition(0, Map.of())).setLogEndOffset(3))));
+        assertEquals(PartitionState.PARTITION_LIVE, into.partition(T0).orElseThrow().state());
+        GroupEntryFormat.Outcome after = outcomes(lead(into, GroupEntryFormat.request(List.of(
+                batch(T0, BASE_MS - 60_000, "after the move")))), 1).get(0);
+        assertEquals(new AppendResult(3, 3, BASE_MS + 2), after.appended(),
+                "the next offset, and ReceiveTime held at the copied last although this leader's clock is behind");
+        assertEquals(batches(from, T0), batches(into, T0).subList(0, 3), "the copy is byte for byte");
+
+        GroupStateMachine follower = replica("into-follower", Map.of(), fixed(BASE_MS));
+        follow(follower, entriesBy.get(into));
+        assertEquals(batches(into, T0), batches(follower, T0), "the new group's replicas hold the same bytes");
+
+        into.takeSnapshot();
+        from.takeSnapshot();
+        stop(into);
+        stop(from);
+        assertEquals(PartitionState.PARTITION_LIVE, replica("into", Map.of(), fixed(BASE_MS)).partition(T0)
+                .orElseThrow().state(), "the states survive a restart from the snapshot");
+        assertEquals(PartitionState.PARTITION_SEALED, leader().partition(T0).orElseThrow().state());
+    }
+
+    @Test
+    void aCopyWhoseSourceStartsPastItStartsAgainThereAndOnlyAnImportingPartitionTakesCopies() throws IOException {
+        GroupStateMachine into = leader();
+        lead(into, change(GroupChange.newBuilder().addImport(partition(0, Map.of())).addAdd(partition(1, Map.of()))));
+        ByteBuffer copied = new RecordBatchBuilder().append(BASE_MS, null, "at 0".getBytes()).build();
+        RecordBatchFormat.stamp(new CRC32C(), copied, 0, 0, BASE_MS);
+        assertEquals(1, GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(T0, 0, copied)))
+                .logEndOffset());
+        ByteBuffer later = new RecordBatchBuilder().append(BASE_MS, null, "at 40".getBytes()).build();
+        RecordBatchFormat.stamp(new CRC32C(), later, 0, 40, BASE_MS + 1);
+        assertEquals(41, GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(T0, 40, later)))
+                .logEndOffset(), "retention at the source removed 1 to 39: the copy starts again at 40");
+        assertEquals(40, into.partition(T0).orElseThrow().log().logStartOffset());
+
+        GroupEntryFormat.CopyOutcome live = GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(T1, 0,
+                copied)));
+        assertEquals(ErrorCode.INVALID_REQUEST, live.refused().code());
+        assertEquals(0, live.logEndOffset());
+        assertEquals(-1, GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(new PartitionKey(TOPIC, 5),
+                0, copied))).logEndOffset(), "not hosted");
     }
 
     /** Where Ratis keeps a group's state machine files under its storage directory. */

@@ -6,6 +6,7 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
 import io.tidemark.proto.v1.PartitionAssignment;
+import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.TopicAssignment;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -161,8 +162,93 @@ class MetadataStateMachineTest {
         assertEquals(MetadataReply.getDefaultInstance(), apply(complete("orders", 0, 2, 3)), "completed again");
         assertEquals(List.of("orders-0 [1, 2][] -> [1, 2][2, 3]", "orders-0 [1, 2][2, 3] -> [2, 3][]"), changes,
                 "repeated commands change nothing");
-        assertEquals(PartitionAssignment.newBuilder().setPartition(0).addAllReplicaNodeIds(List.of(2, 3)).build(),
-                machine.topics().get(0).getPartitions(0));
+        assertEquals(PartitionAssignment.newBuilder().setPartition(0).addAllReplicaNodeIds(List.of(2, 3))
+                .setGroupId(TopicIds.toBytes(groupId(1, 0))).build(), machine.topics().get(0).getPartitions(0),
+                "the group the first begin (log index 1) created for [2, 3]");
+        assertEquals(List.of(List.of(2, 3)), machine.groups().stream()
+                .map(PartitionGroupRecord::getReplicaNodeIdsList).toList(), "[1, 2]'s group hosts nothing: gone");
+    }
+
+    /** The id of the {@code n}th group the entry at {@code index} created. */
+    private static UUID groupId(long index, int n) {
+        return UUID.nameUUIDFromBytes(("partition-group@" + index + "/" + n).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static MetadataCommand createOnThree(String topic, int partitions, int groupsPerReplicaSet) {
+        TopicAssignment.Builder create = TopicAssignment.newBuilder().setName(topic).setReplicationFactor(3)
+                .setTopicId(TopicIds.toBytes(UUID.nameUUIDFromBytes(topic.getBytes(StandardCharsets.UTF_8))))
+                .setGroupsPerReplicaSet(groupsPerReplicaSet);
+        for (int p = 0; p < partitions; p++) {
+            create.addPartitions(PartitionAssignment.newBuilder().setPartition(p)
+                    .addAllReplicaNodeIds(List.of(1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3)));
+        }
+        return MetadataCommand.newBuilder().setCreateTopic(create).build();
+    }
+
+    private List<UUID> groupsOf(String topic) {
+        return machine.topic(topic).orElseThrow().getPartitionsList().stream()
+                .map(p -> TopicIds.fromBytes(p.getGroupId())).toList();
+    }
+
+    @Test
+    void thePartitionsOfAReplicaListShareItsGroupsAndLaterTopicsJoinThem() throws InvalidProtocolBufferException {
+        UUID orders = groupId(0, 0);
+        assertEquals(List.of(orders), groupsOf("orders"), "the create at index 0 made [1, 2]'s group");
+        apply(createOnThree("events", 6, 1));
+        UUID first = groupId(1, 0);
+        UUID second = groupId(1, 1);
+        UUID third = groupId(1, 2);
+        assertEquals(List.of(first, second, third, first, second, third), groupsOf("events"),
+                "one group per replica list: [1, 2, 3], [2, 3, 1], [3, 1, 2]");
+        apply(createOnThree("audit", 3, 1));
+        assertEquals(List.of(first, second, third), groupsOf("audit"), "a later topic joins the groups");
+        assertEquals(List.of(PartitionGroupRecord.newBuilder().setGroupId(TopicIds.toBytes(orders))
+                        .addAllReplicaNodeIds(List.of(1, 2)).build(),
+                PartitionGroupRecord.newBuilder().setGroupId(TopicIds.toBytes(first))
+                        .addAllReplicaNodeIds(List.of(1, 2, 3)).build(),
+                PartitionGroupRecord.newBuilder().setGroupId(TopicIds.toBytes(second))
+                        .addAllReplicaNodeIds(List.of(2, 3, 1)).build(),
+                PartitionGroupRecord.newBuilder().setGroupId(TopicIds.toBytes(third))
+                        .addAllReplicaNodeIds(List.of(3, 1, 2)).build()), machine.groups());
+
+        apply(MetadataCommand.newBuilder().setDeleteTopic("events").build());
+        assertEquals(4, machine.groups().size(), "audit still names the three");
+        apply(MetadataCommand.newBuilder().setDeleteTopic("audit").build());
+        assertEquals(List.of(orders), machine.groups().stream().map(g -> TopicIds.fromBytes(g.getGroupId()))
+                .toList(), "no partition names them: forgotten");
+        apply(createOnThree("events", 3, 1));
+        assertEquals(List.of(groupId(5, 0), groupId(5, 1), groupId(5, 2)), groupsOf("events"),
+                "groups for the same lists again get new ids: a replica never meets a group it deleted");
+    }
+
+    @Test
+    void theGroupsPerReplicaSetTakeTheListsPartitionsInTurn() throws InvalidProtocolBufferException {
+        apply(createOnThree("events", 9, 2));
+        List<UUID> groups = groupsOf("events");
+        assertEquals(List.of(groupId(1, 0), groupId(1, 1), groupId(1, 2), groupId(1, 3), groupId(1, 4),
+                groupId(1, 5), groupId(1, 0), groupId(1, 1), groupId(1, 2)), groups,
+                "partitions 0, 3, 6 of [1, 2, 3] go to slots 0, 1, 0");
+        assertEquals(List.of(0, 1), machine.groups().stream().filter(g -> g.getReplicaNodeIdsList()
+                .equals(List.of(1, 2, 3))).map(PartitionGroupRecord::getSlot).toList());
+    }
+
+    @Test
+    void aMoveTargetsAGroupOfTheTargetListAndAnAlterChangesOnlyOverrides() throws InvalidProtocolBufferException {
+        apply(createOnThree("events", 3, 1));
+        apply(MetadataCommand.newBuilder().setBeginReassignment(reassignment("events", 1, 1, 2, 3)
+                .toBuilder().setGroupsPerReplicaSet(1)).build());
+        PartitionAssignment moving = machine.topic("events").orElseThrow().getPartitions(1);
+        assertEquals(groupId(1, 0), TopicIds.fromBytes(moving.getTargetGroupId()), "[1, 2, 3] has a group: it");
+        TopicAssignment stale = machine.topic("events").orElseThrow().toBuilder().clearPartitions()
+                .addPartitions(PartitionAssignment.newBuilder().setPartition(0).addReplicaNodeIds(9)).build();
+        apply(MetadataCommand.newBuilder().setAlterTopic(stale.toBuilder().putOverrides("retention.ms", "5"))
+                .build());
+        TopicAssignment altered = machine.topic("events").orElseThrow();
+        assertEquals("5", altered.getOverridesOrThrow("retention.ms"));
+        assertEquals(moving, altered.getPartitions(1), "the partitions the alter carried are not taken");
+        apply(complete("events", 1, 1, 2, 3));
+        assertEquals(List.of(groupId(1, 0), groupId(1, 0), groupId(1, 2)), groupsOf("events"));
+        assertEquals(3, machine.groups().size(), "[2, 3, 1]'s group hosted only events-1: gone");
     }
 
     @Test
