@@ -2,6 +2,7 @@ package io.tidemark.cli;
 
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
+import io.tidemark.core.log.file.OpenFileBudget;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.ClusterMembers;
@@ -84,6 +85,7 @@ final class BrokerCommand implements Callable<Integer> {
                 Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m)), file,
                 configFile == null ? "the defaults" : configFile.toString());
         Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofMillis(config.clockOffsetMs()));
+        OpenFileBudget.apply(config.logOpenFilesMax());
         ClusterNode node = ClusterNode.start(config, members, clock);
         Thread stopper = new Thread(() -> {
             try {

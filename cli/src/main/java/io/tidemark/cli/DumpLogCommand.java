@@ -3,6 +3,7 @@ package io.tidemark.cli;
 import com.google.gson.Gson;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.core.log.index.MappedIndex;
+import io.tidemark.core.log.index.IndexFile;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
 import io.tidemark.proto.record.Record;
@@ -73,12 +74,12 @@ final class DumpLogCommand implements Callable<Integer> {
             if (name.endsWith(LogSegment.LOG_SUFFIX)) {
                 dumpLog(file, out);
             } else if (name.endsWith(OffsetIndex.SUFFIX)) {
-                try (OffsetIndex index = new OffsetIndex(file, base, 0, false)) {
+                try (OffsetIndex index = OffsetIndex.map(IndexFile.open(file, base, OffsetIndex.ENTRY_SIZE))) {
                     dumpIndex(index, slot -> entry("offset", index.offsetAt(slot), "position", index.positionAt(slot)),
                             out);
                 }
             } else {
-                try (TimeIndex index = new TimeIndex(file, base, 0, false)) {
+                try (TimeIndex index = TimeIndex.map(IndexFile.open(file, base, TimeIndex.ENTRY_SIZE))) {
                     dumpIndex(index, slot -> entry("time", index.timeAt(slot), "offset", index.offsetAt(slot)), out);
                 }
             }

@@ -4,6 +4,7 @@ import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.log.SegmentInfo;
 import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.log.index.IndexFile;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
 import io.tidemark.proto.record.RecordBatchBuilder;
@@ -107,9 +108,12 @@ final class StorageDemoCommand implements Callable<Integer> {
     }
 
     private static void printIndexEntries(Path dir, PrintWriter out) throws IOException {
-        try (OffsetIndex offsets = new OffsetIndex(LogSegment.file(dir, 0, OffsetIndex.SUFFIX), 0, 0, false);
-             TimeIndex receiveTimes = new TimeIndex(LogSegment.file(dir, 0, TimeIndex.RECEIVE_TIME_SUFFIX), 0, 0, false);
-             TimeIndex sendTimes = new TimeIndex(LogSegment.file(dir, 0, TimeIndex.SEND_TIME_SUFFIX), 0, 0, false)) {
+        try (OffsetIndex offsets = OffsetIndex.map(IndexFile.open(LogSegment.file(dir, 0, OffsetIndex.SUFFIX), 0,
+                     OffsetIndex.ENTRY_SIZE));
+             TimeIndex receiveTimes = TimeIndex.map(IndexFile.open(LogSegment.file(dir, 0,
+                     TimeIndex.RECEIVE_TIME_SUFFIX), 0, TimeIndex.ENTRY_SIZE));
+             TimeIndex sendTimes = TimeIndex.map(IndexFile.open(LogSegment.file(dir, 0,
+                     TimeIndex.SEND_TIME_SUFFIX), 0, TimeIndex.ENTRY_SIZE))) {
             out.println("Index entries of segment 0 (offset -> position | ReceiveTime -> offset | max SendTime -> offset):");
             int shown = Math.min(offsets.entries(), 5);
             for (int slot = 0; slot < offsets.entries(); slot++) {

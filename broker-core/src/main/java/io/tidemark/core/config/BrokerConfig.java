@@ -36,7 +36,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            Optional<HostPort> metricsListen, int maxRequestBytes, int maxFetchBytes,
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
-                           long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
+                           int logOpenFilesMax, long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
                            Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
             OriginPartition::isClusterName, OriginPartition.CLUSTER_NAME_RULE,
@@ -69,6 +69,17 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "How often retention runs over every partition (Kafka's log.retention.check.interval.ms).");
     public static final ConfigKey FLUSH_CHECK_INTERVAL_MS = new ConfigKey("flush.check.interval.ms", LONG, 1000, "ms",
             atLeast(10, Long.MAX_VALUE), "How often partitions with flush.ms set are checked for a due fsync.");
+    public static final ConfigKey LOG_OPEN_FILES_MAX = new ConfigKey("log.open.files.max", INT, 12_000, "files",
+            atLeast(1, 1_000_000),
+            "Most segment files the broker's process holds open at once, whatever its number of partitions and "
+                    + "segments: a segment's log file is opened when it is read or appended to, and when more are "
+                    + "needed the least recently used one that no read or append is using is closed (the active "
+                    + "segment too: it is fsynced first when written since its last fsync, and its next append "
+                    + "opens it again). Each open segment also maps up to its 3 index files, so 3 times this plus a "
+                    + "few thousand must stay below vm.max_map_count (65530 by default). 12000 holds the active "
+                    + "segments of 10,000 partition replicas with room for reads of older ones, and leaves 8000 of a "
+                    + "20,000 ulimit -n for sockets, Raft logs and jars; the broker warns at start when this does not "
+                    + "fit the process's limits.");
 
     public static final ConfigKey CLOCK_OFFSET_MS = new ConfigKey("clock.offset.ms", LONG, 0, "ms",
             atLeast(-86_400_000, 86_400_000),
@@ -128,9 +139,10 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
 
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
-            FLUSH_CHECK_INTERVAL_MS, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS, RAFT_ELECTION_TIMEOUT_MAX_MS,
-            RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES, RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC,
-            RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED, LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
+            FLUSH_CHECK_INTERVAL_MS, LOG_OPEN_FILES_MAX, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
+            RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
+            RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
+            LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
 
     /** Every broker key, {@link #CLUSTER_NAME} and {@link #KEYS}: what docs/configuration.md lists. */
     public static final List<DeclaredKey> ALL_KEYS = Stream.<DeclaredKey>concat(Stream.of(CLUSTER_NAME),
@@ -216,10 +228,11 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
-                value(values, CLOCK_OFFSET_MS), new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS),
-                        value(values, RAFT_ELECTION_TIMEOUT_MAX_MS), value(values, RAFT_LOG_SEGMENT_BYTES),
-                        value(values, RAFT_LOG_WRITE_BUFFER_BYTES), value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES),
-                        value(values, RAFT_LOG_SYNC) == 1, (int) value(values, RAFT_GROUPS_PER_REPLICA_SET)),
+                (int) value(values, LOG_OPEN_FILES_MAX), value(values, CLOCK_OFFSET_MS),
+                new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
+                        value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
+                        value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1,
+                        (int) value(values, RAFT_GROUPS_PER_REPLICA_SET)),
                 new LeaderBalance(value(values, LEADER_BALANCE_ENABLED) == 1, value(values, LEADER_BALANCE_INTERVAL_MS),
                         (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)), topicDefaults);
     }

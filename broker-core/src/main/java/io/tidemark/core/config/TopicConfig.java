@@ -39,8 +39,10 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
                     + "Measured on ReceiveTime only: lagged or future SendTimes never make small segments.");
     public static final ConfigKey SEGMENT_INDEX_BYTES = new ConfigKey("segment.index.bytes", INT, 10L << 20, "bytes",
             atLeast(12, Integer.MAX_VALUE),
-            "Size each index file of the active segment is preallocated and memory-mapped to; the segment rolls "
-                    + "when one is full, and the files are trimmed to their entries on roll.");
+            "Most bytes each index file of the active segment is preallocated (sparse) and memory-mapped to; it "
+                    + "gets no more than segment.bytes can fill at one entry per index.interval.bytes (with the "
+                    + "defaults 2 MiB of offsets and 3 MiB of each time index). The segment rolls when one is full, "
+                    + "and the files are trimmed to their entries on roll.");
     public static final ConfigKey INDEX_INTERVAL_BYTES = new ConfigKey("index.interval.bytes", INT, 4096, "bytes",
             atLeast(0, Integer.MAX_VALUE),
             "Add one entry to each index (offset, ReceiveTime, SendTime) once this many bytes of batches were "

@@ -1,10 +1,12 @@
 package io.tidemark.core.log;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.core.log.segment.LogSegment;
 import io.tidemark.core.log.segment.SegmentLoader;
 import io.tidemark.core.log.segment.SegmentRecovery;
+import io.tidemark.core.log.segment.SegmentSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,13 +41,12 @@ final class LogLoader {
     private LogLoader() {
     }
 
-    static LogSegment[] load(Path dir, TopicConfig config) throws IOException {
+    static LogSegment[] load(Path dir, TopicConfig config, OpenFileCache files) throws IOException {
         boolean clean = Files.deleteIfExists(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE));
         List<Long> bases = segmentBases(dir);
-        int interval = config.indexIntervalBytes();
-        int indexBytes = config.segmentIndexBytes();
+        SegmentSettings settings = SegmentSettings.of(config, files);
         if (bases.isEmpty()) {
-            return new LogSegment[] {LogSegment.create(dir, 0, interval, indexBytes)};
+            return new LogSegment[] {LogSegment.create(dir, 0, settings)};
         }
         long recoveryPoint = clean ? Long.MAX_VALUE : RecoveryPointFile.read(dir).orElse(0);
         RecordBatchValidator validator = new RecordBatchValidator();
@@ -54,7 +55,7 @@ final class LogLoader {
         boolean recovered = false;
         for (int i = 0; i < bases.size(); i++) {
             boolean last = i == bases.size() - 1;
-            LogSegment segment = LogSegment.open(dir, bases.get(i), interval, indexBytes, last);
+            LogSegment segment = LogSegment.open(dir, bases.get(i), settings, last);
             if (!loaded.isEmpty() && loaded.get(loaded.size() - 1).nextOffset() != segment.baseOffset()) {
                 segment.close();
                 loaded.forEach(LogSegment::close);
@@ -72,10 +73,10 @@ final class LogLoader {
             }
             if (problem != null) {
                 LOG.info("Recovering {} ({})", segment.logFile(), problem);
-                SegmentRecovery.recover(segment, previousMaxReceiveTime, validator);
+                SegmentRecovery.recover(segment, previousMaxReceiveTime, validator, settings);
                 recovered = true;
                 if (!last && segment.nextOffset() != bases.get(i + 1)) {
-                    deleteAfter(dir, segment, bases.subList(i + 1, bases.size()), interval, indexBytes);
+                    deleteAfter(dir, segment, bases.subList(i + 1, bases.size()), settings);
                     break;
                 }
                 if (!last) {
@@ -94,10 +95,10 @@ final class LogLoader {
         return loaded.toArray(new LogSegment[0]);
     }
 
-    private static void deleteAfter(Path dir, LogSegment truncated, List<Long> laterBases, int interval,
-                                    int indexBytes) throws IOException {
+    private static void deleteAfter(Path dir, LogSegment truncated, List<Long> laterBases, SegmentSettings settings)
+            throws IOException {
         for (long base : laterBases) {
-            LogSegment later = LogSegment.open(dir, base, interval, indexBytes, false);
+            LogSegment later = LogSegment.open(dir, base, settings, false);
             later.delete();
         }
         LOG.error("{} lost batches before its end, so the {} segments after it were deleted: the log now ends at "

@@ -1,6 +1,7 @@
 package io.tidemark.core.log;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.MirroredBatchScanner;
 import io.tidemark.proto.record.MirroredBatchScanner.OriginRange;
@@ -10,6 +11,7 @@ import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.core.log.segment.LogSegment;
+import io.tidemark.core.log.segment.SegmentSettings;
 import io.tidemark.proto.v1.ErrorCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,6 +56,10 @@ import java.util.zip.CRC32C;
  *
  * <p>Time is never read here: every call that needs "now" takes it, so tests can skew and step it.
  *
+ * <p>Open files: the segments' files are opened through the process's {@link OpenFileCache} (or the one given to
+ * {@link #open(Path, TopicConfig, OpenFileCache, long)}), which bounds how many are open at once across all
+ * partitions; a partition holds no file open between reads and appends.
+ *
  * <p>Threading: appends, rolls, flushes and retention run under one lock (taken once per batch, never per
  * record). Reads and lookups take no lock: they work on a volatile snapshot of the segment array and each
  * segment's published size, so they never see a partial batch. A read racing with retention may find its
@@ -63,13 +69,20 @@ public final class PartitionLog implements Closeable {
     /** Marks a directory whose log was closed cleanly; removed when the log is opened. */
     public static final String CLEAN_SHUTDOWN_FILE = ".clean-shutdown";
     private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+    /**
+     * One reader a thread for every log, not one a thread per log: a per-log thread-local costs an entry in each
+     * thread's map for every partition the thread ever looked up, which with thousands of partitions and a pool of
+     * fetch threads is megabytes for nothing. A lookup reads one log at a time, so a thread's reader is never in use
+     * twice.
+     */
+    private static final ThreadLocal<RecordBatchReader> READERS = ThreadLocal.withInitial(RecordBatchReader::new);
 
     private final Path dir;
+    private final OpenFileCache files;
     private volatile TopicConfig config;
     private final ReentrantLock lock = new ReentrantLock();
     private final RecordBatchValidator validator = new RecordBatchValidator();
     private final CRC32C crc = new CRC32C();
-    private final ThreadLocal<RecordBatchReader> readers = ThreadLocal.withInitial(RecordBatchReader::new);
     private final ProducerStateTable producers = new ProducerStateTable();
     private final MirroredBatchScanner mirroredScanner = new MirroredBatchScanner();
     private final OriginOffsetTable origins = new OriginOffsetTable();
@@ -81,8 +94,9 @@ public final class PartitionLog implements Closeable {
     private long lastFlushMs;
     private boolean closed;
 
-    private PartitionLog(Path dir, TopicConfig config, LogSegment[] segments, long nowMs) {
+    private PartitionLog(Path dir, TopicConfig config, OpenFileCache files, LogSegment[] segments, long nowMs) {
         this.dir = dir;
+        this.files = files;
         this.config = config;
         this.segments = segments;
         LogSegment active = segments[segments.length - 1];
@@ -98,9 +112,18 @@ public final class PartitionLog implements Closeable {
      * @param nowMs the current time, from the caller's clock
      */
     public static PartitionLog open(Path dir, TopicConfig config, long nowMs) throws IOException {
+        return open(dir, config, OpenFileCache.shared(), nowMs);
+    }
+
+    /**
+     * Opens the log in {@code dir} as {@link #open(Path, TopicConfig, long)} does, its files opened through
+     * {@code files}.
+     */
+    public static PartitionLog open(Path dir, TopicConfig config, OpenFileCache files, long nowMs)
+            throws IOException {
         Files.createDirectories(dir);
-        LogSegment[] segments = LogLoader.load(dir, config);
-        PartitionLog log = new PartitionLog(dir, config, segments, nowMs);
+        LogSegment[] segments = LogLoader.load(dir, config, files);
+        PartitionLog log = new PartitionLog(dir, config, files, segments, nowMs);
         log.rebuildProducerState();
         log.rebuildOrigins();
         return log;
@@ -117,23 +140,31 @@ public final class PartitionLog implements Closeable {
      */
     public static PartitionLog recreate(Path dir, TopicConfig config, long logStartOffset, long nowMs)
             throws IOException {
+        return recreate(dir, config, OpenFileCache.shared(), logStartOffset, nowMs);
+    }
+
+    /**
+     * Starts an empty log as {@link #recreate(Path, TopicConfig, long, long)} does, its files opened through
+     * {@code files}.
+     */
+    public static PartitionLog recreate(Path dir, TopicConfig config, OpenFileCache files, long logStartOffset,
+                                        long nowMs) throws IOException {
         if (logStartOffset < 0) {
             throw new IllegalArgumentException("a log cannot start at offset " + logStartOffset);
         }
         DurableFiles.deleteTree(dir);
         Files.createDirectories(dir);
-        LogSegment first = LogSegment.create(dir, logStartOffset, config.indexIntervalBytes(),
-                config.segmentIndexBytes());
+        LogSegment first = LogSegment.create(dir, logStartOffset, SegmentSettings.of(config, files));
         RecoveryPointFile.write(dir, logStartOffset);
         LOG.info("Recreated {} empty at offset {}", dir, logStartOffset);
-        return new PartitionLog(dir, config, new LogSegment[] {first}, nowMs);
+        return new PartitionLog(dir, config, files, new LogSegment[] {first}, nowMs);
     }
 
     /** Rebuilds the idempotent producers' table from the batch headers of the log. */
     private void rebuildProducerState() throws IOException {
         producers.clear();
         for (LogSegment segment : segments) {
-            segment.forEachBatchHeader(header -> {
+            segment.forEachBatch((header, whole) -> {
                 long producerId = RecordBatchFormat.producerId(header, 0);
                 if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                     producers.stored(producerId, RecordBatchFormat.producerEpoch(header, 0),
@@ -182,11 +213,9 @@ public final class PartitionLog implements Closeable {
     }
 
     private void scanMirroredBatches(LogSegment segment, long from) throws IOException {
-        segment.forEachBatchHeader(header -> {
-            long base = RecordBatchFormat.baseOffset(header, 0);
-            if (base >= from && RecordBatchFormat.mirrored(header, 0)) {
-                ByteBuffer batch = segment.read(base, RecordBatchFormat.totalSize(header, 0));
-                origins.stored(mirroredScanner.scan(batch, 0), RecordBatchFormat.lastOffset(header, 0));
+        segment.forEachBatch((header, whole) -> {
+            if (RecordBatchFormat.baseOffset(header, 0) >= from && RecordBatchFormat.mirrored(header, 0)) {
+                origins.stored(mirroredScanner.scan(whole.read(), 0), RecordBatchFormat.lastOffset(header, 0));
             }
         });
     }
@@ -351,7 +380,7 @@ public final class PartitionLog implements Closeable {
     private LogSegment roll(LogSegment active, String reason) throws IOException {
         active.closeForAppends();
         OriginSnapshotFile.write(dir, logEndOffset, origins.entries());
-        LogSegment next = LogSegment.create(dir, logEndOffset, config.indexIntervalBytes(), config.segmentIndexBytes());
+        LogSegment next = LogSegment.create(dir, logEndOffset, SegmentSettings.of(config, files));
         LogSegment[] rolled = Arrays.copyOf(segments, segments.length + 1);
         rolled[rolled.length - 1] = next;
         segments = rolled;
@@ -438,7 +467,7 @@ public final class PartitionLog implements Closeable {
      */
     public TimeLookup lookupBySendTime(long sendTimeMs) {
         long end = logEndOffset;
-        RecordBatchReader reader = readers.get();
+        RecordBatchReader reader = READERS.get();
         for (LogSegment segment : segments) {
             LogSegment.SegmentMatch match = find(segment, s -> s.findBySendTime(sendTimeMs, reader));
             if (match != null) {
@@ -488,7 +517,7 @@ public final class PartitionLog implements Closeable {
             }
             LogSegment last = current[keep];
             current[keep].truncateBefore(offset, keep == 0 ? LogSegment.NO_TIME
-                    : lastReceiveTime(Arrays.copyOf(current, keep)), validator);
+                    : lastReceiveTime(Arrays.copyOf(current, keep)), validator, SegmentSettings.of(config, files));
             segments = Arrays.copyOf(current, keep + 1);
             logEndOffset = last.nextOffset();
             lastReceiveTimeMs = lastReceiveTime(segments);
@@ -656,7 +685,7 @@ public final class PartitionLog implements Closeable {
         List<SegmentInfo> infos = new ArrayList<>();
         for (LogSegment s : segments) {
             infos.add(new SegmentInfo(s.baseOffset(), s.nextOffset(), s.sizeBytes(), s.firstReceiveTimeMs(),
-                    s.maxReceiveTimeMs(), s.maxSendTimeMs(), s.offsetIndex().entries()));
+                    s.maxReceiveTimeMs(), s.maxSendTimeMs(), s.indexEntries()));
         }
         return infos;
     }

@@ -4,6 +4,7 @@ import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
+import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.topic.ReplicaListener;
 import io.tidemark.proto.v1.ErrorCode;
@@ -19,6 +20,11 @@ import io.tidemark.proto.v1.ErrorCode;
  *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges of the
  *       partitions whose log this broker holds (a {@link ReplicaListener}: they follow creations, deletions and
  *       reassignments);</li>
+ *   <li>{@code log.open-files}, {@code log.open-files.max}: segment files open now in the process and its budget
+ *       ({@code log.open.files.max}); {@code log.open-files.evictions}: files closed to make room since the process
+ *       started (a rate that stays high means the budget is below the segments in use: every read or append of them
+ *       opens a file again); {@code log.open-files.waits}: times a read or append waited because every open file was
+ *       in use. These count the whole process ({@link OpenFileCache}), even with several brokers in it;</li>
  *   <li>on a cluster node, {@code leader-balance.transfers} and {@code leader-balance.partitions-led-away}
  *       (the replication module's preferred-leader balancer).</li>
  * </ul>
@@ -34,7 +40,12 @@ public final class BrokerMetrics implements ReplicaListener {
     private final Meter produceRecords;
     private final Meter fetchBytes;
 
+    /** The broker's metrics, with those of the process's open-file cache ({@link OpenFileCache#shared()}). */
     public BrokerMetrics(MetricRegistry registry) {
+        this(registry, OpenFileCache.shared());
+    }
+
+    public BrokerMetrics(MetricRegistry registry, OpenFileCache files) {
         this.registry = registry;
         this.produceLatency = registry.timer("produce.latency");
         this.fetchLatency = registry.timer("fetch.latency");
@@ -42,6 +53,10 @@ public final class BrokerMetrics implements ReplicaListener {
         this.produceBytes = registry.meter("produce.bytes");
         this.produceRecords = registry.meter("produce.records");
         this.fetchBytes = registry.meter("fetch.bytes");
+        registry.gauge("log.open-files", () -> (Gauge<Integer>) files::openFiles);
+        registry.gauge("log.open-files.max", () -> (Gauge<Integer>) files::capacity);
+        registry.gauge("log.open-files.evictions", () -> (Gauge<Long>) files::evictions);
+        registry.gauge("log.open-files.waits", () -> (Gauge<Long>) files::waits);
     }
 
     public MetricRegistry registry() {

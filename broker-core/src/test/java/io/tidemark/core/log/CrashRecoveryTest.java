@@ -1,6 +1,7 @@
 package io.tidemark.core.log;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.index.IndexFile;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
 import io.tidemark.proto.record.Record;
@@ -243,13 +244,13 @@ class CrashRecoveryTest {
                 }
                 long base = Long.parseLong(name.substring(0, 20));
                 if (name.endsWith(OffsetIndex.SUFFIX)) {
-                    try (OffsetIndex index = new OffsetIndex(file, base, 0, false)) {
+                    try (OffsetIndex index = OffsetIndex.map(IndexFile.open(file, base, OffsetIndex.ENTRY_SIZE))) {
                         for (int i = 0; i < index.entries(); i++) {
                             entries.add("index " + index.offsetAt(i) + " " + index.positionAt(i));
                         }
                     }
                 } else {
-                    try (TimeIndex index = new TimeIndex(file, base, 0, false)) {
+                    try (TimeIndex index = TimeIndex.map(IndexFile.open(file, base, TimeIndex.ENTRY_SIZE))) {
                         for (int i = 0; i < index.entries(); i++) {
                             entries.add(name.substring(21) + " " + index.offsetAt(i) + " " + index.timeAt(i));
                         }

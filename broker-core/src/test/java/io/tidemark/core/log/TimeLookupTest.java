@@ -1,5 +1,6 @@
 package io.tidemark.core.log;
 
+import io.tidemark.core.log.index.IndexFile;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
 import org.junit.jupiter.api.Test;
@@ -65,9 +66,12 @@ class TimeLookupTest {
         List<Long> offsets = new ArrayList<>();
         List<Long> receiveTimes = new ArrayList<>();
         List<Long> sendTimes = new ArrayList<>();
-        try (OffsetIndex index = new OffsetIndex(dir.resolve("00000000000000000000.index"), 0, 0, false);
-             TimeIndex rt = new TimeIndex(dir.resolve("00000000000000000000.timeindex"), 0, 0, false);
-             TimeIndex st = new TimeIndex(dir.resolve("00000000000000000000.sendindex"), 0, 0, false)) {
+        try (OffsetIndex index = OffsetIndex.map(IndexFile.open(dir.resolve("00000000000000000000.index"), 0,
+                OffsetIndex.ENTRY_SIZE));
+             TimeIndex rt = TimeIndex.map(IndexFile.open(dir.resolve("00000000000000000000.timeindex"), 0,
+                     TimeIndex.ENTRY_SIZE));
+             TimeIndex st = TimeIndex.map(IndexFile.open(dir.resolve("00000000000000000000.sendindex"), 0,
+                     TimeIndex.ENTRY_SIZE))) {
             for (int slot = 0; slot < index.entries(); slot++) {
                 offsets.add(index.offsetAt(slot));
                 receiveTimes.add(rt.timeAt(slot));

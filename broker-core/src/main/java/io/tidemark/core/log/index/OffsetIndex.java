@@ -1,7 +1,7 @@
 package io.tidemark.core.log.index;
 
 import java.io.IOException;
-import java.nio.file.Path;
+import java.nio.MappedByteBuffer;
 
 /**
  * The {@code .index} file of a segment: sparse {@code offset -> file position} entries, so a read finds the
@@ -20,7 +20,8 @@ import java.nio.file.Path;
  * Relative Offset is a batch's base offset minus the segment's base offset (the file name); Position is
  * where that batch starts in the {@code .log} file. Both strictly increase from entry to entry. There is no
  * header: the file is entries only, trimmed to a whole number of them when the segment rolls (the active
- * segment's file is preallocated, so its length says nothing until it is trimmed on close).
+ * segment's file is preallocated, so its length says nothing until it is trimmed on close). This class is a view
+ * over a map of the file ({@link MappedIndex}); the file's state is its {@link IndexFile}.
  *
  * <p>One entry is added for the first batch appended after at least {@code index.interval.bytes} of batches
  * since the previous entry, at the same batches as {@link TimeIndex} entries. Position 0 is implied.
@@ -32,8 +33,13 @@ public final class OffsetIndex extends MappedIndex {
     public static final int ENTRY_SIZE = 8;
     public static final String SUFFIX = ".index";
 
-    public OffsetIndex(Path file, long baseOffset, int maxIndexBytes, boolean writable) throws IOException {
-        super(file, baseOffset, ENTRY_SIZE, maxIndexBytes, writable);
+    private OffsetIndex(IndexFile file, MappedByteBuffer buffer) {
+        super(file, ENTRY_SIZE, buffer);
+    }
+
+    /** Maps {@code file}; {@link #close()} unmaps it. */
+    public static OffsetIndex map(IndexFile file) throws IOException {
+        return new OffsetIndex(file, file.map());
     }
 
     /** Adds the entry for the batch with base offset {@code offset} that starts at {@code position}. */
@@ -43,8 +49,8 @@ public final class OffsetIndex extends MappedIndex {
             throw new IllegalStateException("entry (" + offset + ", " + position + ") does not follow ("
                     + offsetAt(slot - 1) + ", " + positionAt(slot - 1) + ") in " + file());
         }
-        mmap().putInt(slotPosition(slot), relativeOffset(offset));
-        mmap().putInt(slotPosition(slot) + 4, position);
+        buffer().putInt(slotPosition(slot), relativeOffset(offset));
+        buffer().putInt(slotPosition(slot) + 4, position);
         publishEntry();
     }
 
@@ -55,7 +61,7 @@ public final class OffsetIndex extends MappedIndex {
     }
 
     public int positionAt(int slot) {
-        return mmap().getInt(slotPosition(slot) + 4);
+        return buffer().getInt(slotPosition(slot) + 4);
     }
 
     @Override
@@ -65,7 +71,7 @@ public final class OffsetIndex extends MappedIndex {
 
     @Override
     protected int relativeOffsetAt(int slot) {
-        return mmap().getInt(slotPosition(slot));
+        return buffer().getInt(slotPosition(slot));
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.tidemark.core.log.index;
 
 import java.io.IOException;
-import java.nio.file.Path;
+import java.nio.MappedByteBuffer;
 
 /**
  * A time index of a segment: sparse {@code time -> offset} entries where the time is the largest seen in the
@@ -30,7 +30,8 @@ import java.nio.file.Path;
  * </pre>
  * Time never decreases from entry to entry; Relative Offset (base offset of the batch minus the segment's
  * base offset) strictly increases. No header; entries are added at the same batches as {@link OffsetIndex}
- * entries, and the file is trimmed to its entries when the segment rolls.
+ * entries, and the file is trimmed to its entries when the segment rolls. This class is a view over a map of the
+ * file ({@link MappedIndex}); the file's state is its {@link IndexFile}.
  *
  * <p>After a crash: rebuilt from the log, like {@link OffsetIndex}.
  */
@@ -39,8 +40,13 @@ public final class TimeIndex extends MappedIndex {
     public static final String RECEIVE_TIME_SUFFIX = ".timeindex";
     public static final String SEND_TIME_SUFFIX = ".sendindex";
 
-    public TimeIndex(Path file, long baseOffset, int maxIndexBytes, boolean writable) throws IOException {
-        super(file, baseOffset, ENTRY_SIZE, maxIndexBytes, writable);
+    private TimeIndex(IndexFile file, MappedByteBuffer buffer) {
+        super(file, ENTRY_SIZE, buffer);
+    }
+
+    /** Maps {@code file}; {@link #close()} unmaps it. */
+    public static TimeIndex map(IndexFile file) throws IOException {
+        return new TimeIndex(file, file.map());
     }
 
     /** Adds an entry: {@code timeMs} is the largest time up to and including the batch at {@code offset}. */
@@ -50,8 +56,8 @@ public final class TimeIndex extends MappedIndex {
             throw new IllegalStateException("entry (" + timeMs + ", " + offset + ") does not follow ("
                     + timeAt(slot - 1) + ", " + offsetAt(slot - 1) + ") in " + file());
         }
-        mmap().putLong(slotPosition(slot), timeMs);
-        mmap().putInt(slotPosition(slot) + 8, relativeOffset(offset));
+        buffer().putLong(slotPosition(slot), timeMs);
+        buffer().putInt(slotPosition(slot) + 8, relativeOffset(offset));
         publishEntry();
     }
 
@@ -65,7 +71,7 @@ public final class TimeIndex extends MappedIndex {
     }
 
     public long timeAt(int slot) {
-        return mmap().getLong(slotPosition(slot));
+        return buffer().getLong(slotPosition(slot));
     }
 
     @Override
@@ -75,6 +81,6 @@ public final class TimeIndex extends MappedIndex {
 
     @Override
     protected int relativeOffsetAt(int slot) {
-        return mmap().getInt(slotPosition(slot) + 8);
+        return buffer().getInt(slotPosition(slot) + 8);
     }
 }

@@ -1,19 +1,16 @@
 package io.tidemark.core.log.segment;
 
+import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.record.RecordBatchValidator;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.List;
 
 import static io.tidemark.proto.record.RecordBatchFormat.*;
 
@@ -27,6 +24,13 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
  * {@code index.interval.bytes} of batches since the previous entry. Loading a segment checks that they agree
  * with each other and with the log, and {@link SegmentRecovery} rebuilds them when they do not.
  *
+ * <p>Open files: the segment's state (offsets, times, size, index entry counts) stays on the heap for its whole life,
+ * but its files are open only while the process's {@link OpenFileCache} holds them ({@link SegmentFiles}). Every read,
+ * append or scan leases them once ({@link OpenSegment}), which opens them again when the cache had closed them: at
+ * most one open per batch appended, and only after an eviction. A log file written to since its last fsync is
+ * fsynced before the cache closes it ({@link OpenSegment#closeFiles()}); when that fsync fails, every later
+ * {@link #flush()} fails, so the recovery point never passes writes that may be lost.
+ *
  * <p>Threading: one writer (the log's append path, under its lock) and any number of readers. The writer
  * writes a batch and its index entries before it publishes the new size through a volatile field; readers
  * read {@link #sizeBytes()} first and never look past it.
@@ -36,14 +40,9 @@ public final class LogSegment implements Closeable {
     public static final long NO_TIME = Long.MIN_VALUE;
     public static final String LOG_SUFFIX = ".log";
 
-    private final Path dir;
+    private final SegmentFiles files;
     private final long baseOffset;
     private final int indexIntervalBytes;
-    private final int maxIndexBytes;
-    private final FileChannel channel;
-    private OffsetIndex offsetIndex;
-    private TimeIndex receiveTimeIndex;
-    private TimeIndex sendTimeIndex;
 
     private volatile int sizeBytes;
     private volatile long nextOffset;
@@ -52,26 +51,17 @@ public final class LogSegment implements Closeable {
     private volatile long maxSendTimeMs = NO_TIME;
     private int bytesSinceLastIndexEntry;
 
-    private LogSegment(Path dir, long baseOffset, int indexIntervalBytes, int maxIndexBytes, boolean writable)
-            throws IOException {
-        this.dir = dir;
+    private LogSegment(SegmentFiles files, long baseOffset, int indexIntervalBytes) {
+        this.files = files;
         this.baseOffset = baseOffset;
         this.indexIntervalBytes = indexIntervalBytes;
-        this.maxIndexBytes = maxIndexBytes;
-        this.channel = FileChannel.open(file(dir, baseOffset, LOG_SUFFIX), StandardOpenOption.CREATE,
-                StandardOpenOption.READ, StandardOpenOption.WRITE);
         this.nextOffset = baseOffset;
-        openIndexes(writable);
     }
 
     /** Creates an empty segment that takes appends. */
-    public static LogSegment create(Path dir, long baseOffset, int indexIntervalBytes, int maxIndexBytes)
-            throws IOException {
-        for (String suffix : List.of(LOG_SUFFIX, OffsetIndex.SUFFIX, TimeIndex.RECEIVE_TIME_SUFFIX,
-                TimeIndex.SEND_TIME_SUFFIX)) {
-            Files.deleteIfExists(file(dir, baseOffset, suffix));
-        }
-        return new LogSegment(dir, baseOffset, indexIntervalBytes, maxIndexBytes, true);
+    public static LogSegment create(Path dir, long baseOffset, SegmentSettings settings) throws IOException {
+        return new LogSegment(SegmentFiles.create(dir, baseOffset, settings), baseOffset,
+                settings.indexIntervalBytes());
     }
 
     /**
@@ -79,9 +69,10 @@ public final class LogSegment implements Closeable {
      *
      * @param writable whether it will take appends (the active segment)
      */
-    public static LogSegment open(Path dir, long baseOffset, int indexIntervalBytes, int maxIndexBytes,
-                                  boolean writable) throws IOException {
-        return new LogSegment(dir, baseOffset, indexIntervalBytes, maxIndexBytes, writable);
+    public static LogSegment open(Path dir, long baseOffset, SegmentSettings settings, boolean writable)
+            throws IOException {
+        return new LogSegment(SegmentFiles.open(dir, baseOffset, settings, writable), baseOffset,
+                settings.indexIntervalBytes());
     }
 
     /** The file of segment {@code baseOffset} with {@code suffix}: the offset in 20 digits. */
@@ -89,21 +80,16 @@ public final class LogSegment implements Closeable {
         return dir.resolve(String.format("%020d", baseOffset) + suffix);
     }
 
-    private void openIndexes(boolean writable) throws IOException {
-        offsetIndex = new OffsetIndex(file(dir, baseOffset, OffsetIndex.SUFFIX), baseOffset, maxIndexBytes, writable);
-        receiveTimeIndex = new TimeIndex(file(dir, baseOffset, TimeIndex.RECEIVE_TIME_SUFFIX), baseOffset,
-                maxIndexBytes, writable);
-        sendTimeIndex = new TimeIndex(file(dir, baseOffset, TimeIndex.SEND_TIME_SUFFIX), baseOffset, maxIndexBytes,
-                writable);
+    SegmentFiles files() {
+        return files;
     }
 
-    /** Deletes the index files and starts empty writable ones; recovery refills them. */
-    void resetIndexes() throws IOException {
-        closeIndexes();
-        for (Path file : List.of(offsetIndex.file(), receiveTimeIndex.file(), sendTimeIndex.file())) {
-            Files.deleteIfExists(file);
-        }
-        openIndexes(true);
+    /**
+     * Deletes the index files and starts empty writable ones; recovery refills them. The caller holds no lease of
+     * this segment's files.
+     */
+    void resetIndexes(SegmentSettings settings, long logBytes) throws IOException {
+        files.resetIndexes(settings, logBytes);
         sizeBytes = 0;
         nextOffset = baseOffset;
         firstReceiveTimeMs = NO_TIME;
@@ -128,32 +114,6 @@ public final class LogSegment implements Closeable {
     }
 
     /**
-     * Reads the header of the batch at {@code position} into {@code header}.
-     *
-     * @return the batch's total size, or -1 when the header or the batch does not fit before {@code end}
-     */
-    int readHeader(int position, ByteBuffer header, int end) throws IOException {
-        if (end - position < HEADER_SIZE_BYTES) {
-            return -1;
-        }
-        header.clear();
-        readFully(header, position);
-        int size = totalSize(header, 0);
-        return size < HEADER_SIZE_BYTES || size > end - position ? -1 : size;
-    }
-
-    void readFully(ByteBuffer into, long position) throws IOException {
-        long at = position;
-        while (into.hasRemaining()) {
-            int read = channel.read(into, at);
-            if (read < 0) {
-                throw new IOException("end of " + logFile() + " at position " + at);
-            }
-            at += read;
-        }
-    }
-
-    /**
      * Appends a validated, stamped batch (the buffer between position and limit; the position is kept).
      *
      * @param maxSendTimeMs the batch's Max SendTime
@@ -162,29 +122,20 @@ public final class LogSegment implements Closeable {
                        long maxSendTimeMs) throws IOException {
         int position = sizeBytes;
         int size = batch.remaining();
-        int start = batch.position();
-        try {
-            long at = position;
-            while (batch.hasRemaining()) {
-                at += channel.write(batch, at);
-            }
-        } catch (IOException e) {
-            channel.truncate(position);
-            throw e;
-        } finally {
-            batch.position(start);
+        try (OpenSegment open = files.acquire()) {
+            open.write(batch, position);
+            track(open, position, size, batchBaseOffset, lastOffset, receiveTimeMs, maxSendTimeMs);
         }
-        track(position, size, batchBaseOffset, lastOffset, receiveTimeMs, maxSendTimeMs);
     }
 
     /** Accounts for a batch now in the file: index entries, times, next offset, then the published size. */
-    void track(int position, int size, long batchBaseOffset, long lastOffset, long receiveTimeMs,
-               long batchMaxSendTimeMs) {
+    void track(OpenSegment open, int position, int size, long batchBaseOffset, long lastOffset, long receiveTimeMs,
+               long batchMaxSendTimeMs) throws IOException {
         long sendTimeSoFar = Math.max(maxSendTimeMs, batchMaxSendTimeMs);
         if (bytesSinceLastIndexEntry >= indexIntervalBytes) {
-            offsetIndex.append(batchBaseOffset, position);
-            receiveTimeIndex.append(receiveTimeMs, batchBaseOffset);
-            sendTimeIndex.append(sendTimeSoFar, batchBaseOffset);
+            open.offsetIndex().append(batchBaseOffset, position);
+            open.receiveTimeIndex().append(receiveTimeMs, batchBaseOffset);
+            open.sendTimeIndex().append(sendTimeSoFar, batchBaseOffset);
             bytesSinceLastIndexEntry = 0;
         }
         bytesSinceLastIndexEntry += size;
@@ -199,7 +150,7 @@ public final class LogSegment implements Closeable {
 
     /** Whether an index has no room for another entry; the log rolls before the next append then. */
     public boolean indexesFull() {
-        return offsetIndex.isFull() || receiveTimeIndex.isFull() || sendTimeIndex.isFull();
+        return files.offsetIndex().isFull() || files.receiveTimeIndex().isFull() || files.sendTimeIndex().isFull();
     }
 
     /**
@@ -211,29 +162,31 @@ public final class LogSegment implements Closeable {
     public ByteBuffer read(long offset, int maxBytes) throws IOException {
         int end = sizeBytes;
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
-        int position = findBatch(offset, header, end);
-        if (position < 0) {
-            return ByteBuffer.allocate(0);
+        try (OpenSegment open = files.acquire()) {
+            int position = findBatch(open, offset, header, end);
+            if (position < 0) {
+                return ByteBuffer.allocate(0);
+            }
+            int first = totalSize(header, 0);
+            ByteBuffer chunk = ByteBuffer.allocate(Math.min(Math.max(maxBytes, first), end - position));
+            open.readFully(chunk, position);
+            chunk.flip();
+            int whole = 0;
+            while (chunk.limit() - whole >= LOG_OVERHEAD_BYTES && totalSize(chunk, whole) <= chunk.limit() - whole) {
+                whole += totalSize(chunk, whole);
+            }
+            return chunk.limit(whole);
         }
-        int first = totalSize(header, 0);
-        ByteBuffer chunk = ByteBuffer.allocate(Math.min(Math.max(maxBytes, first), end - position));
-        readFully(chunk, position);
-        chunk.flip();
-        int whole = 0;
-        while (chunk.limit() - whole >= LOG_OVERHEAD_BYTES && totalSize(chunk, whole) <= chunk.limit() - whole) {
-            whole += totalSize(chunk, whole);
-        }
-        return chunk.limit(whole);
     }
 
     /**
      * Position of the batch holding {@code offset} (its header left in {@code header}), or -1 when none
      * before {@code end} does.
      */
-    private int findBatch(long offset, ByteBuffer header, int end) throws IOException {
-        int position = offsetIndex.floorPosition(offset);
+    private int findBatch(OpenSegment open, long offset, ByteBuffer header, int end) throws IOException {
+        int position = open.floorPosition(offset);
         while (position < end) {
-            int size = readHeader(position, header, end);
+            int size = open.readHeader(position, header, end);
             if (size < 0) {
                 throw new IllegalStateException("batch at position " + position + " of " + logFile()
                         + " runs past the published size " + end);
@@ -256,16 +209,18 @@ public final class LogSegment implements Closeable {
             return null;
         }
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
-        int position = findBatch(receiveTimeIndex.scanStartOffset(receiveTimeMs), header, end);
-        while (position >= 0 && position < end) {
-            int size = readHeader(position, header, end);
-            if (receiveTime(header, 0) >= receiveTimeMs) {
-                return new SegmentMatch(RecordBatchFormat.baseOffset(header, 0), receiveTime(header, 0),
-                        firstSendTime(header, 0));
+        try (OpenSegment open = files.acquire()) {
+            int position = findBatch(open, open.receiveTimeScanStart(receiveTimeMs), header, end);
+            while (position >= 0 && position < end) {
+                int size = open.readHeader(position, header, end);
+                if (receiveTime(header, 0) >= receiveTimeMs) {
+                    return new SegmentMatch(RecordBatchFormat.baseOffset(header, 0), receiveTime(header, 0),
+                            firstSendTime(header, 0));
+                }
+                position += size;
             }
-            position += size;
+            return null;
         }
-        return null;
     }
 
     /**
@@ -278,37 +233,78 @@ public final class LogSegment implements Closeable {
             return null;
         }
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
-        int position = findBatch(sendTimeIndex.scanStartOffset(sendTimeMs), header, end);
-        while (position >= 0 && position < end) {
-            int size = readHeader(position, header, end);
-            if (maxSendTime(header, 0) >= sendTimeMs) {
-                ByteBuffer batch = ByteBuffer.allocate(size);
-                readFully(batch, position);
-                RecordBatchReader.SendTimeMatch match = reader.firstRecordWithSendTimeAtLeast(batch, 0, sendTimeMs);
-                return new SegmentMatch(match.offset(), receiveTime(header, 0), match.sendTimeMs());
+        try (OpenSegment open = files.acquire()) {
+            int position = findBatch(open, open.sendTimeScanStart(sendTimeMs), header, end);
+            while (position >= 0 && position < end) {
+                int size = open.readHeader(position, header, end);
+                if (maxSendTime(header, 0) >= sendTimeMs) {
+                    ByteBuffer batch = ByteBuffer.allocate(size);
+                    open.readFully(batch, position);
+                    RecordBatchReader.SendTimeMatch match = reader.firstRecordWithSendTimeAtLeast(batch, 0,
+                            sendTimeMs);
+                    return new SegmentMatch(match.offset(), receiveTime(header, 0), match.sendTimeMs());
+                }
+                position += size;
             }
-            position += size;
+            return null;
         }
-        return null;
     }
 
-    /** Receives batch headers of a scan; the buffer holds one header at position 0. */
-    public interface HeaderVisitor {
-        void visit(ByteBuffer header) throws IOException;
+    /** Receives the batches of a scan, in order. */
+    public interface BatchVisitor {
+        /**
+         * @param header the batch's header, at position 0
+         * @param whole  reads the whole batch, for a visitor that needs more than the header
+         */
+        void visit(ByteBuffer header, WholeBatch whole) throws IOException;
     }
 
-    /** Reads the header of every batch, in order (a scan of a few bytes per batch). */
-    public void forEachBatchHeader(HeaderVisitor visitor) throws IOException {
+    /** Reads the batch a {@link BatchVisitor} is visiting, from the files the scan leased. */
+    public interface WholeBatch {
+        /** The batch, between position 0 and its size. */
+        ByteBuffer read() throws IOException;
+    }
+
+    /**
+     * Visits every batch, in order: a scan of a few header bytes per batch, and of a whole batch where the visitor
+     * asks. The segment's files are leased for the whole scan (not opened when the segment is empty), so the visitor
+     * must not read another segment.
+     */
+    public void forEachBatch(BatchVisitor visitor) throws IOException {
         int end = sizeBytes;
+        if (end == 0) {
+            return;
+        }
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
-        for (int position = 0; position < end; ) {
-            int size = readHeader(position, header, end);
-            if (size < 0) {
-                throw new IllegalStateException("batch at position " + position + " of " + logFile()
-                        + " runs past the published size " + end);
+        try (OpenSegment open = files.acquire()) {
+            ScanPosition scan = new ScanPosition(open);
+            while (scan.position < end) {
+                scan.size = open.readHeader(scan.position, header, end);
+                if (scan.size < 0) {
+                    throw new IllegalStateException("batch at position " + scan.position + " of " + logFile()
+                            + " runs past the published size " + end);
+                }
+                visitor.visit(header, scan);
+                scan.position += scan.size;
             }
-            visitor.visit(header);
-            position += size;
+        }
+    }
+
+    /** Where {@link #forEachBatch} is: the batch it visits. */
+    private static final class ScanPosition implements WholeBatch {
+        private final OpenSegment open;
+        private int position;
+        private int size;
+
+        ScanPosition(OpenSegment open) {
+            this.open = open;
+        }
+
+        @Override
+        public ByteBuffer read() throws IOException {
+            ByteBuffer batch = ByteBuffer.allocate(size);
+            open.readFully(batch, position);
+            return batch.flip();
         }
     }
 
@@ -316,20 +312,18 @@ public final class LogSegment implements Closeable {
     public record SegmentMatch(long offset, long receiveTimeMs, long sendTimeMs) {
     }
 
-    /** fsyncs the log and the indexes. */
+    /**
+     * fsyncs the log file. The indexes are not: after a crash the active segment's are rebuilt from the log
+     * whatever they hold, and a segment's indexes are fsynced when it rolls ({@link #closeForAppends()}).
+     */
     public void flush() throws IOException {
-        channel.force(false);
-        offsetIndex.flush();
-        receiveTimeIndex.flush();
-        sendTimeIndex.flush();
+        files.flush();
     }
 
-    /** Ends appends: fsyncs the log and trims the index files to their entries. */
+    /** Ends appends: fsyncs the log and trims the index files to their entries (and fsyncs them). */
     public void closeForAppends() throws IOException {
-        channel.force(false);
-        offsetIndex.trimToEntries();
-        receiveTimeIndex.trimToEntries();
-        sendTimeIndex.trimToEntries();
+        flush();
+        files.trimIndexes();
     }
 
     /**
@@ -338,52 +332,33 @@ public final class LogSegment implements Closeable {
      *
      * @throws IllegalArgumentException when no batch starts at that offset
      */
-    public void truncateBefore(long batchBaseOffset, long previousMaxReceiveTimeMs,
-                               io.tidemark.proto.record.RecordBatchValidator validator) throws IOException {
+    public void truncateBefore(long batchBaseOffset, long previousMaxReceiveTimeMs, RecordBatchValidator validator,
+                               SegmentSettings settings) throws IOException {
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
-        int position = findBatch(batchBaseOffset, header, sizeBytes);
-        if (position < 0 || RecordBatchFormat.baseOffset(header, 0) != batchBaseOffset) {
-            throw new IllegalArgumentException("no batch of " + logFile() + " starts at offset " + batchBaseOffset);
+        try (OpenSegment open = files.acquire()) {
+            int position = findBatch(open, batchBaseOffset, header, sizeBytes);
+            if (position < 0 || RecordBatchFormat.baseOffset(header, 0) != batchBaseOffset) {
+                throw new IllegalArgumentException("no batch of " + logFile() + " starts at offset "
+                        + batchBaseOffset);
+            }
+            open.truncate(position);
         }
-        truncateLogTo(position);
-        SegmentRecovery.recover(this, previousMaxReceiveTimeMs, validator);
+        SegmentRecovery.recover(this, previousMaxReceiveTimeMs, validator, settings);
     }
 
-    void truncateLogTo(int position) throws IOException {
-        channel.truncate(position);
-        channel.force(true);
-    }
-
-    long fileSize() throws IOException {
-        return channel.size();
-    }
-
+    /** Closes the segment's files: now, or when the last read using them ends. Reads after this fail. */
     @Override
     public void close() {
-        closeIndexes();
-        try {
-            channel.close();
-        } catch (IOException e) {
-            throw new UncheckedIOException("closing " + logFile(), e);
-        }
-    }
-
-    private void closeIndexes() {
-        offsetIndex.close();
-        receiveTimeIndex.close();
-        sendTimeIndex.close();
+        files.close();
     }
 
     /** Closes the segment and deletes its files. */
     public void delete() throws IOException {
-        close();
-        for (Path file : List.of(offsetIndex.file(), receiveTimeIndex.file(), sendTimeIndex.file(), logFile())) {
-            Files.deleteIfExists(file);
-        }
+        files.delete();
     }
 
     public Path logFile() {
-        return file(dir, baseOffset, LOG_SUFFIX);
+        return files.logFile();
     }
 
     public long baseOffset() {
@@ -411,16 +386,9 @@ public final class LogSegment implements Closeable {
         return maxSendTimeMs;
     }
 
-    public OffsetIndex offsetIndex() {
-        return offsetIndex;
-    }
-
-    public TimeIndex receiveTimeIndex() {
-        return receiveTimeIndex;
-    }
-
-    public TimeIndex sendTimeIndex() {
-        return sendTimeIndex;
+    /** Entries in each of the three indexes. */
+    public int indexEntries() {
+        return files.offsetIndex().entries();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.tidemark.core.log.segment;
 
+import io.tidemark.core.log.index.IndexFile;
 import io.tidemark.core.log.index.MappedIndex;
 import io.tidemark.core.log.index.OffsetIndex;
 import io.tidemark.core.log.index.TimeIndex;
@@ -29,18 +30,23 @@ public final class SegmentLoader {
 
     /** @return null when the segment loaded consistently, else what is wrong with it */
     public static String load(LogSegment segment) throws IOException {
-        String indexProblem = indexProblem(segment.offsetIndex(), segment.receiveTimeIndex(),
-                segment.sendTimeIndex());
+        try (OpenSegment open = segment.files().acquire()) {
+            return load(segment, open);
+        }
+    }
+
+    private static String load(LogSegment segment, OpenSegment open) throws IOException {
+        String indexProblem = indexProblem(segment.files(), open);
         if (indexProblem != null) {
             return indexProblem;
         }
-        long fileSize = segment.fileSize();
+        long fileSize = segment.files().logFileBytes();
         if (fileSize > Integer.MAX_VALUE) {
             return "log file of " + fileSize + " bytes is above the 2 GiB a segment may hold";
         }
         int end = (int) fileSize;
-        OffsetIndex offsets = segment.offsetIndex();
-        int entries = offsets.entries();
+        int entries = segment.indexEntries();
+        OffsetIndex offsets = open.offsetIndex();
         int entryPosition = entries == 0 ? -1 : offsets.positionAt(entries - 1);
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
         if (entryPosition >= end) {
@@ -48,18 +54,18 @@ public final class SegmentLoader {
         }
         long firstReceiveTime = LogSegment.NO_TIME;
         if (end > 0) {
-            if (segment.readHeader(0, header, end) < 0) {
+            if (open.readHeader(0, header, end) < 0) {
                 return "the first batch is torn";
             }
             firstReceiveTime = receiveTime(header, 0);
         }
         long maxReceiveTime = LogSegment.NO_TIME;
-        long maxSendTime = entries == 0 ? LogSegment.NO_TIME : segment.sendTimeIndex().timeAt(entries - 1);
+        long maxSendTime = entries == 0 ? LogSegment.NO_TIME : open.sendTimeIndex().timeAt(entries - 1);
         long expectedOffset = entries == 0 ? segment.baseOffset() : offsets.offsetAt(entries - 1);
         int position = Math.max(entryPosition, 0);
         int sinceEntry = 0;
         while (position < end) {
-            int size = segment.readHeader(position, header, end);
+            int size = open.readHeader(position, header, end);
             if (size < 0) {
                 return "the batch at position " + position + " is torn";
             }
@@ -68,7 +74,7 @@ public final class SegmentLoader {
                         + expectedOffset + " was expected";
             }
             if (position == entryPosition) {
-                long indexed = segment.receiveTimeIndex().timeAt(entries - 1);
+                long indexed = open.receiveTimeIndex().timeAt(entries - 1);
                 if (indexed != receiveTime(header, 0)) {
                     return "time index entry says ReceiveTime " + indexed + " for offset " + expectedOffset
                             + ", the log says " + receiveTime(header, 0);
@@ -87,11 +93,16 @@ public final class SegmentLoader {
         return null;
     }
 
-    private static String indexProblem(OffsetIndex offsets, TimeIndex receiveTimes, TimeIndex sendTimes) {
-        for (MappedIndex index : List.of(offsets, receiveTimes, sendTimes)) {
+    private static String indexProblem(SegmentFiles files, OpenSegment open) throws IOException {
+        for (IndexFile index : files.indexes()) {
             if (!index.openedWithWholeEntries()) {
                 return index.file().getFileName() + " is not a whole number of entries";
             }
+        }
+        OffsetIndex offsets = open.offsetIndex();
+        TimeIndex receiveTimes = open.receiveTimeIndex();
+        TimeIndex sendTimes = open.sendTimeIndex();
+        for (MappedIndex index : List.of(offsets, receiveTimes, sendTimes)) {
             String problem = index.inconsistency();
             if (problem != null) {
                 return index.file().getFileName() + ": " + problem;

@@ -28,12 +28,20 @@ public final class SegmentRecovery {
     /**
      * @param previousMaxReceiveTimeMs largest ReceiveTime of the segments before this one, or
      *                                 {@link LogSegment#NO_TIME}
+     * @param settings                 what the rebuilt indexes are preallocated by
      */
-    public static void recover(LogSegment segment, long previousMaxReceiveTimeMs, RecordBatchValidator validator)
-            throws IOException {
-        long fileSize = segment.fileSize();
+    public static void recover(LogSegment segment, long previousMaxReceiveTimeMs, RecordBatchValidator validator,
+                               SegmentSettings settings) throws IOException {
+        long fileSize = segment.files().logFileBytes();
+        segment.resetIndexes(settings, fileSize);
+        try (OpenSegment open = segment.files().acquire()) {
+            recover(segment, open, fileSize, previousMaxReceiveTimeMs, validator);
+        }
+    }
+
+    private static void recover(LogSegment segment, OpenSegment open, long fileSize, long previousMaxReceiveTimeMs,
+                                RecordBatchValidator validator) throws IOException {
         int end = (int) Math.min(fileSize, Integer.MAX_VALUE);
-        segment.resetIndexes();
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
         ByteBuffer batch = ByteBuffer.allocate(64 * 1024);
         long expectedOffset = segment.baseOffset();
@@ -41,7 +49,7 @@ public final class SegmentRecovery {
         int position = 0;
         String reason = null;
         while (position < end && reason == null) {
-            int size = segment.readHeader(position, header, end);
+            int size = open.readHeader(position, header, end);
             if (size < 0) {
                 reason = "torn batch: " + (end - position) + " bytes left cannot hold the header or the length "
                         + "it gives";
@@ -51,11 +59,11 @@ public final class SegmentRecovery {
                 batch = ByteBuffer.allocate(Math.max(size, batch.capacity() * 2));
             }
             batch.clear().limit(size);
-            segment.readFully(batch, position);
+            open.readFully(batch, position);
             reason = problem(validator, batch, size, expectedOffset, lastReceiveTime);
             if (reason == null) {
                 long receiveTime = receiveTime(batch, 0);
-                segment.track(position, size, expectedOffset, lastOffset(batch, 0), receiveTime,
+                segment.track(open, position, size, expectedOffset, lastOffset(batch, 0), receiveTime,
                         maxSendTime(batch, 0));
                 expectedOffset = lastOffset(batch, 0) + 1;
                 lastReceiveTime = receiveTime;
@@ -66,7 +74,7 @@ public final class SegmentRecovery {
             if (reason == null) {
                 reason = "the log file is above the 2 GiB a segment may hold";
             }
-            segment.truncateLogTo(position);
+            open.truncate(position);
             LOG.warn("Truncated {} at position {}: dropped {} bytes from offset {} on; reason: {}",
                     segment.logFile(), position, fileSize - position, expectedOffset, reason);
         }

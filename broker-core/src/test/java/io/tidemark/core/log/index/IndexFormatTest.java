@@ -21,7 +21,7 @@ class IndexFormatTest {
     @Test
     void offsetIndexGoldenBytesAndFloorLookups() throws Exception {
         Path file = dir.resolve("00000000000000000100.index");
-        try (OffsetIndex index = new OffsetIndex(file, 100, 64, true)) {
+        try (OffsetIndex index = OffsetIndex.map(IndexFile.create(file, 100, OffsetIndex.ENTRY_SIZE, 64))) {
             assertEquals(64, Files.size(file), "preallocated");
             index.append(103, 240);
             index.append(106, 480);
@@ -32,13 +32,13 @@ class IndexFormatTest {
             assertEquals(240, index.floorPosition(105));
             assertEquals(480, index.floorPosition(299));
             assertEquals(70_000, index.floorPosition(1_000_000));
-            index.trimToEntries();
+            index.indexFile().trimToEntries();
         }
         assertEquals("00000003" + "000000f0" + "00000006" + "000001e0" + "000000c8" + "00011170",
                 HexFormat.of().formatHex(Files.readAllBytes(file)));
-        try (OffsetIndex reopened = new OffsetIndex(file, 100, 64, false)) {
+        try (OffsetIndex reopened = OffsetIndex.map(IndexFile.open(file, 100, OffsetIndex.ENTRY_SIZE))) {
             assertEquals(3, reopened.entries());
-            assertTrue(reopened.openedWithWholeEntries());
+            assertTrue(reopened.indexFile().openedWithWholeEntries());
             assertNull(reopened.inconsistency());
             assertEquals(300, reopened.offsetAt(2));
         }
@@ -47,7 +47,7 @@ class IndexFormatTest {
     @Test
     void timeIndexGoldenBytesAndScanStart() throws Exception {
         Path file = dir.resolve("00000000000000000000.timeindex");
-        try (TimeIndex index = new TimeIndex(file, 0, 120, true)) {
+        try (TimeIndex index = TimeIndex.map(IndexFile.create(file, 0, TimeIndex.ENTRY_SIZE, 120))) {
             index.append(1_700_000_000_000L, 3);
             index.append(1_700_000_000_000L, 6);
             index.append(1_700_000_005_000L, 9);
@@ -55,7 +55,7 @@ class IndexFormatTest {
             assertEquals(6, index.scanStartOffset(1_700_000_000_001L));
             assertEquals(9, index.scanStartOffset(Long.MAX_VALUE));
             assertEquals(0, index.scanStartOffset(0));
-            index.trimToEntries();
+            index.indexFile().trimToEntries();
         }
         assertEquals("0000018bcfe56800" + "00000003" + "0000018bcfe56800" + "00000006" + "0000018bcfe57b88" + "00000009",
                 HexFormat.of().formatHex(Files.readAllBytes(file)));
@@ -63,7 +63,7 @@ class IndexFormatTest {
 
     @Test
     void entriesOutOfOrderAreProgrammerErrors() throws Exception {
-        try (TimeIndex index = new TimeIndex(dir.resolve("t"), 0, 120, true)) {
+        try (TimeIndex index = TimeIndex.map(IndexFile.create(dir.resolve("t"), 0, TimeIndex.ENTRY_SIZE, 120))) {
             index.append(10, 5);
             assertThrows(IllegalStateException.class, () -> index.append(9, 6));
             assertThrows(IllegalStateException.class, () -> index.append(10, 5));
@@ -72,11 +72,11 @@ class IndexFormatTest {
 
     @Test
     void fullIndexSaysSo() throws Exception {
-        try (OffsetIndex index = new OffsetIndex(dir.resolve("o"), 0, 20, true)) {
+        try (OffsetIndex index = OffsetIndex.map(IndexFile.create(dir.resolve("o"), 0, OffsetIndex.ENTRY_SIZE, 20))) {
             index.append(1, 1);
-            assertFalse(index.isFull());
+            assertFalse(index.indexFile().isFull());
             index.append(2, 2);
-            assertTrue(index.isFull(), "20 bytes hold two 8-byte entries");
+            assertTrue(index.indexFile().isFull(), "20 bytes hold two 8-byte entries");
             assertThrows(IllegalStateException.class, () -> index.append(3, 3));
         }
     }
@@ -85,8 +85,8 @@ class IndexFormatTest {
     void damagedFilesAreDetected() throws Exception {
         Path file = dir.resolve("00000000000000000000.index");
         Files.write(file, HexFormat.of().parseHex("00000003000000f0" + "00000002000001e0" + "0000"));
-        try (OffsetIndex index = new OffsetIndex(file, 0, 0, false)) {
-            assertFalse(index.openedWithWholeEntries());
+        try (OffsetIndex index = OffsetIndex.map(IndexFile.open(file, 0, OffsetIndex.ENTRY_SIZE))) {
+            assertFalse(index.indexFile().openedWithWholeEntries());
             assertEquals("entry 1 has offset 2, not above the previous 3", index.inconsistency());
         }
     }

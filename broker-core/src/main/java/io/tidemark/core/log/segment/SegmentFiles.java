@@ -1,0 +1,230 @@
+package io.tidemark.core.log.segment;
+
+import io.tidemark.core.log.file.OpenFileCache;
+import io.tidemark.core.log.index.IndexFile;
+import io.tidemark.core.log.index.OffsetIndex;
+import io.tidemark.core.log.index.TimeIndex;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+
+/**
+ * A segment's four files, by name and state, and the way to them while they are open. The segment keeps only this
+ * on the heap (its {@link IndexFile}s: a few hundred bytes); the log file's descriptor and the index maps exist while
+ * the process's {@link OpenFileCache} holds the segment open ({@link OpenSegment}), and {@link #acquire()} opens them
+ * again when the cache had closed them.
+ *
+ * <p>Threading: {@link #acquire()} takes no lock while the files are open. Opening them takes this object's monitor,
+ * so a segment is never opened twice at once; so do {@link #close()} and {@link #resetIndexes}, so nothing is
+ * opened after the segment closed, nor over index files being replaced.
+ */
+final class SegmentFiles {
+    private static final Logger LOG = LoggerFactory.getLogger(SegmentFiles.class);
+
+    private final Path dir;
+    private final long baseOffset;
+    private final OpenFileCache cache;
+    private volatile IndexFile offsetIndex;
+    private volatile IndexFile receiveTimeIndex;
+    private volatile IndexFile sendTimeIndex;
+    private volatile OpenSegment open;
+    private volatile boolean closed;
+    /** The first fsync that failed when the cache closed the log file ({@link OpenSegment#closeFiles()}); sticky. */
+    private volatile IOException fsyncAtCloseFailure;
+
+    private SegmentFiles(Path dir, long baseOffset, OpenFileCache cache, IndexFile offsetIndex,
+                         IndexFile receiveTimeIndex, IndexFile sendTimeIndex) {
+        this.dir = dir;
+        this.baseOffset = baseOffset;
+        this.cache = cache;
+        this.offsetIndex = offsetIndex;
+        this.receiveTimeIndex = receiveTimeIndex;
+        this.sendTimeIndex = sendTimeIndex;
+    }
+
+    /** Creates the files of an empty segment that takes appends, deleting any left under its names. */
+    static SegmentFiles create(Path dir, long baseOffset, SegmentSettings settings) throws IOException {
+        Path log = LogSegment.file(dir, baseOffset, LogSegment.LOG_SUFFIX);
+        Files.deleteIfExists(log);
+        Files.createFile(log);
+        return new SegmentFiles(dir, baseOffset, settings.files(),
+                IndexFile.create(indexPath(dir, baseOffset, OffsetIndex.SUFFIX), baseOffset, OffsetIndex.ENTRY_SIZE,
+                        settings.indexPreallocationBytes(OffsetIndex.ENTRY_SIZE, 0)),
+                IndexFile.create(indexPath(dir, baseOffset, TimeIndex.RECEIVE_TIME_SUFFIX), baseOffset,
+                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, 0)),
+                IndexFile.create(indexPath(dir, baseOffset, TimeIndex.SEND_TIME_SUFFIX), baseOffset,
+                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, 0)));
+    }
+
+    /**
+     * Opens the files of a segment on disk (index files that are missing start empty).
+     *
+     * @param writable whether it will take appends: its index files are then preallocated
+     */
+    static SegmentFiles open(Path dir, long baseOffset, SegmentSettings settings, boolean writable)
+            throws IOException {
+        Path log = LogSegment.file(dir, baseOffset, LogSegment.LOG_SUFFIX);
+        if (!writable) {
+            return new SegmentFiles(dir, baseOffset, settings.files(),
+                    IndexFile.open(indexPath(dir, baseOffset, OffsetIndex.SUFFIX), baseOffset, OffsetIndex.ENTRY_SIZE),
+                    IndexFile.open(indexPath(dir, baseOffset, TimeIndex.RECEIVE_TIME_SUFFIX), baseOffset,
+                            TimeIndex.ENTRY_SIZE),
+                    IndexFile.open(indexPath(dir, baseOffset, TimeIndex.SEND_TIME_SUFFIX), baseOffset,
+                            TimeIndex.ENTRY_SIZE));
+        }
+        long logBytes = Files.size(log);
+        return new SegmentFiles(dir, baseOffset, settings.files(),
+                IndexFile.openWritable(indexPath(dir, baseOffset, OffsetIndex.SUFFIX), baseOffset,
+                        OffsetIndex.ENTRY_SIZE, settings.indexPreallocationBytes(OffsetIndex.ENTRY_SIZE, logBytes)),
+                IndexFile.openWritable(indexPath(dir, baseOffset, TimeIndex.RECEIVE_TIME_SUFFIX), baseOffset,
+                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, logBytes)),
+                IndexFile.openWritable(indexPath(dir, baseOffset, TimeIndex.SEND_TIME_SUFFIX), baseOffset,
+                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, logBytes)));
+    }
+
+    private static Path indexPath(Path dir, long baseOffset, String suffix) {
+        return LogSegment.file(dir, baseOffset, suffix);
+    }
+
+    /**
+     * Leases the open files, opening them first when the cache closed them (one file descriptor; the index maps
+     * follow when first used). End the lease with {@link OpenSegment#close()}, and lease no other segment until
+     * then ({@link OpenFileCache}).
+     *
+     * @throws SegmentClosedException when the segment was closed or deleted
+     */
+    OpenSegment acquire() throws IOException {
+        OpenSegment current = open;
+        if (current != null && current.tryRetain()) {
+            return current;
+        }
+        return reopen();
+    }
+
+    private synchronized OpenSegment reopen() throws IOException {
+        if (closed) {
+            throw new SegmentClosedException(logFile());
+        }
+        OpenSegment current = open;
+        if (current != null && current.tryRetain()) {
+            return current;
+        }
+        IndexFile offsets = offsetIndex;
+        IndexFile receiveTimes = receiveTimeIndex;
+        IndexFile sendTimes = sendTimeIndex;
+        current = cache.open(() -> new OpenSegment(cache, this, FileChannel.open(logFile(), StandardOpenOption.READ,
+                StandardOpenOption.WRITE), offsets, receiveTimes, sendTimes));
+        open = current;
+        return current;
+    }
+
+    /**
+     * fsyncs the log file.
+     *
+     * @throws IOException when the fsync fails, or when one failed as the cache closed the file: writes from before
+     *                     that may be lost, so no flush of this segment succeeds after it
+     */
+    void flush() throws IOException {
+        IOException failure = fsyncAtCloseFailure;
+        if (failure != null) {
+            throw new IOException("the fsync of " + logFile() + " when the open-file cache closed it failed ("
+                    + failure + "), so batches written before may be lost: no flush of it succeeds after that",
+                    failure);
+        }
+        try (OpenSegment open = acquire()) {
+            open.force();
+        }
+    }
+
+    /** Keeps the first failed fsync of an {@link OpenSegment} closing with unflushed writes, for {@link #flush()}. */
+    void fsyncAtCloseFailed(IOException failure) {
+        LOG.error("fsync of {} failed as the open-file cache closed it; its next flush fails", logFile(), failure);
+        if (fsyncAtCloseFailure == null) {
+            fsyncAtCloseFailure = failure;
+        }
+    }
+
+    /**
+     * Deletes the index files and starts empty writable ones with room for what a log of {@code logBytes} holds,
+     * for recovery to fill. The open files are retired first, so no map of the old files outlives its last lease.
+     * The caller holds no lease of this segment.
+     */
+    synchronized void resetIndexes(SegmentSettings settings, long logBytes) throws IOException {
+        retireOpen();
+        for (IndexFile index : indexes()) {
+            index.delete();
+        }
+        offsetIndex = IndexFile.create(offsetIndex.file(), baseOffset, OffsetIndex.ENTRY_SIZE,
+                settings.indexPreallocationBytes(OffsetIndex.ENTRY_SIZE, logBytes));
+        receiveTimeIndex = IndexFile.create(receiveTimeIndex.file(), baseOffset, TimeIndex.ENTRY_SIZE,
+                settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, logBytes));
+        sendTimeIndex = IndexFile.create(sendTimeIndex.file(), baseOffset, TimeIndex.ENTRY_SIZE,
+                settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, logBytes));
+    }
+
+    /** Cuts the index files to their entries and fsyncs them: the segment takes no more appends. */
+    void trimIndexes() throws IOException {
+        for (IndexFile index : indexes()) {
+            index.trimToEntries();
+        }
+    }
+
+    /**
+     * Closes the files for good: now when no one leases them, else when the last lease ends. Later leases fail
+     * with {@link SegmentClosedException}.
+     */
+    synchronized void close() {
+        closed = true;
+        retireOpen();
+    }
+
+    private void retireOpen() {
+        OpenSegment current = open;
+        open = null;
+        if (current != null) {
+            cache.retire(current);
+        }
+    }
+
+    /** Closes the files and deletes them. */
+    void delete() throws IOException {
+        close();
+        for (IndexFile index : indexes()) {
+            index.delete();
+        }
+        Files.deleteIfExists(logFile());
+    }
+
+    /** The index files: offsets, ReceiveTimes, SendTimes. */
+    List<IndexFile> indexes() {
+        return List.of(offsetIndex, receiveTimeIndex, sendTimeIndex);
+    }
+
+    IndexFile offsetIndex() {
+        return offsetIndex;
+    }
+
+    IndexFile receiveTimeIndex() {
+        return receiveTimeIndex;
+    }
+
+    IndexFile sendTimeIndex() {
+        return sendTimeIndex;
+    }
+
+    Path logFile() {
+        return LogSegment.file(dir, baseOffset, LogSegment.LOG_SUFFIX);
+    }
+
+    /** The size of the log file on disk. */
+    long logFileBytes() throws IOException {
+        return Files.size(logFile());
+    }
+}
