@@ -172,10 +172,16 @@ final class Sender implements Runnable {
         }));
     }
 
+    /**
+     * Sends a drained batch to its partition's leader. A metadata refresh that completed since {@link #sendable} may
+     * have forgotten the leader: the batch then goes back to the head of its queue, to wait for the next refresh.
+     */
     private void send(ProducerBatch batch) {
         Optional<String> leader = metadata.leaderAddress(batch.partition);
         if (leader.isEmpty()) {
-            throw new IllegalStateException("batch of " + batch.partition + " drained without a known leader");
+            refreshWanted = true;
+            accumulator.reenqueue(List.of(batch));
+            return;
         }
         String address = leader.get();
         inFlight.add(batch.partition);
