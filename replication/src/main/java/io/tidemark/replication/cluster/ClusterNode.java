@@ -14,6 +14,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.snapshot.CatchUp;
@@ -88,6 +89,8 @@ public final class ClusterNode implements Closeable {
             throws IOException {
         ClusterMembers.Member self = members.member(config.nodeId());
         Files.createDirectories(config.dataDir());
+        Path raftStorageDir = config.dataDir().resolve("raft");
+        RaftLogCheck.checkGroups(raftStorageDir);
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
@@ -95,7 +98,6 @@ public final class ClusterNode implements Closeable {
         GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
                 copyChunkBytes + config.maxRequestBytes());
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
-        Path raftStorageDir = config.dataDir().resolve("raft");
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
@@ -122,7 +124,18 @@ public final class ClusterNode implements Closeable {
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(),
                 config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
         topicsRef.set(topics);
-        server.start();
+        try {
+            server.start();
+        } catch (IOException | RuntimeException e) {
+            replicas.close();
+            metadata.close();
+            admin.close();
+            catchUp.close();
+            server.close();
+            snapshotSource.close();
+            throw new IOException("broker node " + config.nodeId() + " did not start its Raft groups: "
+                    + rootCause(e).getMessage(), e);
+        }
         joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
 
         AtomicReference<Partition> offsets = new AtomicReference<>();
@@ -167,6 +180,14 @@ public final class ClusterNode implements Closeable {
             LOG.info("Group offsets topic not ready ({}); retrying", e.getMessage());
             retries.schedule(() -> createOffsetsTopic(topics, offsets, retries), 1, TimeUnit.SECONDS);
         }
+    }
+
+    private static Throwable rootCause(Throwable e) {
+        Throwable cause = e;
+        while (cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
     }
 
     private static void joinMetadataGroup(RaftServer server, RaftClient admin, RaftGroup group, int nodeId)

@@ -31,8 +31,9 @@ import java.util.concurrent.TimeUnit;
  *       (GroupStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
  *   <li>one thread (ended when idle) in each group's server and client request pools instead of unbounded
  *       pools, which multiplied threads under load;</li>
- *   <li>a torn last entry of the Raft log (a crash mid-write) is dropped with a warning rather than stopping the
- *       group.</li>
+ *   <li>a damaged Raft log entry stops the group ({@code CorruptionPolicy.EXCEPTION}) instead of being dropped
+ *       with the entries after it; a last entry torn by a crash mid-write is cut off before Ratis reads the log
+ *       ({@link RaftLogCheck}).</li>
  * </ul>
  */
 public final class RaftSettings {
@@ -57,10 +58,11 @@ public final class RaftSettings {
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties,
                 SizeInBytes.valueOf(tuning.logWriteBufferBytes() - 8));
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !tuning.logSync());
-        // A broker killed mid-write leaves a torn last entry in its Raft log; it was never acknowledged (an entry
-        // is acknowledged after its fsync), so Ratis may drop it instead of refusing to start the group.
+        // WARN_AND_RETURN would drop a damaged entry and every entry after it in its segment, acknowledged or not.
+        // A torn last write (a crash mid-write), which EXCEPTION alone would refuse too, is cut off beforehand by
+        // RaftLogCheck.
         RaftServerConfigKeys.Log.setCorruptionPolicy(properties,
-                RaftServerConfigKeys.Log.CorruptionPolicy.WARN_AND_RETURN);
+                RaftServerConfigKeys.Log.CorruptionPolicy.EXCEPTION);
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, false);
         // Each group runs the synchronous part of a server (appendEntries, vote) and a client request on its own
         // pools; unbounded by default, they grew to 8.5 threads per replica under load with 1,000 replicas per
