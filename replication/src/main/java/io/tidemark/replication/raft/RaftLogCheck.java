@@ -131,6 +131,26 @@ public final class RaftLogCheck {
         }
     }
 
+    /**
+     * For a state machine that found no snapshot, so rebuilds its state from every entry of the group's Raft log:
+     * the log must start at index 0. A log that starts later was purged behind a snapshot that is gone (deleted, or
+     * unreadable), and the state rebuilt from what is left would lack what the purged entries did.
+     *
+     * @param currentDir the group's Raft log directory ({@code GROUP-UUID/current/})
+     * @param who        the group's replica, as the message names it
+     * @throws IOException naming the directory and the log's first index when it is not 0
+     */
+    public static void requireLogFromStart(Path currentDir, String who) throws IOException {
+        List<Segment> segments = segments(currentDir);
+        if (!segments.isEmpty() && segments.get(0).firstIndex() > 0) {
+            throw new IOException(who + " does not start: it has no snapshot, but its Raft log in " + currentDir
+                    + " starts at index " + segments.get(0).firstIndex() + ", so the entries before were purged "
+                    + "behind a snapshot that is gone (deleted, or unreadable) and its state cannot be rebuilt. "
+                    + "Restore the snapshot, or delete the group's directory " + currentDir.getParent() + " so that "
+                    + "this replica catches up from the leader when it joins the group again");
+        }
+    }
+
     /** The segment files of a group's {@code current/} directory, by first index. */
     static List<Segment> segments(Path currentDir) throws IOException {
         List<Segment> segments = new ArrayList<>();

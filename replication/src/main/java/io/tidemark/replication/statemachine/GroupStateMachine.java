@@ -14,6 +14,7 @@ import io.tidemark.proto.v1.GroupSnapshot;
 import io.tidemark.proto.v1.PartitionEnd;
 import io.tidemark.proto.v1.PartitionSnapshot;
 import io.tidemark.proto.v1.PartitionState;
+import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GroupSnapshotFile;
@@ -122,6 +123,7 @@ public final class GroupStateMachine extends BaseStateMachine {
     /** The leader's last stamp per partition: only {@link #preAppendTransaction} uses it, in log order. */
     private final Map<PartitionKey, Long> lastStampedMs = new HashMap<>();
     private volatile Path smDir;
+    private volatile Path raftLogDir;
     private volatile boolean running;
     private volatile GroupSnapshot latestSnapshot;
     private volatile long metadataIndex;
@@ -145,6 +147,7 @@ public final class GroupStateMachine extends BaseStateMachine {
         super.initialize(server, groupId, raftStorage);
         storage.init(raftStorage);
         smDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
+        raftLogDir = raftStorage.getStorageDir().getCurrentDir().toPath();
         getLifeCycle().startAndTransition(this::openPartitions);
     }
 
@@ -153,7 +156,8 @@ public final class GroupStateMachine extends BaseStateMachine {
      * then opens each partition of the latest snapshot cut back to its log end offset and deletes the directories of
      * the others, from where Ratis replays.
      *
-     * @throws IOException when a log is shorter than its snapshot says
+     * @throws IOException when a log is shorter than its snapshot says, or when there is no snapshot but the Raft log
+     *                     was purged
      */
     private void openPartitions() throws IOException {
         Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
@@ -163,22 +167,27 @@ public final class GroupStateMachine extends BaseStateMachine {
         }
         Files.createDirectories(partitionsDir);
         SingleFileSnapshotInfo info = storage.loadLatestSnapshot();
+        if (info == null) {
+            RaftLogCheck.requireLogFromStart(raftLogDir, "Raft group " + groupUuid() + " on " + getId());
+        }
         GroupSnapshot snapshot = info == null ? GroupSnapshot.getDefaultInstance()
                 : GroupSnapshotFile.read(info.getFile().getPath());
         Set<String> kept = new HashSet<>();
         for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
             String name = PartitionDirectories.name(partition.getPartition());
             kept.add(name);
-            PartitionLog log = PartitionLog.open(partitionsDir.resolve(name),
-                    configs.apply(partition.getPartition().getOverridesMap()), clock.millis());
+            Path dir = partitionsDir.resolve(name);
+            PartitionLog log = PartitionLog.open(dir, configs.apply(partition.getPartition().getOverridesMap()),
+                    clock.millis());
             if (log.logEndOffset() < partition.getLogEndOffset()) {
                 log.close();
-                throw new IOException(getId() + ": the log of " + name + " ends at offset " + log.logEndOffset()
-                        + ", below " + partition.getLogEndOffset() + " where its snapshot at index "
-                        + snapshot.getIndex() + " ends: its files were truncated or lost. Replaying the group's entries "
-                        + "onto it would give their batches other offsets than on the other replicas, so the replica "
-                        + "does not start; restore the files, or remove this replica (delete the group's directory) "
-                        + "so that it copies the leader's logs when it joins again");
+                throw new IOException("Raft group " + groupUuid() + " on " + getId() + " does not start: the log of "
+                        + "partition " + name + " in " + dir + " ends at offset " + log.logEndOffset() + ", below "
+                        + partition.getLogEndOffset() + " where the group's snapshot at index " + snapshot.getIndex()
+                        + " says it ends: its files were truncated or lost. Replaying the group's entries onto it "
+                        + "would give their batches other offsets than on the other replicas; restore the files, or "
+                        + "delete the group's directory " + smDir.getParent() + " so that this replica copies the "
+                        + "leader's logs when it joins the group again");
             }
             log.truncateTo(partition.getLogEndOffset());
             hosted.put(PartitionKey.of(partition.getPartition()), new HostedPartition(partition.getPartition(), log,

@@ -2,6 +2,7 @@ package io.tidemark.replication.statemachine;
 
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.segment.LogSegment;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GroupChange;
@@ -9,6 +10,7 @@ import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.snapshot.PartitionDirectories;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
@@ -23,6 +25,7 @@ import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.CodedInputStream;
 import org.junit.jupiter.api.AfterEach;
@@ -43,6 +46,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
@@ -54,7 +58,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A partition group's replica restarted on a real Ratis server, one peer, after its files were damaged the ways a
- * crash and a bad disk damage them. The group hosts partition t-0 (segments of 200 bytes, so a few batches each);
+ * crash, a bad disk or a hand deleting files damage them. The group hosts partition t-0 (segments of 200 bytes, so a few batches each);
  * its log holds the partition's add, 4 batches, a snapshot, 2 more batches, and what Ratis writes itself.
  */
 class GroupRestartTest {
@@ -274,5 +278,49 @@ class GroupRestartTest {
                 + "log's end is never dropped: the broker does not start. Restore the file, or delete the group's "
                 + "directory " + groupDir(storage) + " so that this replica copies the leader's log when it joins "
                 + "the group again", refused.getMessage());
+    }
+
+    @Test
+    void aPartitionLogShorterThanTheSnapshotSaysRefusesTheStartNamingItAndBothEndOffsets() throws Exception {
+        Path storage = copyOfTheLog("deleted");
+        Path partitionDir = groupDir(storage).resolve("sm").resolve(PartitionDirectories.PARTITIONS)
+                .resolve(PartitionDirectories.name(PARTITION));
+        List<Path> segments;
+        try (Stream<Path> files = Files.list(partitionDir)) {
+            segments = files.filter(f -> f.toString().endsWith(LogSegment.LOG_SUFFIX)).sorted().toList();
+        }
+        long snapshotEnd = 4;
+        int holdingLast = 0;
+        while (holdingLast + 1 < segments.size() && baseOffset(segments.get(holdingLast + 1)) < snapshotEnd) {
+            holdingLast++;
+        }
+        assertTrue(holdingLast > 0, "segments of a few batches: " + segments);
+        for (Path segment : segments.subList(holdingLast, segments.size())) {
+            Files.delete(segment);
+        }
+
+        Throwable refused = assertThrows(Exception.class, () -> restart(storage));
+        while (refused.getCause() != null) {
+            refused = refused.getCause();
+        }
+
+        assertEquals("Raft group " + GROUP.getUuid() + " on n1 does not start: the log of partition "
+                + PartitionDirectories.name(PARTITION) + " in " + partitionDir + " ends at offset "
+                + baseOffset(segments.get(holdingLast)) + ", below " + snapshotEnd + " where the group's snapshot at "
+                + "index " + snapshotIndex(storage) + " says it ends: its files were truncated or lost. Replaying the "
+                + "group's entries onto it would give their batches other offsets than on the other replicas; "
+                + "restore the files, or delete the group's directory " + groupDir(storage) + " so that this replica "
+                + "copies the leader's logs when it joins the group again", refused.getMessage());
+    }
+
+    private static long baseOffset(Path segment) {
+        return Long.parseLong(segment.getFileName().toString().substring(0, 20));
+    }
+
+    private static long snapshotIndex(Path storage) throws IOException {
+        try (Stream<Path> files = Files.list(groupDir(storage).resolve("sm"))) {
+            return files.map(f -> SimpleStateMachineStorage.SNAPSHOT_REGEX.matcher(f.getFileName().toString()))
+                    .filter(Matcher::matches).mapToLong(m -> Long.parseLong(m.group(2))).max().orElseThrow();
+        }
     }
 }

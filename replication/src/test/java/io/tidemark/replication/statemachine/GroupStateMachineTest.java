@@ -304,8 +304,41 @@ class GroupStateMachineTest {
         }
 
         IOException refused = assertThrows(IOException.class, this::leader);
-        assertTrue(refused.getMessage().contains("ends at offset 1, below 2 where its snapshot at index 3 ends: its "
-                + "files were truncated or lost"), refused.getMessage());
+        assertEquals("Raft group " + GROUP.getUuid() + " on leader does not start: the log of partition "
+                + PartitionDirectories.name(partition(0, Map.of())) + " in " + partitionDir + " ends at offset 1, "
+                + "below 2 where the group's snapshot at index 3 says it ends: its files were truncated or lost. "
+                + "Replaying the group's entries onto it would give their batches other offsets than on the other "
+                + "replicas; restore the files, or delete the group's directory " + dir.resolve("leader") + " so that "
+                + "this replica copies the leader's logs when it joins the group again", refused.getMessage());
+    }
+
+    /**
+     * Without a snapshot a replica rebuilds its partitions from the whole Raft log; when the log was purged behind a
+     * snapshot that is gone, it refuses to start and keeps its partition directories.
+     */
+    @Test
+    void aReplicaWhoseSnapshotIsGoneAfterAPurgeRefusesTheStartAndKeepsItsPartitions() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"))));
+        leader.takeSnapshot();
+        stop(leader);
+        Path replicaDir = dir.resolve("leader");
+        try (Stream<Path> files = Files.list(replicaDir.resolve(RaftStorageLayout.SM))) {
+            for (Path snapshot : files.filter(f -> f.getFileName().toString().startsWith("snapshot.")).toList()) {
+                Files.delete(snapshot);
+            }
+        }
+        Files.write(replicaDir.resolve("current").resolve("log_3-9"), new byte[0]);
+
+        IOException refused = assertThrows(IOException.class, this::leader);
+        assertEquals("Raft group " + GROUP.getUuid() + " on leader does not start: it has no snapshot, but its Raft "
+                + "log in " + replicaDir.resolve("current") + " starts at index 3, so the entries before were purged "
+                + "behind a snapshot that is gone (deleted, or unreadable) and its state cannot be rebuilt. Restore "
+                + "the snapshot, or delete the group's directory " + replicaDir + " so that this replica catches up "
+                + "from the leader when it joins the group again", refused.getMessage());
+        assertTrue(Files.isDirectory(replicaDir.resolve(RaftStorageLayout.SM).resolve(PartitionDirectories.PARTITIONS)
+                .resolve(PartitionDirectories.name(partition(0, Map.of())))));
     }
 
     private static ByteString change(GroupChange.Builder change) {
