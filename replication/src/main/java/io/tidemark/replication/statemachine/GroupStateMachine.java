@@ -49,6 +49,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -93,7 +94,9 @@ import java.util.stream.Stream;
  *       snapshot's log end offset, the directories of partitions the snapshot does not name are deleted, and Ratis
  *       replays the entries after it (adding those partitions again), so nothing applied after the snapshot is
  *       appended twice. A log shorter than its snapshot's end refuses the start: replaying onto it would give the
- *       entries' batches other offsets than on the other replicas.</li>
+ *       entries' batches other offsets than on the other replicas. So the files of a partition removed (or whose
+ *       copy starts again) after the snapshot are set aside, not deleted, until a snapshot no longer names it
+ *       ({@link PartitionDirectories#setAside}), and a restart takes them back.</li>
  *   <li>A replica behind the leader's purged Raft log catches up by copying the leader's latest snapshot
  *       ({@link #notifyInstallSnapshotFromLeader}, {@link CatchUp}); Ratis then pauses and reinitializes the state
  *       machine, which replaces its logs by the copy ({@link StagedInstall}) and continues after the snapshot.</li>
@@ -177,6 +180,7 @@ public final class GroupStateMachine extends BaseStateMachine {
             String name = PartitionDirectories.name(partition.getPartition());
             kept.add(name);
             Path dir = partitionsDir.resolve(name);
+            takeBackSetAside(partitionsDir, name, snapshot.getIndex());
             PartitionLog log = PartitionLog.open(dir, configs.apply(partition.getPartition().getOverridesMap()),
                     clock.millis());
             if (log.logEndOffset() < partition.getLogEndOffset()) {
@@ -202,6 +206,57 @@ public final class GroupStateMachine extends BaseStateMachine {
         running = true;
         LOG.info("{}: {} partition logs opened in {} (snapshot {})", getId(), hosted.size(), partitionsDir,
                 info == null ? "none" : info.getTermIndex());
+    }
+
+    /**
+     * Puts back the files a partition had at the snapshot when an entry after it set them aside (a removal, a copy
+     * that started again): those of the first such entry, over whatever the entries after it left in their place.
+     */
+    private void takeBackSetAside(Path partitionsDir, String name, long snapshotIndex) throws IOException {
+        Optional<Path> setAside;
+        try (Stream<Path> dirs = Files.list(partitionsDir)) {
+            setAside = dirs.filter(d -> PartitionDirectories.setAsideIndex(d, name).orElse(-1) > snapshotIndex)
+                    .min(Comparator.comparingLong(d -> PartitionDirectories.setAsideIndex(d, name).orElseThrow()));
+        }
+        if (setAside.isPresent()) {
+            Path dir = partitionsDir.resolve(name);
+            DurableFiles.deleteTree(dir);
+            Files.move(setAside.get(), dir, StandardCopyOption.ATOMIC_MOVE);
+            DurableFiles.syncDirectory(partitionsDir);
+            LOG.info("{}: took back {}, the files of {} at the snapshot", getId(), setAside.get().getFileName(), name);
+        }
+    }
+
+    /**
+     * Keeps the files of a partition an entry at {@code index} removes or replaces while the latest snapshot names
+     * the partition: a restart opens the partition as the snapshot left it and replays the entries after it, this one
+     * included. They are deleted once a snapshot no longer names them; files no snapshot names are deleted at once.
+     */
+    private void setAside(Path partitionsDir, GroupPartition partition, long index) throws IOException {
+        Path dir = partitionsDir.resolve(PartitionDirectories.name(partition));
+        GroupSnapshot snapshot = latestSnapshot;
+        boolean named = snapshot != null && snapshot.getPartitionsList().stream()
+                .anyMatch(p -> PartitionKey.of(p.getPartition()).equals(PartitionKey.of(partition)));
+        if (named) {
+            Files.move(dir, PartitionDirectories.setAside(dir, index), StandardCopyOption.ATOMIC_MOVE);
+        } else {
+            DurableFiles.deleteTree(dir);
+        }
+        DurableFiles.syncDirectory(partitionsDir);
+    }
+
+    /** Deletes the files set aside for the previous snapshot, which no snapshot names any more. */
+    private void deleteSetAside(Path partitionsDir) throws IOException {
+        List<Path> setAside;
+        try (Stream<Path> dirs = Files.list(partitionsDir)) {
+            setAside = dirs.filter(PartitionDirectories::isSetAside).toList();
+        }
+        for (Path dir : setAside) {
+            DurableFiles.deleteTree(dir);
+        }
+        if (!setAside.isEmpty()) {
+            DurableFiles.syncDirectory(partitionsDir);
+        }
     }
 
     /** Deletes the partition directories the snapshot does not name: replay adds those partitions again. */
@@ -339,9 +394,9 @@ public final class GroupStateMachine extends BaseStateMachine {
                 case GroupEntryFormat.BATCHES -> reply = UnsafeByteOperations.unsafeWrap(applyBatches(data,
                         trx.getStateMachineContext() instanceof StampedEntry stamped ? stamped : null));
                 case GroupEntryFormat.CHANGE -> reply = UnsafeByteOperations.unsafeWrap(applyChange(
-                        GroupEntryFormat.readChange(data)).toByteArray());
+                        GroupEntryFormat.readChange(data), entry.getIndex()).toByteArray());
                 case GroupEntryFormat.COPY -> reply = UnsafeByteOperations.unsafeWrap(applyCopy(
-                        data.asReadOnlyByteBuffer()));
+                        data.asReadOnlyByteBuffer(), entry.getIndex()));
                 default -> throw new IllegalStateException(getId() + ": entry " + entry.getIndex() + " has type "
                         + GroupEntryFormat.type(data) + ", which this broker does not know");
             }
@@ -403,7 +458,7 @@ public final class GroupStateMachine extends BaseStateMachine {
      * Adds empty partitions (live, or importing), removes (closes and deletes) others, activates imported partitions
      * whose copy is whole and seals partitions that move out; what is already so is left as it is.
      */
-    private GroupChangeReply applyChange(GroupChange change) {
+    private GroupChangeReply applyChange(GroupChange change, long index) {
         Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
         GroupChangeReply.Builder reply = GroupChangeReply.newBuilder();
         metadataIndex = Math.max(metadataIndex, change.getMetadataIndex());
@@ -413,7 +468,7 @@ public final class GroupStateMachine extends BaseStateMachine {
                 if (removed != null) {
                     removed.log().close();
                     removed.signal();
-                    DurableFiles.deleteTree(partitionsDir.resolve(PartitionDirectories.name(removed.partition())));
+                    setAside(partitionsDir, removed.partition(), index);
                     LOG.info("{}: removed {}", getId(), removed);
                 }
             }
@@ -467,7 +522,7 @@ public final class GroupStateMachine extends BaseStateMachine {
      * the copied log's start is past this log's end (retention removed what the copy had not reached), the copy
      * starts again there, empty.
      */
-    private byte[] applyCopy(ByteBuffer entry) {
+    private byte[] applyCopy(ByteBuffer entry, long index) {
         GroupEntryFormat.Copy copy = GroupEntryFormat.readCopy(entry);
         HostedPartition partition = hosted.get(copy.partition());
         if (partition == null) {
@@ -480,7 +535,7 @@ public final class GroupStateMachine extends BaseStateMachine {
         }
         try {
             if (copy.logStartOffset() > partition.log().logEndOffset()) {
-                partition = restartCopy(partition, copy.logStartOffset());
+                partition = restartCopy(partition, copy.logStartOffset(), index);
             }
             PartitionLog log = partition.log();
             ByteBuffer batches = copy.batches();
@@ -509,12 +564,15 @@ public final class GroupStateMachine extends BaseStateMachine {
     }
 
     /** An importing partition whose copy starts again, empty, at {@code logStartOffset}. */
-    private HostedPartition restartCopy(HostedPartition partition, long logStartOffset) throws IOException {
+    private HostedPartition restartCopy(HostedPartition partition, long logStartOffset, long index)
+            throws IOException {
         long copiedEnd = partition.log().logEndOffset();
         partition.log().close();
         partition.signal();
-        PartitionLog log = PartitionLog.recreate(smDir.resolve(PartitionDirectories.PARTITIONS)
-                        .resolve(PartitionDirectories.name(partition.partition())),
+        Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
+        setAside(partitionsDir, partition.partition(), index);
+        PartitionLog log = PartitionLog.recreate(
+                partitionsDir.resolve(PartitionDirectories.name(partition.partition())),
                 configs.apply(partition.partition().getOverridesMap()), logStartOffset, clock.millis());
         HostedPartition restarted = new HostedPartition(partition.partition(), log, PartitionState.PARTITION_IMPORTING);
         hosted.put(restarted.key(), restarted);
@@ -576,6 +634,7 @@ public final class GroupStateMachine extends BaseStateMachine {
                     .setLogEndOffset(partition.log().logEndOffset()).setState(partition.state()));
         }
         recordSnapshot(snapshot.build());
+        deleteSetAside(smDir.resolve(PartitionDirectories.PARTITIONS));
         return applied.getIndex();
     }
 

@@ -312,6 +312,65 @@ class GroupStateMachineTest {
                 + "this replica copies the leader's logs when it joins the group again", refused.getMessage());
     }
 
+    private static ByteString remove(GroupPartition partition) {
+        return GroupEntryFormat.change(GroupChange.newBuilder().addRemove(partition).build());
+    }
+
+    private Path partitionsDir() {
+        return dir.resolve("leader").resolve(RaftStorageLayout.SM).resolve(PartitionDirectories.PARTITIONS);
+    }
+
+    private List<String> partitionDirs() throws IOException {
+        try (Stream<Path> dirs = Files.list(partitionsDir())) {
+            return dirs.map(d -> d.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    /**
+     * A partition removed after the snapshot keeps its files until a snapshot no longer names it: a restart after a
+     * crash opens it as the snapshot left it, and replaying the removal removes it again.
+     */
+    @Test
+    void aPartitionRemovedAfterTheSnapshotReopensAsTheSnapshotLeftItAfterACrash() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"))));
+        leader.takeSnapshot();
+        lead(leader, remove(partition(0, Map.of())));
+        assertEquals(List.of(PartitionDirectories.name(partition(0, Map.of())) + ".before-3"), partitionDirs(),
+                "set aside: the snapshot names it");
+        stop(leader);
+
+        GroupStateMachine restarted = leader();
+        assertEquals(1, restarted.partition(T0).orElseThrow().log().logEndOffset());
+        follow(restarted, entries.subList(2, entries.size()));
+        assertEquals(Set.of(), restarted.hostedPartitions());
+        restarted.takeSnapshot();
+        assertEquals(List.of(), partitionDirs(), "deleted once a snapshot no longer names it");
+    }
+
+    /** ... and so does one removed and added again, whose new log may be shorter than the one the snapshot names. */
+    @Test
+    void aPartitionRemovedAndAddedAgainAfterTheSnapshotReopensAsTheSnapshotLeftItAfterACrash() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"), batch(T0, BASE_MS, "two"))));
+        leader.takeSnapshot();
+        List<ByteBuffer> snapshotted = batches(leader, T0);
+        lead(leader, remove(partition(0, Map.of())));
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "new"))));
+        List<ByteBuffer> latest = batches(leader, T0);
+        stop(leader);
+
+        GroupStateMachine restarted = leader();
+        assertEquals(snapshotted, batches(restarted, T0));
+        follow(restarted, entries.subList(2, entries.size()));
+        assertEquals(latest, batches(restarted, T0));
+        restarted.takeSnapshot();
+        assertEquals(List.of(PartitionDirectories.name(partition(0, Map.of()))), partitionDirs());
+    }
+
     /**
      * Without a snapshot a replica rebuilds its partitions from the whole Raft log; when the log was purged behind a
      * snapshot that is gone, it refuses to start and keeps its partition directories.
