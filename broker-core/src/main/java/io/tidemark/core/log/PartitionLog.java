@@ -679,8 +679,7 @@ public final class PartitionLog implements Closeable {
             for (LogSegment segment : segments) {
                 segment.close();
             }
-            Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
-            DurableFiles.syncDirectory(dir);
+            DurableFiles.writeAtomically(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
         } finally {
             lock.unlock();
         }

@@ -158,10 +158,12 @@ public final class TopicRegistry implements Topics, Closeable {
         effectiveConfig(overrides);
         Path dir = topicDir(name);
         Files.createDirectories(dir);
+        DurableFiles.syncDirectory(dir.getParent());
         TopicMetadataFile.Contents contents = new TopicMetadataFile.Contents(ids.get(), partitions, factor,
                 overrides);
         TopicMetadataFile.write(dir, contents);
         Topic topic = openTopic(name, contents);
+        DurableFiles.syncDirectory(dir);
         topics.put(name, topic);
         topic.partitions().forEach(replicaListener::holding);
         LOG.info("Created topic {} (id {}) with {} partitions, replication factor {}, overrides {}", name, topic.id(),
@@ -201,7 +203,7 @@ public final class TopicRegistry implements Topics, Closeable {
         Path deleted = dataDir.resolve(DELETED_DIR);
         Files.createDirectories(deleted);
         Path moved = deleted.resolve(name + "-" + System.nanoTime());
-        Files.move(topicDir(name), moved);
+        DurableFiles.move(topicDir(name), moved);
         DurableFiles.deleteTree(moved);
         LOG.info("Deleted topic {} (id {})", name, topic.id());
     }

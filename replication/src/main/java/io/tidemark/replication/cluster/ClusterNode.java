@@ -90,6 +90,7 @@ public final class ClusterNode implements Closeable {
         ClusterMembers.Member self = members.member(config.nodeId());
         Files.createDirectories(config.dataDir());
         Path raftStorageDir = config.dataDir().resolve("raft");
+        PartitionReplicas.deleteRetiredGroupDirs(raftStorageDir);
         RaftLogCheck.checkGroups(raftStorageDir);
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();

@@ -49,7 +49,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -221,8 +220,7 @@ public final class GroupStateMachine extends BaseStateMachine {
         if (setAside.isPresent()) {
             Path dir = partitionsDir.resolve(name);
             DurableFiles.deleteTree(dir);
-            Files.move(setAside.get(), dir, StandardCopyOption.ATOMIC_MOVE);
-            DurableFiles.syncDirectory(partitionsDir);
+            DurableFiles.move(setAside.get(), dir);
             LOG.info("{}: took back {}, the files of {} at the snapshot", getId(), setAside.get().getFileName(), name);
         }
     }
@@ -238,11 +236,11 @@ public final class GroupStateMachine extends BaseStateMachine {
         boolean named = snapshot != null && snapshot.getPartitionsList().stream()
                 .anyMatch(p -> PartitionKey.of(p.getPartition()).equals(PartitionKey.of(partition)));
         if (named) {
-            Files.move(dir, PartitionDirectories.setAside(dir, index), StandardCopyOption.ATOMIC_MOVE);
+            DurableFiles.move(dir, PartitionDirectories.setAside(dir, index));
         } else {
             DurableFiles.deleteTree(dir);
+            DurableFiles.syncDirectory(partitionsDir);
         }
-        DurableFiles.syncDirectory(partitionsDir);
     }
 
     /** Deletes the files set aside for the previous snapshot, which no snapshot names any more. */
