@@ -94,10 +94,11 @@ public final class ClusterNode implements Closeable {
         RaftLogCheck.checkGroups(raftStorageDir);
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();
-        MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
         int copyChunkBytes = Math.min(config.maxFetchBytes(), MAX_COPY_CHUNK_BYTES);
         GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
                 copyChunkBytes + config.maxRequestBytes());
+        MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef),
+                snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
@@ -152,7 +153,7 @@ public final class ClusterNode implements Closeable {
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
-                        new ReplicaServiceAdapter(server)), replicas.largestBatchBytes()),
+                        new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes()),
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());

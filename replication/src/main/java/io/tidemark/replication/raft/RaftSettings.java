@@ -23,8 +23,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>log write buffer 1 MiB instead of 8 MiB, and the appender byte limit (also the largest entry) just under
  *       it: the write buffer is direct memory per group replica, and 8 MiB ran out of direct memory at ~255
  *       replicas with -Xmx2g; group commit fills entries up to {@link #maxRequestBytes};</li>
- *   <li>automatic snapshots every 10,000 entries, so the Raft log of a busy partition is purged behind what every
- *       follower has (a snapshot is a fsync of the group's partition logs, see GroupStateMachine);</li>
+ *   <li>automatic snapshots every 10,000 entries, in every group, so the Raft log of a busy partition group is
+ *       purged behind what every follower has (a snapshot is a fsync of the group's partition logs, see
+ *       GroupStateMachine), and so is the metadata group's (its whole state, MetadataStateMachine): Ratis reads the
+ *       threshold per server, not per group. A purge follows every snapshot (Ratis waits for 1,024 entries after the
+ *       previous purge), and only the latest snapshot file is kept (Ratis keeps them all): each is written whole
+ *       before Ratis hears of it;</li>
  *   <li>no snapshot installation by Ratis (notification mode): a snapshot names a position in the partition log,
  *       not its bytes, so it cannot be shipped as files; Ratis tells a replica that fell behind a purge (or that
  *       joins a group) to install one, and the replica copies the leader's log itself through the brokers' API
@@ -71,6 +75,9 @@ public final class RaftSettings {
         RaftServerConfigKeys.ThreadPool.setClientSize(properties, 1);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, tuning.snapshotIntervalEntries());
+        // Snapshots are snapshotIntervalEntries apart already; a larger gap would keep entries no one needs.
+        RaftServerConfigKeys.Log.setPurgeGap(properties, 1);
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, 1);
         return properties;
     }
 

@@ -15,7 +15,6 @@ import io.tidemark.proto.v1.PartitionEnd;
 import io.tidemark.proto.v1.PartitionSnapshot;
 import io.tidemark.proto.v1.PartitionState;
 import io.tidemark.replication.raft.RaftLogCheck;
-import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GroupSnapshotFile;
 import io.tidemark.replication.snapshot.PartitionDirectories;
@@ -58,11 +57,11 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Stream;
@@ -647,33 +646,19 @@ public final class GroupStateMachine extends BaseStateMachine {
     @Override
     public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
                                                                         TermIndex firstTermIndexInLog) {
-        long nextIndex = nextRaftIndex();
-        if (firstTermIndexInLog.getIndex() <= nextIndex) {
-            LOG.info("{}: the leader's Raft log starts at {}, this replica needs entries from {}: no snapshot needed",
-                    getId(), firstTermIndexInLog, nextIndex);
+        OptionalInt leader;
+        try {
+            leader = InstallNotice.snapshotSource(this, roleInfo, firstTermIndexInLog);
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (leader.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        if (!roleInfo.hasFollowerInfo() || !roleInfo.getFollowerInfo().hasLeaderInfo()) {
-            return CompletableFuture.failedFuture(new IOException("Ratis asked " + getId()
-                    + " to install a snapshot without naming the leader"));
-        }
-        int leader = RaftPeerIds.nodeId(RaftPeerId.valueOf(roleInfo.getFollowerInfo().getLeaderInfo().getId().getId()));
         CatchUp.Replica replica = new CatchUp.Replica(getId().toString(), getGroupId().getUuid(),
                 new StagedInstall(smDir), configs, () -> closed);
-        return catchUp.install(replica, leader, firstTermIndexInLog.getIndex())
+        return catchUp.install(replica, leader.getAsInt(), firstTermIndexInLog.getIndex())
                 .thenApply(snapshot -> TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex()));
-    }
-
-    /** The next Raft index this replica's log takes. */
-    private long nextRaftIndex() {
-        try {
-            return getServer().get().getDivision(getGroupId()).getRaftLog().getNextIndex();
-        } catch (IOException | InterruptedException | ExecutionException e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            return getLastAppliedTermIndex().getIndex() + 1;
-        }
     }
 
     @Override

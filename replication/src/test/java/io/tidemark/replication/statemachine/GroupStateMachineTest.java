@@ -26,13 +26,11 @@ import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.util.SizeInBytes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -93,15 +91,13 @@ class GroupStateMachineTest {
     /** A replica's state machine over {@code dir/name}, with these topic defaults under every partition's overrides. */
     private GroupStateMachine replica(String name, Map<String, String> defaults, InstantSource clock)
             throws IOException {
-        RaftStorage storage = RaftStorage.newBuilder().setDirectory(dir.resolve(name).toFile())
-                .setOption(RaftStorage.StartupOption.RECOVER).setStorageFreeSpaceMin(SizeInBytes.ONE_MB).build();
-        storage.initialize();
+        RaftStorage storage = RaftFixtures.storage(dir.resolve(name));
         GroupStateMachine machine = new GroupStateMachine(overrides -> {
             Map<String, String> merged = new HashMap<>(defaults);
             merged.putAll(overrides);
             return TopicConfig.parse(merged);
         }, null, clock, group -> { });
-        machine.initialize(server(name), GROUP, storage);
+        machine.initialize(RaftFixtures.server(name), GROUP, storage);
         opened.add(machine);
         storages.put(machine, storage);
         return machine;
@@ -117,18 +113,6 @@ class GroupStateMachineTest {
 
     private static InstantSource fixed(long ms) {
         return InstantSource.fixed(Instant.ofEpochMilli(ms));
-    }
-
-    /** A Raft server that only knows its id: all the state machine asks of it outside installs. */
-    private static RaftServer server(String name) {
-        RaftPeerId id = RaftPeerId.valueOf(name);
-        return (RaftServer) Proxy.newProxyInstance(RaftServer.class.getClassLoader(), new Class<?>[] {RaftServer.class},
-                (proxy, method, args) -> {
-                    if (method.getName().equals("getId")) {
-                        return id;
-                    }
-                    throw new UnsupportedOperationException(method.getName());
-                });
     }
 
     private static GroupPartition partition(int partition, Map<String, String> overrides) {
