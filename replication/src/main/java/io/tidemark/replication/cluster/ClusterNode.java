@@ -129,12 +129,7 @@ public final class ClusterNode implements Closeable {
         try {
             server.start();
         } catch (IOException | RuntimeException e) {
-            replicas.close();
-            metadata.close();
-            admin.close();
-            catchUp.close();
-            server.close();
-            snapshotSource.close();
+            closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
             throw new IOException("broker node " + config.nodeId() + " did not start its Raft groups: "
                     + rootCause(e).getMessage(), e);
         }
@@ -222,13 +217,20 @@ public final class ClusterNode implements Closeable {
         grpc.close();
         maintenance.shutdownNow();
         metricsEndpoint.close();
+        closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
+        LOG.info("Broker node {} stopped", config.nodeId());
+    }
+
+    /** Stops the Raft side: the groups' front ends and clients first, then catch-up, the server and its channels. */
+    private static void closeRaft(PartitionReplicas replicas, MetadataGroup metadata, RaftClient admin,
+                                  CatchUp catchUp, RaftServer server, GrpcSnapshotSource snapshotSource)
+            throws IOException {
         replicas.close();
         metadata.close();
         admin.close();
         catchUp.close();
         server.close();
         snapshotSource.close();
-        LOG.info("Broker node {} stopped", config.nodeId());
     }
 
     /** Passes metadata changes to the topics once they exist: Ratis may replay the log before they do. */

@@ -14,31 +14,23 @@ import io.tidemark.proto.v1.GroupSnapshot;
 import io.tidemark.proto.v1.PartitionEnd;
 import io.tidemark.proto.v1.PartitionSnapshot;
 import io.tidemark.proto.v1.PartitionState;
-import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GroupSnapshotFile;
 import io.tidemark.replication.snapshot.PartitionDirectories;
 import io.tidemark.replication.snapshot.StagedInstall;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.storage.FileInfo;
-import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
-import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,7 +49,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -105,7 +96,7 @@ import java.util.stream.Stream;
  * the Raft log's write lock, in log order); readers use the hosted partitions' logs, which are safe to read
  * concurrently (a reader that meets the logs being replaced gets NOT_AVAILABLE and retries).
  */
-public final class GroupStateMachine extends BaseStateMachine {
+public final class GroupStateMachine extends InstallableStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(GroupStateMachine.class);
     private static final SnapshotRetentionPolicy ONLY_LATEST = new SnapshotRetentionPolicy() {
         @Override
@@ -118,13 +109,11 @@ public final class GroupStateMachine extends BaseStateMachine {
     private final CatchUp catchUp;
     private final InstantSource clock;
     private final Consumer<RaftGroupId> leaderChanged;
-    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final Map<PartitionKey, HostedPartition> hosted = new ConcurrentHashMap<>();
     private final ThreadLocal<BatchAdmission> admissions = ThreadLocal.withInitial(BatchAdmission::new);
     /** The leader's last stamp per partition: only {@link #preAppendTransaction} uses it, in log order. */
     private final Map<PartitionKey, Long> lastStampedMs = new HashMap<>();
     private volatile Path smDir;
-    private volatile Path raftLogDir;
     private volatile boolean running;
     private volatile GroupSnapshot latestSnapshot;
     private volatile long metadataIndex;
@@ -144,12 +133,9 @@ public final class GroupStateMachine extends BaseStateMachine {
     }
 
     @Override
-    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
-        super.initialize(server, groupId, raftStorage);
-        storage.init(raftStorage);
-        smDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
-        raftLogDir = raftStorage.getStorageDir().getCurrentDir().toPath();
-        getLifeCycle().startAndTransition(this::openPartitions);
+    void load(Path smDir) throws IOException {
+        this.smDir = smDir;
+        openPartitions();
     }
 
     /**
@@ -164,13 +150,10 @@ public final class GroupStateMachine extends BaseStateMachine {
         Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
         Optional<GroupSnapshot> installed = new StagedInstall(smDir).finish(partitionsDir, this::recordSnapshot);
         if (installed.isPresent()) {
-            storage.cleanupOldSnapshots(ONLY_LATEST);
+            storage().cleanupOldSnapshots(ONLY_LATEST);
         }
         Files.createDirectories(partitionsDir);
-        SingleFileSnapshotInfo info = storage.loadLatestSnapshot();
-        if (info == null) {
-            RaftLogCheck.requireLogFromStart(raftLogDir, "Raft group " + groupUuid() + " on " + getId());
-        }
+        SingleFileSnapshotInfo info = latestSnapshotOrWholeLog("Raft group " + groupUuid() + " on " + getId());
         GroupSnapshot snapshot = info == null ? GroupSnapshot.getDefaultInstance()
                 : GroupSnapshotFile.read(info.getFile().getPath());
         Set<String> kept = new HashSet<>();
@@ -274,10 +257,10 @@ public final class GroupStateMachine extends BaseStateMachine {
 
     /** Records a snapshot where Ratis finds it; every log it names must be fsynced up to its log end offset. */
     private void recordSnapshot(GroupSnapshot snapshot) throws IOException {
-        File file = storage.getSnapshotFile(snapshot.getTerm(), snapshot.getIndex());
+        File file = storage().getSnapshotFile(snapshot.getTerm(), snapshot.getIndex());
         GroupSnapshotFile.write(file.toPath(), snapshot);
         FileInfo info = new FileInfo(file.toPath(), MD5FileUtil.computeAndSaveMd5ForFile(file));
-        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(),
+        storage().updateLatestSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(),
                 snapshot.getIndex())));
         latestSnapshot = snapshot;
     }
@@ -636,28 +619,16 @@ public final class GroupStateMachine extends BaseStateMachine {
     }
 
     /**
-     * The leader no longer has the Raft entries this replica needs next: a replica that lost its Raft log, or a new
-     * replica (Ratis asks every replica joining a group once). When the leader still has them after all, the answer
-     * is "no snapshot" and Ratis sends the entries. Otherwise the replica copies the leader's latest snapshot (its
-     * partition logs up to the snapshot's log ends) through the brokers' API ({@link CatchUp}) and answers its
-     * (term, index); Ratis then pauses and reinitializes this state machine, which takes the copy as its logs. A
-     * failed copy fails the future: Ratis asks again at its next attempt and the copy starts over.
+     * The leader no longer has the Raft entries this replica needs next (it lost its Raft log, or it is new): copies
+     * the leader's latest snapshot (its partition logs up to the snapshot's log ends) through the brokers' API
+     * ({@link CatchUp}); the reload then takes the copy as its logs. A failed copy fails the future: Ratis asks again
+     * at its next attempt and the copy starts over.
      */
     @Override
-    public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
-                                                                        TermIndex firstTermIndexInLog) {
-        OptionalInt leader;
-        try {
-            leader = InstallNotice.snapshotSource(this, roleInfo, firstTermIndexInLog);
-        } catch (IOException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        if (leader.isEmpty()) {
-            return CompletableFuture.completedFuture(null);
-        }
+    CompletableFuture<TermIndex> installFromLeader(int leader, TermIndex firstInLeaderLog) {
         CatchUp.Replica replica = new CatchUp.Replica(getId().toString(), getGroupId().getUuid(),
                 new StagedInstall(smDir), configs, () -> closed);
-        return catchUp.install(replica, leader.getAsInt(), firstTermIndexInLog.getIndex())
+        return catchUp.install(replica, leader, firstInLeaderLog.getIndex())
                 .thenApply(snapshot -> TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex()));
     }
 
@@ -666,23 +637,14 @@ public final class GroupStateMachine extends BaseStateMachine {
         leaderChanged.accept(getGroupId());
     }
 
-    /** Ratis pauses the state machine before it reloads it from an installed snapshot. */
-    @Override
-    public void pause() {
-        getLifeCycle().transition(LifeCycle.State.PAUSING);
-        getLifeCycle().transition(LifeCycle.State.PAUSED);
-    }
-
     /**
      * Reloads after a snapshot was installed: closes the logs and opens them again, which completes the committed
      * install ({@link StagedInstall#finish}) and sets the applied index to the snapshot's.
      */
     @Override
-    public void reinitialize() throws IOException {
-        getLifeCycle().transition(LifeCycle.State.STARTING);
+    void reload() throws IOException {
         closeLogs();
         openPartitions();
-        getLifeCycle().transition(LifeCycle.State.RUNNING);
     }
 
     private void closeLogs() throws IOException {
@@ -693,11 +655,6 @@ public final class GroupStateMachine extends BaseStateMachine {
             partition.log().close();
             partition.signal();
         }
-    }
-
-    @Override
-    public StateMachineStorage getStateMachineStorage() {
-        return storage;
     }
 
     @Override

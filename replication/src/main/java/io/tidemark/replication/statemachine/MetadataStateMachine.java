@@ -11,29 +11,19 @@ import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.TopicAssignment;
-import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.snapshot.MetadataSnapshotFile;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.FileInfo;
-import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.LifeCycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -41,7 +31,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -81,7 +70,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Threading: applied, snapshotted and reloaded on Ratis' updater thread (restored first when Ratis starts the
  * group); {@link #topics()}, {@link #groups()} and {@link #latestSnapshot()} may be read from any thread.
  */
-public final class MetadataStateMachine extends BaseStateMachine {
+public final class MetadataStateMachine extends InstallableStateMachine {
     /** Told of every applied change, on the applying thread: keep it short. */
     public interface Listener {
         void topicCreated(TopicAssignment topic);
@@ -106,8 +95,6 @@ public final class MetadataStateMachine extends BaseStateMachine {
     private final PartitionGroupRegistry groups = new PartitionGroupRegistry();
     private final Listener listener;
     private final SnapshotSource leaderSnapshots;
-    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
-    private volatile Path raftLogDir;
     private volatile MetadataSnapshot latestSnapshot;
 
     /** @param leaderSnapshots where a member behind the leader's purged log fetches the leader's snapshot */
@@ -117,11 +104,8 @@ public final class MetadataStateMachine extends BaseStateMachine {
     }
 
     @Override
-    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
-        super.initialize(server, groupId, raftStorage);
-        storage.init(raftStorage);
-        raftLogDir = raftStorage.getStorageDir().getCurrentDir().toPath();
-        getLifeCycle().startAndTransition(this::restoreLatestSnapshot);
+    void load(Path smDir) throws IOException {
+        restoreLatestSnapshot();
     }
 
     /**
@@ -131,9 +115,8 @@ public final class MetadataStateMachine extends BaseStateMachine {
      * @throws IOException when the snapshot cannot be read whole, or when there is none but the log was purged
      */
     private void restoreLatestSnapshot() throws IOException {
-        SingleFileSnapshotInfo info = storage.loadLatestSnapshot();
+        SingleFileSnapshotInfo info = latestSnapshotOrWholeLog("The metadata group on " + getId());
         if (info == null) {
-            RaftLogCheck.requireLogFromStart(raftLogDir, "The metadata group on " + getId());
             return;
         }
         MetadataSnapshot snapshot = MetadataSnapshotFile.read(info.getFile().getPath());
@@ -211,65 +194,40 @@ public final class MetadataStateMachine extends BaseStateMachine {
     /** Writes a snapshot where Ratis finds it; Ratis may purge the log up to it once this returns. */
     private void record(MetadataSnapshot snapshot) throws IOException {
         TermIndex at = TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex());
-        Path file = storage.getSnapshotFile(at.getTerm(), at.getIndex()).toPath();
+        Path file = storage().getSnapshotFile(at.getTerm(), at.getIndex()).toPath();
         MetadataSnapshotFile.write(file, snapshot);
-        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), at));
+        storage().updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), at));
         latestSnapshot = snapshot;
     }
 
     /**
-     * The leader no longer has the entries this member needs next (it lost its Raft storage; Ratis also asks every
-     * member that joins, which may still get entries): fetches the leader's latest snapshot and records it as its own;
-     * Ratis then pauses and reinitializes the state machine, which restores it, and sends the entries after it. A
+     * The leader no longer has the entries this member needs next (it lost its Raft storage): fetches the leader's
+     * latest snapshot and records it as its own; the reload restores it, and Ratis sends the entries after it. A
      * snapshot that does not reach the leader's first entry, or a failed fetch, fails the future: Ratis asks again.
      */
     @Override
-    public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
-                                                                        TermIndex firstTermIndexInLog) {
-        OptionalInt leader;
-        try {
-            leader = InstallNotice.snapshotSource(this, roleInfo, firstTermIndexInLog);
-        } catch (IOException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        if (leader.isEmpty()) {
-            return CompletableFuture.completedFuture(null);
-        }
-        return leaderSnapshots.latestMetadataSnapshot(leader.getAsInt()).thenApply(snapshot -> {
-            if (snapshot.getIndex() + 1 < firstTermIndexInLog.getIndex()) {
-                throw new CompletionException(new IOException("the metadata snapshot of node " + leader.getAsInt()
+    CompletableFuture<TermIndex> installFromLeader(int leader, TermIndex firstInLeaderLog) {
+        return leaderSnapshots.latestMetadataSnapshot(leader).thenApply(snapshot -> {
+            if (snapshot.getIndex() + 1 < firstInLeaderLog.getIndex()) {
+                throw new CompletionException(new IOException("the metadata snapshot of node " + leader
                         + " ends at index " + snapshot.getIndex() + ", but its Raft log starts at "
-                        + firstTermIndexInLog.getIndex() + ": the entries between are missing"));
+                        + firstInLeaderLog.getIndex() + ": the entries between are missing"));
             }
             try {
                 record(snapshot);
             } catch (IOException e) {
                 throw new CompletionException(e);
             }
-            LOG.info("{}: installed the metadata snapshot of node {} at index {}: {} topics", getId(),
-                    leader.getAsInt(), snapshot.getIndex(), snapshot.getTopicsCount());
+            LOG.info("{}: installed the metadata snapshot of node {} at index {}: {} topics", getId(), leader,
+                    snapshot.getIndex(), snapshot.getTopicsCount());
             return TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex());
         });
     }
 
-    /** Ratis pauses the state machine before it reloads it from an installed snapshot. */
-    @Override
-    public void pause() {
-        getLifeCycle().transition(LifeCycle.State.PAUSING);
-        getLifeCycle().transition(LifeCycle.State.PAUSED);
-    }
-
     /** Reloads after a snapshot was installed: restores it, telling the listener what changed. */
     @Override
-    public void reinitialize() throws IOException {
-        getLifeCycle().transition(LifeCycle.State.STARTING);
+    void reload() throws IOException {
         restoreLatestSnapshot();
-        getLifeCycle().transition(LifeCycle.State.RUNNING);
-    }
-
-    @Override
-    public StateMachineStorage getStateMachineStorage() {
-        return storage;
     }
 
     /** The topics, sorted by name. */

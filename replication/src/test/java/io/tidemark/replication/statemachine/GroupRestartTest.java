@@ -58,8 +58,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A partition group's replica restarted on a real Ratis server, one peer, after its files were damaged the ways a
- * crash, a bad disk or a hand deleting files damage them. The group hosts partition t-0 (segments of 200 bytes, so a few batches each);
- * its log holds the partition's add, 4 batches, a snapshot, 2 more batches, and what Ratis writes itself.
+ * crash, a bad disk or a hand deleting files damage them. The group hosts partition t-0 (segments of 200 bytes, so a
+ * few batches each); its log holds the partition's add, 4 batches, a snapshot, 2 more batches, and what Ratis writes
+ * itself.
  */
 class GroupRestartTest {
     private static final long BASE_MS = 1_700_000_000_000L;
