@@ -41,10 +41,6 @@ final class LogLoader {
 
     static LogSegment[] load(Path dir, TopicConfig config) throws IOException {
         boolean clean = Files.deleteIfExists(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE));
-        if (clean) {
-            // Appends follow: a crash must not bring the marker back and have them trusted unchecked.
-            DurableFiles.syncDirectory(dir);
-        }
         List<Long> bases = segmentBases(dir);
         int interval = config.indexIntervalBytes();
         int indexBytes = config.segmentIndexBytes();
