@@ -61,8 +61,9 @@ class MetadataSnapshotIT {
         }
     }
 
+    /** An admin client that asks only broker {@code node}: its own view of the topics. */
     private TidemarkAdmin admin(int node) {
-        return new TidemarkAdmin(AdminConfig.builder(cluster.clientAddress(node)).requestTimeoutMs(5_000).build());
+        return new TidemarkAdmin(AdminConfig.builder(cluster.clientAddress(node)).build());
     }
 
     private Path metadataDir(int node) {
@@ -77,7 +78,7 @@ class MetadataSnapshotIT {
     @BeforeEach
     void purgeTheMetadataLog() throws IOException {
         cluster = InJvmCluster.start(dir, 3, SETTINGS);
-        try (TidemarkAdmin admin = admin(1)) {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build())) {
             admin.createTopic("kept", 3, 3, Map.of());
             admin.createTopic("wide", WIDE_PARTITIONS, 1, Map.of());
             admin.createTopic("recreated", 1, 3, Map.of());
