@@ -94,10 +94,7 @@ class CatchUpIT {
 
     /** Whether the node's Raft log of the partition still holds index 0. */
     private boolean raftLogStartsAtZero(int node) throws IOException {
-        try (Stream<Path> files = Files.list(groupDir(node).resolve("current"))) {
-            return files.map(f -> f.getFileName().toString())
-                    .anyMatch(name -> name.startsWith("log_0-") || name.equals("log_inprogress_0"));
-        }
+        return InJvmCluster.raftLogStartsAtZero(groupDir(node));
     }
 
     /** Creates the topic with {@code replicationFactor} replicas and acknowledges enough records to purge. */

@@ -6,6 +6,7 @@ import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Cluster nodes in this JVM on 127.0.0.1 (ports from {@link FreePorts}), every one with the same broker settings,
@@ -63,6 +65,14 @@ final class InJvmCluster implements AutoCloseable {
 
     Path dataDir(int id) {
         return dir.resolve("node-" + id);
+    }
+
+    /** Whether the Raft log in a group's directory (under {@code dataDir(node)/raft/}) still holds index 0. */
+    static boolean raftLogStartsAtZero(Path groupDir) throws IOException {
+        try (Stream<Path> files = Files.list(groupDir.resolve("current"))) {
+            return files.map(f -> f.getFileName().toString())
+                    .anyMatch(name -> name.startsWith("log_0-") || name.equals("log_inprogress_0"));
+        }
     }
 
     String clientAddress(int id) {

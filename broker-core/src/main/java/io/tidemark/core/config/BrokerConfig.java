@@ -104,8 +104,10 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "direct memory at ~255 replicas with -Xmx2g; the largest Raft entry (a batch) must fit in it.");
     public static final ConfigKey RAFT_SNAPSHOT_INTERVAL_ENTRIES = new ConfigKey("raft.snapshot.interval.entries",
             LONG, 10_000, "entries", atLeast(100, Long.MAX_VALUE),
-            "A partition group takes a snapshot (an fsync of its partitions' logs) every this many Raft entries, "
-                    + "so Ratis can purge its own log behind what every follower has: this bounds the Raft log.");
+            "Every Raft group takes a snapshot every this many Raft entries (a partition group fsyncs its "
+                    + "partitions' logs, the metadata group writes its whole state), so Ratis can purge the group's "
+                    + "log behind what every member has: this bounds the Raft logs. Ratis reads one threshold for "
+                    + "all the groups of a broker.");
     public static final ConfigKey RAFT_LOG_SYNC = new ConfigKey("raft.log.sync", INT, 1, "0 or 1",
             atLeast(0, 1),
             "1: every replica fsyncs a Raft entry before acknowledging it (a produce survives the loss of all "

@@ -11,8 +11,9 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
- * The file operations the storage needs to be crash-safe: replace a small file whole, fsync a directory, delete a
- * tree.
+ * The file operations the storage needs to be crash-safe: replace a small file whole, rename, fsync a directory,
+ * delete a tree. Every file a broker needs to start goes through {@link #writeAtomically}, and a directory whose half
+ * would not open is renamed out of the way ({@link #move}) before it is deleted.
  */
 public final class DurableFiles {
     private DurableFiles() {
@@ -34,6 +35,18 @@ public final class DurableFiles {
         }
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         syncDirectory(file.getParent());
+    }
+
+    /**
+     * Renames {@code from} to {@code to} in one step (a file or a directory, in the same file system) and fsyncs the
+     * directories of both, so after a crash it is under one name or the other, whole.
+     */
+    public static void move(Path from, Path to) throws IOException {
+        Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+        syncDirectory(to.getParent());
+        if (!from.getParent().equals(to.getParent())) {
+            syncDirectory(from.getParent());
+        }
     }
 
     /** fsyncs a directory so that file creations, renames and deletions in it survive a crash. */

@@ -93,6 +93,11 @@ public final class PartitionLog implements Closeable {
     private long unflushedRecords;
     private long lastFlushMs;
     private boolean closed;
+    /**
+     * The log opened after a clean shutdown and its marker's deletion is not fsynced yet: done before the first write,
+     * so a crash cannot bring the marker back over unchecked bytes, and a log never written pays nothing.
+     */
+    private boolean markerDeletionUnsynced;
 
     private PartitionLog(Path dir, TopicConfig config, OpenFileCache files, LogSegment[] segments, long nowMs) {
         this.dir = dir;
@@ -122,8 +127,10 @@ public final class PartitionLog implements Closeable {
     public static PartitionLog open(Path dir, TopicConfig config, OpenFileCache files, long nowMs)
             throws IOException {
         Files.createDirectories(dir);
+        boolean clean = Files.exists(dir.resolve(CLEAN_SHUTDOWN_FILE));
         LogSegment[] segments = LogLoader.load(dir, config, files);
         PartitionLog log = new PartitionLog(dir, config, files, segments, nowMs);
+        log.markerDeletionUnsynced = clean;
         log.rebuildProducerState();
         log.rebuildOrigins();
         return log;
@@ -322,6 +329,10 @@ public final class PartitionLog implements Closeable {
      * for a mirrored batch ({@code origin} not null), the origin offsets it holds.
      */
     private AppendResult write(ByteBuffer batch, int position, int size, OriginRange origin) throws IOException {
+        if (markerDeletionUnsynced) {
+            DurableFiles.syncDirectory(dir);
+            markerDeletionUnsynced = false;
+        }
         long baseOffset = RecordBatchFormat.baseOffset(batch, position);
         long lastOffset = RecordBatchFormat.lastOffset(batch, position);
         long receiveTimeMs = RecordBatchFormat.receiveTime(batch, position);
@@ -714,8 +725,7 @@ public final class PartitionLog implements Closeable {
             for (LogSegment segment : segments) {
                 segment.close();
             }
-            Files.write(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
-            DurableFiles.syncDirectory(dir);
+            DurableFiles.writeAtomically(dir.resolve(CLEAN_SHUTDOWN_FILE), new byte[0]);
         } finally {
             lock.unlock();
         }

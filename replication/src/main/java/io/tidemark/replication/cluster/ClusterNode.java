@@ -14,6 +14,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.raft.RaftGroups;
+import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.snapshot.CatchUp;
@@ -93,14 +94,17 @@ public final class ClusterNode implements Closeable {
         ClusterMembers.Member self = members.member(config.nodeId());
         refuseSingleBrokerData(config.dataDir());
         Files.createDirectories(config.dataDir());
+        Path raftStorageDir = config.dataDir().resolve("raft");
+        PartitionReplicas.deleteRetiredGroupDirs(raftStorageDir);
+        RaftLogCheck.checkGroups(raftStorageDir);
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();
-        MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef));
         int copyChunkBytes = Math.min(config.maxFetchBytes(), MAX_COPY_CHUNK_BYTES);
         GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
                 copyChunkBytes + config.maxRequestBytes());
+        MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef),
+                snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
-        Path raftStorageDir = config.dataDir().resolve("raft");
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
@@ -127,7 +131,13 @@ public final class ClusterNode implements Closeable {
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(),
                 config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
         topicsRef.set(topics);
-        server.start();
+        try {
+            server.start();
+        } catch (IOException | RuntimeException e) {
+            closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
+            throw new IOException("broker node " + config.nodeId() + " did not start its Raft groups: "
+                    + rootCause(e).getMessage(), e);
+        }
         joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
 
         AtomicReference<Partition> offsets = new AtomicReference<>();
@@ -143,7 +153,7 @@ public final class ClusterNode implements Closeable {
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
-                        new ReplicaServiceAdapter(server)), replicas.largestBatchBytes()),
+                        new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes()),
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
@@ -187,6 +197,14 @@ public final class ClusterNode implements Closeable {
         }
     }
 
+    private static Throwable rootCause(Throwable e) {
+        Throwable cause = e;
+        while (cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        return cause;
+    }
+
     private static void joinMetadataGroup(RaftServer server, RaftClient admin, RaftGroup group, int nodeId)
             throws IOException {
         for (var id : server.getGroupIds()) {
@@ -226,13 +244,20 @@ public final class ClusterNode implements Closeable {
         grpc.close();
         maintenance.shutdownNow();
         metricsEndpoint.close();
+        closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
+        LOG.info("Broker node {} stopped; logs closed cleanly", config.nodeId());
+    }
+
+    /** Stops the Raft side: the groups' front ends and clients first, then catch-up, the server and its channels. */
+    private static void closeRaft(PartitionReplicas replicas, MetadataGroup metadata, RaftClient admin,
+                                  CatchUp catchUp, RaftServer server, GrpcSnapshotSource snapshotSource)
+            throws IOException {
         replicas.close();
         metadata.close();
         admin.close();
         catchUp.close();
         server.close();
         snapshotSource.close();
-        LOG.info("Broker node {} stopped; logs closed cleanly", config.nodeId());
     }
 
     /** Passes metadata changes to the topics once they exist: Ratis may replay the log before they do. */

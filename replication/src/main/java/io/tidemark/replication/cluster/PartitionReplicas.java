@@ -55,6 +55,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * The partition groups of this broker and the partitions they host: starts a group's replica on the local Raft server
@@ -81,6 +82,7 @@ import java.util.function.Function;
 public final class PartitionReplicas implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionReplicas.class);
     private static final int CLOSED_GROUP_DELETE_ATTEMPTS = 30;
+    private static final String RETIRED_SUFFIX = ".deleted";
     /** How often every led group's partitions are compared with what it should host, to redo a change that failed. */
     static final long RECONCILE_INTERVAL_MS = 1_000;
 
@@ -473,10 +475,8 @@ public final class PartitionReplicas implements Closeable {
                 client.close();
             }
             if (runsHere(groupId)) {
-                admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, true, false);
-                LOG.info("Removed partition group {}, which hosts nothing here any more, and deleted its directory",
-                        groupId);
-                return;
+                admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, false, false);
+                LOG.info("Removed partition group {}, which hosts nothing here any more", groupId);
             }
         } catch (GroupMismatchException e) {
             LOG.debug("Partition group {} was closed meanwhile", groupId);
@@ -489,15 +489,21 @@ public final class PartitionReplicas implements Closeable {
 
     /**
      * Deletes the directory of a group Ratis closed; retried every second while Ratis may still be writing its
-     * last files there.
+     * last files there. It is renamed to {@code GROUP-UUID.deleted} first, which Ratis does not take for a group, so a
+     * crash while the files are deleted never leaves half a group for Ratis to start ({@link #deleteRetiredGroupDirs}
+     * finishes the deletion at the next start).
      */
     private void deleteClosedGroupDir(RaftGroupId groupId, int attempt) {
         Path dir = raftStorageDir.resolve(groupId.getUuid().toString());
-        if (!Files.exists(dir)) {
-            return;
-        }
+        Path retired = raftStorageDir.resolve(dir.getFileName() + RETIRED_SUFFIX);
         try {
-            DurableFiles.deleteTree(dir);
+            if (Files.exists(dir)) {
+                DurableFiles.move(dir, retired);
+            }
+            if (!Files.exists(retired)) {
+                return;
+            }
+            DurableFiles.deleteTree(retired);
             LOG.info("Deleted the directory {} of partition group {}", dir, groupId);
         } catch (IOException e) {
             if (attempt < CLOSED_GROUP_DELETE_ATTEMPTS) {
@@ -506,6 +512,24 @@ public final class PartitionReplicas implements Closeable {
                 LOG.error("Deleting the directory {} of partition group {} failed {} times; delete it by hand", dir,
                         groupId, attempt, e);
             }
+        }
+    }
+
+    /**
+     * Finishes deleting the directories of groups retired before a crash ({@link #deleteClosedGroupDir}); run before
+     * the Raft server starts.
+     */
+    public static void deleteRetiredGroupDirs(Path raftStorageDir) throws IOException {
+        if (!Files.isDirectory(raftStorageDir)) {
+            return;
+        }
+        List<Path> retired;
+        try (Stream<Path> dirs = Files.list(raftStorageDir)) {
+            retired = dirs.filter(d -> d.getFileName().toString().endsWith(RETIRED_SUFFIX)).toList();
+        }
+        for (Path dir : retired) {
+            DurableFiles.deleteTree(dir);
+            LOG.info("Deleted {}, the directory of a partition group retired before the broker stopped", dir);
         }
     }
 

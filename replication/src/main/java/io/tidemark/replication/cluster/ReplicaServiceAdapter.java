@@ -8,34 +8,55 @@ import io.tidemark.core.log.PartitionLog;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GetMetadataSnapshotRequest;
+import io.tidemark.proto.v1.GetMetadataSnapshotResponse;
 import io.tidemark.proto.v1.GetSnapshotRequest;
 import io.tidemark.proto.v1.GetSnapshotResponse;
 import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.MetadataSnapshot;
 import io.tidemark.proto.v1.ReadPartitionRequest;
 import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
 import io.tidemark.replication.statemachine.GroupStateMachine;
 import io.tidemark.replication.statemachine.HostedPartition;
+import io.tidemark.replication.statemachine.MetadataStateMachine;
 import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
 
 import java.io.IOException;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
  * The internal {@code ReplicaService} (replica.proto) of a cluster node: the latest snapshot of the replicas of
  * partition groups it runs, and their partitions' batches, for replicas on other brokers that catch up from it and
- * for partitions that move to another group.
+ * for partitions that move to another group; and the latest snapshot of its member of the metadata group, for a
+ * member that lost its Raft storage.
  */
 final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplBase {
     /** The most one read answers, whatever it asks for: a bound on the memory one call takes. */
     static final int MAX_READ_BYTES = 8 << 20;
 
     private final RaftServer server;
+    private final MetadataStateMachine metadata;
 
-    ReplicaServiceAdapter(RaftServer server) {
+    ReplicaServiceAdapter(RaftServer server, MetadataStateMachine metadata) {
         this.server = server;
+        this.metadata = metadata;
+    }
+
+    @Override
+    public void getMetadataSnapshot(GetMetadataSnapshotRequest request,
+                                    StreamObserver<GetMetadataSnapshotResponse> observer) {
+        Optional<MetadataSnapshot> snapshot = metadata.latestSnapshot();
+        if (snapshot.isEmpty()) {
+            observer.onError(GrpcErrors.toStatusException(new TidemarkException(ErrorCode.NOT_AVAILABLE,
+                    "the member of the metadata group on this broker has taken no snapshot yet")));
+            return;
+        }
+        observer.onNext(GetMetadataSnapshotResponse.newBuilder().setSnapshot(snapshot.get()).build());
+        observer.onCompleted();
     }
 
     @Override

@@ -23,16 +23,21 @@ import java.util.concurrent.TimeUnit;
  *   <li>log write buffer 1 MiB instead of 8 MiB, and the appender byte limit (also the largest entry) just under
  *       it: the write buffer is direct memory per group replica, and 8 MiB ran out of direct memory at ~255
  *       replicas with -Xmx2g; group commit fills entries up to {@link #maxRequestBytes};</li>
- *   <li>automatic snapshots every 10,000 entries, so the Raft log of a busy partition is purged behind what every
- *       follower has (a snapshot is a fsync of the group's partition logs, see GroupStateMachine);</li>
+ *   <li>automatic snapshots every 10,000 entries, in every group, so the Raft log of a busy partition group is
+ *       purged behind what every follower has (a snapshot is a fsync of the group's partition logs, see
+ *       GroupStateMachine), and so is the metadata group's (its whole state, MetadataStateMachine): Ratis reads the
+ *       threshold per server, not per group. A purge follows every snapshot (Ratis waits for 1,024 entries after the
+ *       previous purge), and only the latest snapshot file is kept (Ratis keeps them all): each is written whole
+ *       before Ratis hears of it;</li>
  *   <li>no snapshot installation by Ratis (notification mode): a snapshot names a position in the partition log,
  *       not its bytes, so it cannot be shipped as files; Ratis tells a replica that fell behind a purge (or that
  *       joins a group) to install one, and the replica copies the leader's log itself through the brokers' API
  *       (GroupStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
  *   <li>one thread (ended when idle) in each group's server and client request pools instead of unbounded
  *       pools, which multiplied threads under load;</li>
- *   <li>a torn last entry of the Raft log (a crash mid-write) is dropped with a warning rather than stopping the
- *       group.</li>
+ *   <li>a damaged Raft log entry stops the group ({@code CorruptionPolicy.EXCEPTION}) instead of being dropped
+ *       with the entries after it; a last entry torn by a crash mid-write is cut off before Ratis reads the log
+ *       ({@link RaftLogCheck}).</li>
  * </ul>
  */
 public final class RaftSettings {
@@ -57,10 +62,11 @@ public final class RaftSettings {
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties,
                 SizeInBytes.valueOf(tuning.logWriteBufferBytes() - 8));
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !tuning.logSync());
-        // A broker killed mid-write leaves a torn last entry in its Raft log; it was never acknowledged (an entry
-        // is acknowledged after its fsync), so Ratis may drop it instead of refusing to start the group.
+        // WARN_AND_RETURN would drop a damaged entry and every entry after it in its segment, acknowledged or not.
+        // A torn last write (a crash mid-write), which EXCEPTION alone would refuse too, is cut off beforehand by
+        // RaftLogCheck.
         RaftServerConfigKeys.Log.setCorruptionPolicy(properties,
-                RaftServerConfigKeys.Log.CorruptionPolicy.WARN_AND_RETURN);
+                RaftServerConfigKeys.Log.CorruptionPolicy.EXCEPTION);
         RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(properties, false);
         // Each group runs the synchronous part of a server (appendEntries, vote) and a client request on its own
         // pools; unbounded by default, they grew to 8.5 threads per replica under load with 1,000 replicas per
@@ -69,6 +75,9 @@ public final class RaftSettings {
         RaftServerConfigKeys.ThreadPool.setClientSize(properties, 1);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, tuning.snapshotIntervalEntries());
+        // Snapshots are snapshotIntervalEntries apart already; a larger gap would keep entries no one needs.
+        RaftServerConfigKeys.Log.setPurgeGap(properties, 1);
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, 1);
         return properties;
     }
 

@@ -1,15 +1,12 @@
 package io.tidemark.replication.snapshot;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.core.log.DurableFiles;
 import io.tidemark.proto.v1.GroupSnapshot;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
-import java.util.zip.CRC32C;
 
 /**
  * A snapshot of a replica of a partition group on disk: the partitions the group hosts and each one's log end offset
@@ -22,44 +19,24 @@ import java.util.zip.CRC32C;
  *       the copied logs hold that snapshot.</li>
  * </ul>
  *
- * <h2>Format (big-endian)</h2>
- * <pre>
- *  0                   1                   2                   3
- *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
- * +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
- * |                       Version (int32) = 2                     |  0
- * +---------------------------------------------------------------+
- * |                  B: body length in bytes (int32)              |  4
- * +---------------------------------------------------------------+
- * |              Body: a GroupSnapshot protobuf, B bytes          |  8
- * +---------------------------------------------------------------+
- * |            CRC32C of bytes 0 to 8 + B - 1 (uint32)            |  8 + B
- * +---------------------------------------------------------------+
- * </pre>
- * Version 1 was the snapshot of a group of one partition (8 bytes: its log end offset); such a file is refused with
- * a message that says so. The CRC covers the version and length too, so a torn or flipped file is never read as a
- * shorter valid one. Written to a temporary file, fsynced, renamed, and the directory fsynced
- * ({@link DurableFiles#writeAtomically}), so after a crash the file is whole or absent: Ratis purges its log only
- * behind a snapshot it was told of after the write returned.
+ * <h2>Format</h2>
+ * A {@link SnapshotEnvelope} of version 2 around a {@code GroupSnapshot}. Version 1 was the snapshot of a group of
+ * one partition (8 bytes: its log end offset); such a file is refused with a message that says so. Ratis purges its
+ * log only behind a snapshot it was told of after the write returned.
  *
  * <p>Stateless.
  */
 public final class GroupSnapshotFile {
     static final int VERSION = 2;
-    static final int VERSION_OFFSET = 0;
-    static final int LENGTH_OFFSET = VERSION_OFFSET + 4;
-    static final int BODY_OFFSET = LENGTH_OFFSET + 4;
-    static final int CRC_BYTES = 4;
+    /** A version 1 file: only a log end offset. */
+    private static final int VERSION_1_BYTES = 8;
+    private static final String KIND = "a group snapshot";
 
     private GroupSnapshotFile() {
     }
 
     static byte[] encode(GroupSnapshot snapshot) {
-        byte[] body = snapshot.toByteArray();
-        ByteBuffer buffer = ByteBuffer.allocate(BODY_OFFSET + body.length + CRC_BYTES).putInt(VERSION_OFFSET, VERSION)
-                .putInt(LENGTH_OFFSET, body.length).put(BODY_OFFSET, body);
-        buffer.putInt(BODY_OFFSET + body.length, crc(buffer.array(), BODY_OFFSET + body.length));
-        return buffer.array();
+        return SnapshotEnvelope.encode(VERSION, snapshot);
     }
 
     /**
@@ -68,32 +45,12 @@ public final class GroupSnapshotFile {
      * @throws IOException naming {@code what} when they are not a whole snapshot of this version
      */
     static GroupSnapshot decode(byte[] bytes, Object what) throws IOException {
-        if (bytes.length < BODY_OFFSET + CRC_BYTES) {
-            throw new IOException(what + " has " + bytes.length + " bytes: too short for a group snapshot"
-                    + (bytes.length == 8 ? " (it looks like a version 1 snapshot of a one-partition group, from before "
-                    + "groups hosted many partitions: delete the broker's data directory to start it afresh)" : ""));
+        if (bytes.length == VERSION_1_BYTES) {
+            throw new IOException(what + " has 8 bytes: too short for " + KIND + " (it looks like a version 1 "
+                    + "snapshot of a one-partition group, from before groups hosted many partitions: delete the "
+                    + "broker's data directory to start it afresh)");
         }
-        ByteBuffer buffer = ByteBuffer.wrap(bytes);
-        int version = buffer.getInt(VERSION_OFFSET);
-        int length = buffer.getInt(LENGTH_OFFSET);
-        if (version != VERSION) {
-            throw new IOException(what + " has version " + version + "; this broker reads version " + VERSION);
-        }
-        if (length < 0 || BODY_OFFSET + length + CRC_BYTES != bytes.length) {
-            throw new IOException(what + " says its body takes " + length + " bytes, but the file has "
-                    + bytes.length);
-        }
-        int stored = buffer.getInt(BODY_OFFSET + length);
-        int computed = crc(bytes, BODY_OFFSET + length);
-        if (stored != computed) {
-            throw new IOException(String.format("%s: CRC32C mismatch, stored 0x%08x, computed 0x%08x", what, stored,
-                    computed));
-        }
-        try {
-            return GroupSnapshot.parseFrom(ByteBuffer.wrap(bytes, BODY_OFFSET, length));
-        } catch (InvalidProtocolBufferException e) {
-            throw new IOException(what + ": the body is not a GroupSnapshot: " + e.getMessage(), e);
-        }
+        return SnapshotEnvelope.decode(bytes, VERSION, GroupSnapshot.parser(), what, KIND);
     }
 
     public static void write(Path file, GroupSnapshot snapshot) throws IOException {
@@ -115,11 +72,5 @@ public final class GroupSnapshotFile {
         } catch (IOException e) {
             return Optional.empty();
         }
-    }
-
-    private static int crc(byte[] bytes, int length) {
-        CRC32C crc = new CRC32C();
-        crc.update(bytes, 0, length);
-        return (int) crc.getValue();
     }
 }

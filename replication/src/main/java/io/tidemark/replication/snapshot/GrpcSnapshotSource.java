@@ -2,11 +2,15 @@ package io.tidemark.replication.snapshot;
 
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.v1.GetMetadataSnapshotRequest;
+import io.tidemark.proto.v1.GetMetadataSnapshotResponse;
 import io.tidemark.proto.v1.GetSnapshotRequest;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.MetadataSnapshot;
 import io.tidemark.proto.v1.ReadPartitionRequest;
 import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
@@ -14,19 +18,26 @@ import io.tidemark.proto.v1.ReplicaServiceGrpc;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
  * {@link SnapshotSource} over the brokers' internal gRPC API ({@code ReplicaService}, replica.proto):
- * {@code GetSnapshot} for the snapshot and {@code ReadPartition} for the batches. One channel per
+ * {@code GetSnapshot} for the snapshot and {@code ReadPartition} for the batches; and
+ * {@code GetMetadataSnapshot} for a member of the metadata group that installs the leader's snapshot. One channel per
  * broker, kept until {@link #close}; each call has a deadline of {@value #CALL_TIMEOUT_MS} ms.
  *
  * <p>Thread-safe.
  */
 public final class GrpcSnapshotSource implements SnapshotSource, Closeable {
     private static final long CALL_TIMEOUT_MS = 30_000;
+    /**
+     * The largest metadata snapshot taken: it holds every topic's assignment in one message (about 30 bytes a
+     * partition), which the leader's broker holds in memory anyway.
+     */
+    private static final int MAX_METADATA_SNAPSHOT_BYTES = 1 << 30;
 
     private final IntFunction<String> clientAddresses;
     private final int maxInboundBytes;
@@ -68,6 +79,34 @@ public final class GrpcSnapshotSource implements SnapshotSource, Closeable {
         } catch (StatusRuntimeException e) {
             throw GrpcErrors.fromThrowable(e);
         }
+    }
+
+    /**
+     * The latest snapshot of the member of the metadata group on {@code nodeId}.
+     *
+     * @return fails with the TidemarkException the broker answered (NOT_AVAILABLE when it has no snapshot yet or
+     *         cannot be reached)
+     */
+    public CompletableFuture<MetadataSnapshot> latestMetadataSnapshot(int nodeId) {
+        CompletableFuture<MetadataSnapshot> answer = new CompletableFuture<>();
+        ReplicaServiceGrpc.newStub(channel(nodeId)).withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                .withMaxInboundMessageSize(MAX_METADATA_SNAPSHOT_BYTES)
+                .getMetadataSnapshot(GetMetadataSnapshotRequest.getDefaultInstance(), new StreamObserver<>() {
+                    @Override
+                    public void onNext(GetMetadataSnapshotResponse response) {
+                        answer.complete(response.getSnapshot());
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        answer.completeExceptionally(GrpcErrors.fromThrowable(t));
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+        return answer;
     }
 
     @Override

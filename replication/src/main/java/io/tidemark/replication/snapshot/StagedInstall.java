@@ -8,7 +8,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Optional;
 
 /**
@@ -73,6 +72,7 @@ public final class StagedInstall {
     /** The commit point: the copy in {@link #partitionsDir()}, closed and fsynced by the caller, holds {@code snapshot}. */
     public void commit(GroupSnapshot snapshot) throws IOException {
         Files.createDirectories(partitionsDir());
+        DurableFiles.syncDirectory(partitionsDir());
         DurableFiles.syncDirectory(staging);
         GroupSnapshotFile.write(staging.resolve(MANIFEST), snapshot);
     }
@@ -99,8 +99,7 @@ public final class StagedInstall {
         recorder.record(snapshot);
         if (Files.exists(partitionsDir())) {
             DurableFiles.deleteTree(livePartitionsDir);
-            Files.move(partitionsDir(), livePartitionsDir, StandardCopyOption.ATOMIC_MOVE);
-            DurableFiles.syncDirectory(smDir);
+            DurableFiles.move(partitionsDir(), livePartitionsDir);
         }
         DurableFiles.deleteTree(staging);
         DurableFiles.syncDirectory(smDir);

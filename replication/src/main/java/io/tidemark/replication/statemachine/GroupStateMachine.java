@@ -14,31 +14,23 @@ import io.tidemark.proto.v1.GroupSnapshot;
 import io.tidemark.proto.v1.PartitionEnd;
 import io.tidemark.proto.v1.PartitionSnapshot;
 import io.tidemark.proto.v1.PartitionState;
-import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GroupSnapshotFile;
 import io.tidemark.replication.snapshot.PartitionDirectories;
 import io.tidemark.replication.snapshot.StagedInstall;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
-import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.storage.FileInfo;
-import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
-import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
-import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,7 +53,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Stream;
@@ -92,7 +83,9 @@ import java.util.stream.Stream;
  *       snapshot's log end offset, the directories of partitions the snapshot does not name are deleted, and Ratis
  *       replays the entries after it (adding those partitions again), so nothing applied after the snapshot is
  *       appended twice. A log shorter than its snapshot's end refuses the start: replaying onto it would give the
- *       entries' batches other offsets than on the other replicas.</li>
+ *       entries' batches other offsets than on the other replicas. So the files of a partition removed (or whose
+ *       copy starts again) after the snapshot are set aside, not deleted, until a snapshot no longer names it
+ *       ({@link PartitionDirectories#setAside}), and a restart takes them back.</li>
  *   <li>A replica behind the leader's purged Raft log catches up by copying the leader's latest snapshot
  *       ({@link #notifyInstallSnapshotFromLeader}, {@link CatchUp}); Ratis then pauses and reinitializes the state
  *       machine, which replaces its logs by the copy ({@link StagedInstall}) and continues after the snapshot.</li>
@@ -103,7 +96,7 @@ import java.util.stream.Stream;
  * the Raft log's write lock, in log order); readers use the hosted partitions' logs, which are safe to read
  * concurrently (a reader that meets the logs being replaced gets NOT_AVAILABLE and retries).
  */
-public final class GroupStateMachine extends BaseStateMachine {
+public final class GroupStateMachine extends InstallableStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(GroupStateMachine.class);
     private static final SnapshotRetentionPolicy ONLY_LATEST = new SnapshotRetentionPolicy() {
         @Override
@@ -116,7 +109,6 @@ public final class GroupStateMachine extends BaseStateMachine {
     private final CatchUp catchUp;
     private final InstantSource clock;
     private final Consumer<RaftGroupId> leaderChanged;
-    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final Map<PartitionKey, HostedPartition> hosted = new ConcurrentHashMap<>();
     private final ThreadLocal<BatchAdmission> admissions = ThreadLocal.withInitial(BatchAdmission::new);
     /** The leader's last stamp per partition: only {@link #preAppendTransaction} uses it, in log order. */
@@ -141,11 +133,9 @@ public final class GroupStateMachine extends BaseStateMachine {
     }
 
     @Override
-    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
-        super.initialize(server, groupId, raftStorage);
-        storage.init(raftStorage);
-        smDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
-        getLifeCycle().startAndTransition(this::openPartitions);
+    void load(Path smDir) throws IOException {
+        this.smDir = smDir;
+        openPartitions();
     }
 
     /**
@@ -153,32 +143,36 @@ public final class GroupStateMachine extends BaseStateMachine {
      * then opens each partition of the latest snapshot cut back to its log end offset and deletes the directories of
      * the others, from where Ratis replays.
      *
-     * @throws IOException when a log is shorter than its snapshot says
+     * @throws IOException when a log is shorter than its snapshot says, or when there is no snapshot but the Raft log
+     *                     was purged
      */
     private void openPartitions() throws IOException {
         Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
         Optional<GroupSnapshot> installed = new StagedInstall(smDir).finish(partitionsDir, this::recordSnapshot);
         if (installed.isPresent()) {
-            storage.cleanupOldSnapshots(ONLY_LATEST);
+            storage().cleanupOldSnapshots(ONLY_LATEST);
         }
         Files.createDirectories(partitionsDir);
-        SingleFileSnapshotInfo info = storage.loadLatestSnapshot();
+        SingleFileSnapshotInfo info = latestSnapshotOrWholeLog("Raft group " + groupUuid() + " on " + getId());
         GroupSnapshot snapshot = info == null ? GroupSnapshot.getDefaultInstance()
                 : GroupSnapshotFile.read(info.getFile().getPath());
         Set<String> kept = new HashSet<>();
         for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
             String name = PartitionDirectories.name(partition.getPartition());
             kept.add(name);
-            PartitionLog log = PartitionLog.open(partitionsDir.resolve(name),
-                    configs.apply(partition.getPartition().getOverridesMap()), clock.millis());
+            Path dir = partitionsDir.resolve(name);
+            takeBackSetAside(partitionsDir, name, snapshot.getIndex());
+            PartitionLog log = PartitionLog.open(dir, configs.apply(partition.getPartition().getOverridesMap()),
+                    clock.millis());
             if (log.logEndOffset() < partition.getLogEndOffset()) {
                 log.close();
-                throw new IOException(getId() + ": the log of " + name + " ends at offset " + log.logEndOffset()
-                        + ", below " + partition.getLogEndOffset() + " where its snapshot at index "
-                        + snapshot.getIndex() + " ends: its files were truncated or lost. Replaying the group's entries "
-                        + "onto it would give their batches other offsets than on the other replicas, so the replica "
-                        + "does not start; restore the files, or remove this replica (delete the group's directory) "
-                        + "so that it copies the leader's logs when it joins again");
+                throw new IOException("Raft group " + groupUuid() + " on " + getId() + " does not start: the log of "
+                        + "partition " + name + " in " + dir + " ends at offset " + log.logEndOffset() + ", below "
+                        + partition.getLogEndOffset() + " where the group's snapshot at index " + snapshot.getIndex()
+                        + " says it ends: its files were truncated or lost. Replaying the group's entries onto it "
+                        + "would give their batches other offsets than on the other replicas; restore the files, or "
+                        + "delete the group's directory " + smDir.getParent() + " so that this replica copies the "
+                        + "leader's logs when it joins the group again");
             }
             log.truncateTo(partition.getLogEndOffset());
             hosted.put(PartitionKey.of(partition.getPartition()), new HostedPartition(partition.getPartition(), log,
@@ -193,6 +187,56 @@ public final class GroupStateMachine extends BaseStateMachine {
         running = true;
         LOG.info("{}: {} partition logs opened in {} (snapshot {})", getId(), hosted.size(), partitionsDir,
                 info == null ? "none" : info.getTermIndex());
+    }
+
+    /**
+     * Puts back the files a partition had at the snapshot when an entry after it set them aside (a removal, a copy
+     * that started again): those of the first such entry, over whatever the entries after it left in their place.
+     */
+    private void takeBackSetAside(Path partitionsDir, String name, long snapshotIndex) throws IOException {
+        Optional<Path> setAside;
+        try (Stream<Path> dirs = Files.list(partitionsDir)) {
+            setAside = dirs.filter(d -> PartitionDirectories.setAsideIndex(d, name).orElse(-1) > snapshotIndex)
+                    .min(Comparator.comparingLong(d -> PartitionDirectories.setAsideIndex(d, name).orElseThrow()));
+        }
+        if (setAside.isPresent()) {
+            Path dir = partitionsDir.resolve(name);
+            DurableFiles.deleteTree(dir);
+            DurableFiles.move(setAside.get(), dir);
+            LOG.info("{}: took back {}, the files of {} at the snapshot", getId(), setAside.get().getFileName(), name);
+        }
+    }
+
+    /**
+     * Keeps the files of a partition an entry at {@code index} removes or replaces while the latest snapshot names
+     * the partition: a restart opens the partition as the snapshot left it and replays the entries after it, this one
+     * included. They are deleted once a snapshot no longer names them; files no snapshot names are deleted at once.
+     */
+    private void setAside(Path partitionsDir, GroupPartition partition, long index) throws IOException {
+        Path dir = partitionsDir.resolve(PartitionDirectories.name(partition));
+        GroupSnapshot snapshot = latestSnapshot;
+        boolean named = snapshot != null && snapshot.getPartitionsList().stream()
+                .anyMatch(p -> PartitionKey.of(p.getPartition()).equals(PartitionKey.of(partition)));
+        if (named) {
+            DurableFiles.move(dir, PartitionDirectories.setAside(dir, index));
+        } else {
+            DurableFiles.deleteTree(dir);
+            DurableFiles.syncDirectory(partitionsDir);
+        }
+    }
+
+    /** Deletes the files set aside for the previous snapshot, which no snapshot names any more. */
+    private void deleteSetAside(Path partitionsDir) throws IOException {
+        List<Path> setAside;
+        try (Stream<Path> dirs = Files.list(partitionsDir)) {
+            setAside = dirs.filter(PartitionDirectories::isSetAside).toList();
+        }
+        for (Path dir : setAside) {
+            DurableFiles.deleteTree(dir);
+        }
+        if (!setAside.isEmpty()) {
+            DurableFiles.syncDirectory(partitionsDir);
+        }
     }
 
     /** Deletes the partition directories the snapshot does not name: replay adds those partitions again. */
@@ -213,10 +257,10 @@ public final class GroupStateMachine extends BaseStateMachine {
 
     /** Records a snapshot where Ratis finds it; every log it names must be fsynced up to its log end offset. */
     private void recordSnapshot(GroupSnapshot snapshot) throws IOException {
-        File file = storage.getSnapshotFile(snapshot.getTerm(), snapshot.getIndex());
+        File file = storage().getSnapshotFile(snapshot.getTerm(), snapshot.getIndex());
         GroupSnapshotFile.write(file.toPath(), snapshot);
         FileInfo info = new FileInfo(file.toPath(), MD5FileUtil.computeAndSaveMd5ForFile(file));
-        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(),
+        storage().updateLatestSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(),
                 snapshot.getIndex())));
         latestSnapshot = snapshot;
     }
@@ -330,9 +374,9 @@ public final class GroupStateMachine extends BaseStateMachine {
                 case GroupEntryFormat.BATCHES -> reply = UnsafeByteOperations.unsafeWrap(applyBatches(data,
                         trx.getStateMachineContext() instanceof StampedEntry stamped ? stamped : null));
                 case GroupEntryFormat.CHANGE -> reply = UnsafeByteOperations.unsafeWrap(applyChange(
-                        GroupEntryFormat.readChange(data)).toByteArray());
+                        GroupEntryFormat.readChange(data), entry.getIndex()).toByteArray());
                 case GroupEntryFormat.COPY -> reply = UnsafeByteOperations.unsafeWrap(applyCopy(
-                        data.asReadOnlyByteBuffer()));
+                        data.asReadOnlyByteBuffer(), entry.getIndex()));
                 default -> throw new IllegalStateException(getId() + ": entry " + entry.getIndex() + " has type "
                         + GroupEntryFormat.type(data) + ", which this broker does not know");
             }
@@ -394,7 +438,7 @@ public final class GroupStateMachine extends BaseStateMachine {
      * Adds empty partitions (live, or importing), removes (closes and deletes) others, activates imported partitions
      * whose copy is whole and seals partitions that move out; what is already so is left as it is.
      */
-    private GroupChangeReply applyChange(GroupChange change) {
+    private GroupChangeReply applyChange(GroupChange change, long index) {
         Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
         GroupChangeReply.Builder reply = GroupChangeReply.newBuilder();
         metadataIndex = Math.max(metadataIndex, change.getMetadataIndex());
@@ -404,7 +448,7 @@ public final class GroupStateMachine extends BaseStateMachine {
                 if (removed != null) {
                     removed.log().close();
                     removed.signal();
-                    DurableFiles.deleteTree(partitionsDir.resolve(PartitionDirectories.name(removed.partition())));
+                    setAside(partitionsDir, removed.partition(), index);
                     LOG.info("{}: removed {}", getId(), removed);
                 }
             }
@@ -458,7 +502,7 @@ public final class GroupStateMachine extends BaseStateMachine {
      * the copied log's start is past this log's end (retention removed what the copy had not reached), the copy
      * starts again there, empty.
      */
-    private byte[] applyCopy(ByteBuffer entry) {
+    private byte[] applyCopy(ByteBuffer entry, long index) {
         GroupEntryFormat.Copy copy = GroupEntryFormat.readCopy(entry);
         HostedPartition partition = hosted.get(copy.partition());
         if (partition == null) {
@@ -471,7 +515,7 @@ public final class GroupStateMachine extends BaseStateMachine {
         }
         try {
             if (copy.logStartOffset() > partition.log().logEndOffset()) {
-                partition = restartCopy(partition, copy.logStartOffset());
+                partition = restartCopy(partition, copy.logStartOffset(), index);
             }
             PartitionLog log = partition.log();
             ByteBuffer batches = copy.batches();
@@ -500,12 +544,15 @@ public final class GroupStateMachine extends BaseStateMachine {
     }
 
     /** An importing partition whose copy starts again, empty, at {@code logStartOffset}. */
-    private HostedPartition restartCopy(HostedPartition partition, long logStartOffset) throws IOException {
+    private HostedPartition restartCopy(HostedPartition partition, long logStartOffset, long index)
+            throws IOException {
         long copiedEnd = partition.log().logEndOffset();
         partition.log().close();
         partition.signal();
-        PartitionLog log = PartitionLog.recreate(smDir.resolve(PartitionDirectories.PARTITIONS)
-                        .resolve(PartitionDirectories.name(partition.partition())),
+        Path partitionsDir = smDir.resolve(PartitionDirectories.PARTITIONS);
+        setAside(partitionsDir, partition.partition(), index);
+        PartitionLog log = PartitionLog.recreate(
+                partitionsDir.resolve(PartitionDirectories.name(partition.partition())),
                 configs.apply(partition.partition().getOverridesMap()), logStartOffset, clock.millis());
         HostedPartition restarted = new HostedPartition(partition.partition(), log, PartitionState.PARTITION_IMPORTING);
         hosted.put(restarted.key(), restarted);
@@ -567,47 +614,22 @@ public final class GroupStateMachine extends BaseStateMachine {
                     .setLogEndOffset(partition.log().logEndOffset()).setState(partition.state()));
         }
         recordSnapshot(snapshot.build());
+        deleteSetAside(smDir.resolve(PartitionDirectories.PARTITIONS));
         return applied.getIndex();
     }
 
     /**
-     * The leader no longer has the Raft entries this replica needs next: a replica that lost its Raft log, or a new
-     * replica (Ratis asks every replica joining a group once). When the leader still has them after all, the answer
-     * is "no snapshot" and Ratis sends the entries. Otherwise the replica copies the leader's latest snapshot (its
-     * partition logs up to the snapshot's log ends) through the brokers' API ({@link CatchUp}) and answers its
-     * (term, index); Ratis then pauses and reinitializes this state machine, which takes the copy as its logs. A
-     * failed copy fails the future: Ratis asks again at its next attempt and the copy starts over.
+     * The leader no longer has the Raft entries this replica needs next (it lost its Raft log, or it is new): copies
+     * the leader's latest snapshot (its partition logs up to the snapshot's log ends) through the brokers' API
+     * ({@link CatchUp}); the reload then takes the copy as its logs. A failed copy fails the future: Ratis asks again
+     * at its next attempt and the copy starts over.
      */
     @Override
-    public CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
-                                                                        TermIndex firstTermIndexInLog) {
-        long nextIndex = nextRaftIndex();
-        if (firstTermIndexInLog.getIndex() <= nextIndex) {
-            LOG.info("{}: the leader's Raft log starts at {}, this replica needs entries from {}: no snapshot needed",
-                    getId(), firstTermIndexInLog, nextIndex);
-            return CompletableFuture.completedFuture(null);
-        }
-        if (!roleInfo.hasFollowerInfo() || !roleInfo.getFollowerInfo().hasLeaderInfo()) {
-            return CompletableFuture.failedFuture(new IOException("Ratis asked " + getId()
-                    + " to install a snapshot without naming the leader"));
-        }
-        int leader = RaftPeerIds.nodeId(RaftPeerId.valueOf(roleInfo.getFollowerInfo().getLeaderInfo().getId().getId()));
+    CompletableFuture<TermIndex> installFromLeader(int leader, TermIndex firstInLeaderLog) {
         CatchUp.Replica replica = new CatchUp.Replica(getId().toString(), getGroupId().getUuid(),
                 new StagedInstall(smDir), configs, () -> closed);
-        return catchUp.install(replica, leader, firstTermIndexInLog.getIndex())
+        return catchUp.install(replica, leader, firstInLeaderLog.getIndex())
                 .thenApply(snapshot -> TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex()));
-    }
-
-    /** The next Raft index this replica's log takes. */
-    private long nextRaftIndex() {
-        try {
-            return getServer().get().getDivision(getGroupId()).getRaftLog().getNextIndex();
-        } catch (IOException | InterruptedException | ExecutionException e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            return getLastAppliedTermIndex().getIndex() + 1;
-        }
     }
 
     @Override
@@ -615,23 +637,14 @@ public final class GroupStateMachine extends BaseStateMachine {
         leaderChanged.accept(getGroupId());
     }
 
-    /** Ratis pauses the state machine before it reloads it from an installed snapshot. */
-    @Override
-    public void pause() {
-        getLifeCycle().transition(LifeCycle.State.PAUSING);
-        getLifeCycle().transition(LifeCycle.State.PAUSED);
-    }
-
     /**
      * Reloads after a snapshot was installed: closes the logs and opens them again, which completes the committed
      * install ({@link StagedInstall#finish}) and sets the applied index to the snapshot's.
      */
     @Override
-    public void reinitialize() throws IOException {
-        getLifeCycle().transition(LifeCycle.State.STARTING);
+    void reload() throws IOException {
         closeLogs();
         openPartitions();
-        getLifeCycle().transition(LifeCycle.State.RUNNING);
     }
 
     private void closeLogs() throws IOException {
@@ -642,11 +655,6 @@ public final class GroupStateMachine extends BaseStateMachine {
             partition.log().close();
             partition.signal();
         }
-    }
-
-    @Override
-    public StateMachineStorage getStateMachineStorage() {
-        return storage;
     }
 
     @Override

@@ -6,17 +6,26 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
+import io.tidemark.proto.v1.MetadataSnapshot;
 import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.TopicAssignment;
+import io.tidemark.replication.snapshot.MetadataSnapshotFile;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.statemachine.TransactionContext;
-import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -26,6 +35,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -34,7 +44,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link MetadataCommand}s; applying one checks it against the state (a topic created twice, an unknown topic or
  * partition, a reassignment that conflicts with the one under way) and answers a {@link MetadataReply}, the same
  * on every member. Each applied change is passed to a {@link Listener}, which starts or stops the partition groups this
- * broker hosts. The state is small and rebuilt by replaying the log at start, so there is no snapshot yet.
+ * broker hosts.
+ *
+ * <p>Snapshots: the whole state, every topic and partition group, at an entry ({@link MetadataSnapshotFile}), taken
+ * when Ratis asks (every {@code raft.snapshot.interval.entries} entries, and when the broker stops); Ratis then purges
+ * the log up to it (behind what every member has committed), so the log does not grow for ever. A member starts from
+ * its latest snapshot and replays the entries after it. A member that needs entries the leader purged (it lost its
+ * Raft storage) fetches the leader's latest snapshot ({@link SnapshotSource}), and Ratis reloads the state machine from
+ * it. Restoring a snapshot tells the {@link Listener} what changed, as replaying the entries would: every topic
+ * created at start, and at a reload what differs from the state it replaces.
  *
  * <p>Topic ids: the broker that submits a create picks the topic's id ({@code TopicAssignment.topic_id}), so every
  * member applies the same. A create written before topics had ids carries none and gets {@link #legacyTopicId}, a
@@ -49,10 +67,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * partition names any more. An alter changes only a topic's overrides, whatever else the command carries (the
  * submitter read the assignment a moment earlier).
  *
- * <p>Threading: applied on Ratis' updater thread; {@link #topics()} and {@link #groups()} may be read from any
- * thread.
+ * <p>Threading: applied, snapshotted and reloaded on Ratis' updater thread (restored first when Ratis starts the
+ * group); {@link #topics()}, {@link #groups()} and {@link #latestSnapshot()} may be read from any thread.
  */
-public final class MetadataStateMachine extends BaseStateMachine {
+public final class MetadataStateMachine extends InstallableStateMachine {
     /** Told of every applied change, on the applying thread: keep it short. */
     public interface Listener {
         void topicCreated(TopicAssignment topic);
@@ -65,12 +83,151 @@ public final class MetadataStateMachine extends BaseStateMachine {
         void partitionReassigned(TopicAssignment topic, PartitionAssignment before);
     }
 
+    /** The latest metadata snapshot of another broker's member of the group. */
+    public interface SnapshotSource {
+        /** Fails with a TidemarkException when that broker cannot answer or has no snapshot yet. */
+        CompletableFuture<MetadataSnapshot> latestMetadataSnapshot(int nodeId);
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(MetadataStateMachine.class);
+
     private final Map<String, TopicAssignment> topics = new ConcurrentHashMap<>();
     private final PartitionGroupRegistry groups = new PartitionGroupRegistry();
     private final Listener listener;
+    private final SnapshotSource leaderSnapshots;
+    private volatile MetadataSnapshot latestSnapshot;
 
-    public MetadataStateMachine(Listener listener) {
+    /** @param leaderSnapshots where a member behind the leader's purged log fetches the leader's snapshot */
+    public MetadataStateMachine(Listener listener, SnapshotSource leaderSnapshots) {
         this.listener = listener;
+        this.leaderSnapshots = leaderSnapshots;
+    }
+
+    @Override
+    void load(Path smDir) throws IOException {
+        restoreLatestSnapshot();
+    }
+
+    /**
+     * Restores the latest snapshot, when there is one: the state, the applied index, and the listener told what
+     * changed.
+     *
+     * @throws IOException when the snapshot cannot be read whole, or when there is none but the log was purged
+     */
+    private void restoreLatestSnapshot() throws IOException {
+        SingleFileSnapshotInfo info = latestSnapshotOrWholeLog("The metadata group on " + getId());
+        if (info == null) {
+            return;
+        }
+        MetadataSnapshot snapshot = MetadataSnapshotFile.read(info.getFile().getPath());
+        TermIndex at = TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex());
+        if (!at.equals(info.getTermIndex())) {
+            throw new IOException(info.getFile().getPath() + " holds the metadata at " + at + ", not at "
+                    + info.getTermIndex() + " as its name says");
+        }
+        restore(snapshot);
+        setLastAppliedTermIndex(at);
+        latestSnapshot = snapshot;
+        LOG.info("{}: restored the metadata snapshot at {}: {} topics, {} partition groups", getId(), at,
+                snapshot.getTopicsCount(), snapshot.getGroupsCount());
+    }
+
+    /**
+     * Makes the state the snapshot's and tells the listener what changed, as replaying the entries would have: topics
+     * deleted (or deleted and created again under their name), then topics created, altered and partitions
+     * reassigned, by name.
+     */
+    private void restore(MetadataSnapshot snapshot) {
+        groups.restore(snapshot.getGroupsList());
+        Map<String, TopicAssignment> restored = new HashMap<>();
+        snapshot.getTopicsList().forEach(topic -> restored.put(topic.getName(), topic));
+        for (TopicAssignment before : topics()) {
+            TopicAssignment after = restored.get(before.getName());
+            if (after == null || !after.getTopicId().equals(before.getTopicId())) {
+                topics.remove(before.getName());
+                listener.topicDeleted(before);
+            }
+        }
+        for (TopicAssignment after : snapshot.getTopicsList()) {
+            TopicAssignment before = topics.put(after.getName(), after);
+            if (before == null) {
+                listener.topicCreated(after);
+            } else if (!before.equals(after)) {
+                changed(before, after);
+            }
+        }
+    }
+
+    /** Tells the listener how a topic kept through a restore changed: its overrides, then each partition's place. */
+    private void changed(TopicAssignment before, TopicAssignment after) {
+        if (before.getPartitionsCount() != after.getPartitionsCount()) {
+            throw new IllegalStateException("topic '" + after.getName() + "' has " + after.getPartitionsCount()
+                    + " partitions in the snapshot and " + before.getPartitionsCount() + " here, but no metadata "
+                    + "command changes a topic's partition count");
+        }
+        if (!before.getOverridesMap().equals(after.getOverridesMap())) {
+            listener.topicAltered(after);
+        }
+        for (int p = 0; p < after.getPartitionsCount(); p++) {
+            if (!before.getPartitions(p).equals(after.getPartitions(p))) {
+                listener.partitionReassigned(after, before.getPartitions(p));
+            }
+        }
+    }
+
+    /** The latest snapshot this member took or installed; empty before the first. */
+    public Optional<MetadataSnapshot> latestSnapshot() {
+        return Optional.ofNullable(latestSnapshot);
+    }
+
+    @Override
+    public long takeSnapshot() throws IOException {
+        TermIndex applied = getLastAppliedTermIndex();
+        if (applied == null || applied.getIndex() < 0) {
+            return RaftLog.INVALID_LOG_INDEX;
+        }
+        record(MetadataSnapshot.newBuilder().setTerm(applied.getTerm()).setIndex(applied.getIndex())
+                .addAllTopics(topics()).addAllGroups(groups()).build());
+        return applied.getIndex();
+    }
+
+    /** Writes a snapshot where Ratis finds it; Ratis may purge the log up to it once this returns. */
+    private void record(MetadataSnapshot snapshot) throws IOException {
+        TermIndex at = TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex());
+        Path file = storage().getSnapshotFile(at.getTerm(), at.getIndex()).toPath();
+        MetadataSnapshotFile.write(file, snapshot);
+        storage().updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), at));
+        latestSnapshot = snapshot;
+    }
+
+    /**
+     * The leader no longer has the entries this member needs next (it lost its Raft storage): fetches the leader's
+     * latest snapshot and records it as its own; the reload restores it, and Ratis sends the entries after it. A
+     * snapshot that does not reach the leader's first entry, or a failed fetch, fails the future: Ratis asks again.
+     */
+    @Override
+    CompletableFuture<TermIndex> installFromLeader(int leader, TermIndex firstInLeaderLog) {
+        return leaderSnapshots.latestMetadataSnapshot(leader).thenApply(snapshot -> {
+            if (snapshot.getIndex() + 1 < firstInLeaderLog.getIndex()) {
+                throw new CompletionException(new IOException("the metadata snapshot of node " + leader
+                        + " ends at index " + snapshot.getIndex() + ", but its Raft log starts at "
+                        + firstInLeaderLog.getIndex() + ": the entries between are missing"));
+            }
+            try {
+                record(snapshot);
+            } catch (IOException e) {
+                throw new CompletionException(e);
+            }
+            LOG.info("{}: installed the metadata snapshot of node {} at index {}: {} topics", getId(), leader,
+                    snapshot.getIndex(), snapshot.getTopicsCount());
+            return TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex());
+        });
+    }
+
+    /** Reloads after a snapshot was installed: restores it, telling the listener what changed. */
+    @Override
+    void reload() throws IOException {
+        restoreLatestSnapshot();
     }
 
     /** The topics, sorted by name. */

@@ -25,7 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * replay, and never the id of an earlier group: a replica that deleted a group's directory never meets that group
  * again (it would vote in it having forgotten its log).
  *
- * <p>Threading: changed on the metadata group's apply thread only; {@link #group} and {@link #all} read from any.
+ * <p>Threading: changed on the metadata group's apply thread (and restored from a snapshot before it runs) only;
+ * {@link #group} and {@link #all} read from any.
  */
 final class PartitionGroupRegistry {
     private record Key(List<Integer> replicas, int slot) {
@@ -75,6 +76,17 @@ final class PartitionGroupRegistry {
         byKey.values().removeIf(id -> !referenced.contains(id));
     }
 
+    /** Makes the groups {@code records} (a snapshot's); readers never see none in between. */
+    void restore(List<PartitionGroupRecord> records) {
+        byKey.clear();
+        for (PartitionGroupRecord record : records) {
+            UUID id = TopicIds.fromBytes(record.getGroupId());
+            byId.put(id, record);
+            byKey.put(new Key(List.copyOf(record.getReplicaNodeIdsList()), record.getSlot()), id);
+        }
+        retainOnly(Set.copyOf(byKey.values()));
+    }
+
     Optional<PartitionGroupRecord> group(UUID id) {
         return Optional.ofNullable(byId.get(id));
     }
@@ -83,5 +95,4 @@ final class PartitionGroupRegistry {
     List<PartitionGroupRecord> all() {
         return byId.values().stream().sorted(BY_REPLICAS_AND_SLOT).toList();
     }
-
 }

@@ -22,17 +22,14 @@ import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.util.SizeInBytes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -93,15 +90,13 @@ class GroupStateMachineTest {
     /** A replica's state machine over {@code dir/name}, with these topic defaults under every partition's overrides. */
     private GroupStateMachine replica(String name, Map<String, String> defaults, InstantSource clock)
             throws IOException {
-        RaftStorage storage = RaftStorage.newBuilder().setDirectory(dir.resolve(name).toFile())
-                .setOption(RaftStorage.StartupOption.RECOVER).setStorageFreeSpaceMin(SizeInBytes.ONE_MB).build();
-        storage.initialize();
+        RaftStorage storage = RaftFixtures.storage(dir.resolve(name));
         GroupStateMachine machine = new GroupStateMachine(overrides -> {
             Map<String, String> merged = new HashMap<>(defaults);
             merged.putAll(overrides);
             return TopicConfig.parse(merged);
         }, null, clock, group -> { });
-        machine.initialize(server(name), GROUP, storage);
+        machine.initialize(RaftFixtures.server(name), GROUP, storage);
         opened.add(machine);
         storages.put(machine, storage);
         return machine;
@@ -117,18 +112,6 @@ class GroupStateMachineTest {
 
     private static InstantSource fixed(long ms) {
         return InstantSource.fixed(Instant.ofEpochMilli(ms));
-    }
-
-    /** A Raft server that only knows its id: all the state machine asks of it outside installs. */
-    private static RaftServer server(String name) {
-        RaftPeerId id = RaftPeerId.valueOf(name);
-        return (RaftServer) Proxy.newProxyInstance(RaftServer.class.getClassLoader(), new Class<?>[] {RaftServer.class},
-                (proxy, method, args) -> {
-                    if (method.getName().equals("getId")) {
-                        return id;
-                    }
-                    throw new UnsupportedOperationException(method.getName());
-                });
     }
 
     private static GroupPartition partition(int partition, Map<String, String> overrides) {
@@ -304,8 +287,100 @@ class GroupStateMachineTest {
         }
 
         IOException refused = assertThrows(IOException.class, this::leader);
-        assertTrue(refused.getMessage().contains("ends at offset 1, below 2 where its snapshot at index 3 ends: its "
-                + "files were truncated or lost"), refused.getMessage());
+        assertEquals("Raft group " + GROUP.getUuid() + " on leader does not start: the log of partition "
+                + PartitionDirectories.name(partition(0, Map.of())) + " in " + partitionDir + " ends at offset 1, "
+                + "below 2 where the group's snapshot at index 3 says it ends: its files were truncated or lost. "
+                + "Replaying the group's entries onto it would give their batches other offsets than on the other "
+                + "replicas; restore the files, or delete the group's directory " + dir.resolve("leader") + " so that "
+                + "this replica copies the leader's logs when it joins the group again", refused.getMessage());
+    }
+
+    private static ByteString remove(GroupPartition partition) {
+        return GroupEntryFormat.change(GroupChange.newBuilder().addRemove(partition).build());
+    }
+
+    private Path partitionsDir() {
+        return dir.resolve("leader").resolve(RaftStorageLayout.SM).resolve(PartitionDirectories.PARTITIONS);
+    }
+
+    private List<String> partitionDirs() throws IOException {
+        try (Stream<Path> dirs = Files.list(partitionsDir())) {
+            return dirs.map(d -> d.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    /**
+     * A partition removed after the snapshot keeps its files until a snapshot no longer names it: a restart after a
+     * crash opens it as the snapshot left it, and replaying the removal removes it again.
+     */
+    @Test
+    void aPartitionRemovedAfterTheSnapshotReopensAsTheSnapshotLeftItAfterACrash() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"))));
+        leader.takeSnapshot();
+        lead(leader, remove(partition(0, Map.of())));
+        assertEquals(List.of(PartitionDirectories.name(partition(0, Map.of())) + ".before-3"), partitionDirs(),
+                "set aside: the snapshot names it");
+        stop(leader);
+
+        GroupStateMachine restarted = leader();
+        assertEquals(1, restarted.partition(T0).orElseThrow().log().logEndOffset());
+        follow(restarted, entries.subList(2, entries.size()));
+        assertEquals(Set.of(), restarted.hostedPartitions());
+        restarted.takeSnapshot();
+        assertEquals(List.of(), partitionDirs(), "deleted once a snapshot no longer names it");
+    }
+
+    /** ... and so does one removed and added again, whose new log may be shorter than the one the snapshot names. */
+    @Test
+    void aPartitionRemovedAndAddedAgainAfterTheSnapshotReopensAsTheSnapshotLeftItAfterACrash() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"), batch(T0, BASE_MS, "two"))));
+        leader.takeSnapshot();
+        List<ByteBuffer> snapshotted = batches(leader, T0);
+        lead(leader, remove(partition(0, Map.of())));
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "new"))));
+        List<ByteBuffer> latest = batches(leader, T0);
+        stop(leader);
+
+        GroupStateMachine restarted = leader();
+        assertEquals(snapshotted, batches(restarted, T0));
+        follow(restarted, entries.subList(2, entries.size()));
+        assertEquals(latest, batches(restarted, T0));
+        restarted.takeSnapshot();
+        assertEquals(List.of(PartitionDirectories.name(partition(0, Map.of()))), partitionDirs());
+    }
+
+    /**
+     * Without a snapshot a replica rebuilds its partitions from the whole Raft log; when the log was purged behind a
+     * snapshot that is gone, it refuses to start and keeps its partition directories.
+     */
+    @Test
+    void aReplicaWhoseSnapshotIsGoneAfterAPurgeRefusesTheStartAndKeepsItsPartitions() throws IOException {
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"))));
+        leader.takeSnapshot();
+        stop(leader);
+        Path replicaDir = dir.resolve("leader");
+        try (Stream<Path> files = Files.list(replicaDir.resolve(RaftStorageLayout.SM))) {
+            for (Path snapshot : files.filter(f -> f.getFileName().toString().startsWith("snapshot.")).toList()) {
+                Files.delete(snapshot);
+            }
+        }
+        Files.write(replicaDir.resolve("current").resolve("log_3-9"), new byte[0]);
+
+        IOException refused = assertThrows(IOException.class, this::leader);
+        assertEquals("Raft group " + GROUP.getUuid() + " on leader does not start: it has no snapshot, but its Raft "
+                + "log in " + replicaDir.resolve("current") + " starts at index 3, so the entries before were purged "
+                + "behind a snapshot that is gone (deleted, or unreadable) and its state cannot be rebuilt. Restore "
+                + "the snapshot, or delete the group's directory " + replicaDir + " so that this replica catches up "
+                + "from the leader when it joins the group again", refused.getMessage());
+        assertTrue(Files.isDirectory(replicaDir.resolve(RaftStorageLayout.SM).resolve(PartitionDirectories.PARTITIONS)
+                .resolve(PartitionDirectories.name(partition(0, Map.of())))));
     }
 
     private static ByteString change(GroupChange.Builder change) {

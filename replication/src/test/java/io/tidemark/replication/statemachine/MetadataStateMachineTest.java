@@ -9,31 +9,66 @@ import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.TopicAssignment;
+import io.tidemark.replication.raft.RaftGroups;
+import org.apache.ratis.proto.RaftProtos.FollowerInfoProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerProto;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.StateMachineLogEntryProto;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** The topic and reassignment commands of the metadata group, applied as every member applies them. */
+/**
+ * The topic and reassignment commands of the metadata group, applied as every member applies them; its snapshots,
+ * restored at a restart and installed from the leader.
+ */
 class MetadataStateMachineTest {
     private static final UUID INVOICES_ID = UUID.fromString("0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95");
 
+    @TempDir
+    Path dir;
     private final List<String> changes = new ArrayList<>();
     private final MetadataStateMachine machine = newMachine();
     /** Every command applied to {@link #machine}, at its log index. */
     private final List<MetadataCommand> log = new ArrayList<>();
+    private final List<RaftStorage> storages = new ArrayList<>();
+
+    @AfterEach
+    void closeStorages() throws IOException {
+        for (RaftStorage storage : storages) {
+            storage.close();
+        }
+    }
 
     private MetadataStateMachine newMachine() {
+        return newMachine(changes, node -> CompletableFuture.failedFuture(new IllegalStateException("no install")));
+    }
+
+    /** A machine that tells {@code changes} of every change, and fetches a leader's snapshot from {@code leaders}. */
+    private static MetadataStateMachine newMachine(List<String> changes, MetadataStateMachine.SnapshotSource leaders) {
         return new MetadataStateMachine(new MetadataStateMachine.Listener() {
             @Override
             public void topicCreated(TopicAssignment topic) {
@@ -57,7 +92,20 @@ class MetadataStateMachineTest {
                         + before.getTargetReplicaNodeIdsList() + " -> " + after.getReplicaNodeIdsList()
                         + after.getTargetReplicaNodeIdsList());
             }
-        });
+        }, leaders);
+    }
+
+    /** Starts {@code machine} as Ratis does, on the storage in {@code dir/name}. */
+    private MetadataStateMachine start(MetadataStateMachine machine, String name) throws IOException {
+        RaftStorage storage = RaftFixtures.storage(dir.resolve(name));
+        storages.add(storage);
+        machine.initialize(RaftFixtures.server("n1"), RaftGroups.METADATA, storage);
+        return machine;
+    }
+
+    /** Lets go of the storage of the machine started last, as a broker that stops. */
+    private void stopLast() throws IOException {
+        storages.remove(storages.size() - 1).close();
     }
 
     /** Applies {@code command} at the next log index (from 0). */
@@ -267,5 +315,107 @@ class MetadataStateMachineTest {
         assertEquals("UNKNOWN_PARTITION: topic 'orders' has partitions 0 to 0, not 4",
                 error(apply(begin("orders", 4, 1))));
         assertEquals(List.of(), changes);
+    }
+
+    /** orders (from the first entry), events, gone created then deleted, orders-0 moving to [2, 3]: entries 1 to 4. */
+    private void buildAState() throws InvalidProtocolBufferException {
+        apply(createOnThree("events", 3, 1));
+        apply(create("gone", new UUID(5, 5)));
+        apply(MetadataCommand.newBuilder().setDeleteTopic("gone").build());
+        apply(begin("orders", 0, 2, 3));
+    }
+
+    @Test
+    void aRestartFromASnapshotRestoresEveryTopicAndGroupAndTellsTheListenerAsAReplayWould() throws IOException {
+        start(machine, "member");
+        buildAState();
+        assertEquals(4, machine.takeSnapshot());
+        stopLast();
+
+        List<String> restoredChanges = new ArrayList<>();
+        MetadataStateMachine restarted = start(newMachine(restoredChanges, node -> CompletableFuture.failedFuture(
+                new IllegalStateException("no install"))), "member");
+        assertEquals(List.of("created events", "created orders"), restoredChanges, "by name");
+        assertEquals(machine.topics(), restarted.topics());
+        assertEquals(machine.groups(), restarted.groups());
+        assertEquals(TermIndex.valueOf(1, 4), restarted.getLastAppliedTermIndex());
+        assertEquals(machine.latestSnapshot(), restarted.latestSnapshot());
+
+        MetadataCommand next = createOnThree("audit", 3, 1);
+        apply(next);
+        apply(restarted, 5, next);
+        assertEquals(machine.topics(), restarted.topics(), "the entries after the snapshot apply the same");
+        assertEquals(machine.groups(), restarted.groups());
+    }
+
+    @Test
+    void aMemberWithoutASnapshotWhoseLogWasPurgedRefusesToStart() throws IOException {
+        Path member = dir.resolve("member");
+        start(newMachine(), "member");
+        stopLast();
+        Files.write(member.resolve("current").resolve("log_5-9"), new byte[0]);
+
+        IOException refused = assertThrows(IOException.class, () -> start(newMachine(), "member"));
+        assertEquals("The metadata group on n1 does not start: it has no snapshot, but its Raft log in "
+                + member.resolve("current") + " starts at index 5, so the entries before were purged behind a "
+                + "snapshot that is gone (deleted, or unreadable) and its state cannot be rebuilt. Restore the "
+                + "snapshot, or delete the group's directory " + member + " so that this replica catches up from the "
+                + "leader when it joins the group again", refused.getMessage());
+    }
+
+    /** Ratis' notice to a member of the group that node 1 leads and whose log starts at {@code firstIndex}. */
+    private static CompletableFuture<TermIndex> notice(MetadataStateMachine member, long firstIndex) {
+        RoleInfoProto role = RoleInfoProto.newBuilder().setFollowerInfo(FollowerInfoProto.newBuilder()
+                .setLeaderInfo(ServerRpcProto.newBuilder().setId(RaftPeerProto.newBuilder()
+                        .setId(ByteString.copyFromUtf8("n1"))))).build();
+        return member.notifyInstallSnapshotFromLeader(role, TermIndex.valueOf(1, firstIndex));
+    }
+
+    /**
+     * A member that applied the first 3 entries installs the leader's snapshot at entry 6: the reload tells the
+     * listener what changed since, as replaying entries 3 to 6 would.
+     */
+    @Test
+    void aMemberBehindThePurgeInstallsTheLeadersSnapshotAndTheReloadTellsWhatChanged() throws Exception {
+        start(machine, "leader");
+        buildAState();
+        apply(MetadataCommand.newBuilder().setAlterTopic(machine.topic("events").orElseThrow().toBuilder()
+                .putOverrides("retention.ms", "5")).build());
+        apply(create("gone", new UUID(6, 6)));
+        assertEquals(6, machine.takeSnapshot());
+        List<String> memberChanges = new ArrayList<>();
+        MetadataStateMachine member = start(newMachine(memberChanges, node -> node == 1
+                ? CompletableFuture.completedFuture(machine.latestSnapshot().orElseThrow())
+                : CompletableFuture.failedFuture(new IllegalStateException("node " + node))), "member");
+        for (int i = 0; i < 3; i++) {
+            apply(member, i, log.get(i));
+        }
+        memberChanges.clear();
+
+        assertEquals(TermIndex.valueOf(1, 6), notice(member, 7).join());
+        member.pause();
+        member.reinitialize();
+
+        assertEquals(List.of("deleted gone", "altered events", "created gone", "orders-0 [1, 2][] -> [1, 2][2, 3]"),
+                memberChanges, "gone was created again under another id");
+        assertEquals(machine.topics(), member.topics());
+        assertEquals(machine.groups(), member.groups());
+        assertEquals(TermIndex.valueOf(1, 6), member.getLastAppliedTermIndex());
+        assertEquals(machine.latestSnapshot(), member.latestSnapshot(), "it serves the snapshot it installed");
+        assertEquals(null, notice(member, 5).join(), "a member that has the entries needs no snapshot");
+    }
+
+    @Test
+    void aLeaderSnapshotThatDoesNotReachItsLogIsNotInstalled() throws Exception {
+        start(machine, "leader");
+        buildAState();
+        machine.takeSnapshot();
+        MetadataStateMachine member = start(newMachine(new ArrayList<>(), node -> CompletableFuture.completedFuture(
+                machine.latestSnapshot().orElseThrow())), "member");
+
+        ExecutionException refused = assertThrows(ExecutionException.class, () -> notice(member, 9).get());
+        assertEquals("the metadata snapshot of node 1 ends at index 4, but its Raft log starts at 9: the entries "
+                + "between are missing", refused.getCause().getMessage());
+        assertEquals(Optional.empty(), member.latestSnapshot());
     }
 }

@@ -1,0 +1,134 @@
+package io.tidemark.replication.statemachine;
+
+import io.tidemark.replication.raft.RaftLogCheck;
+import io.tidemark.replication.raft.RaftPeerIds;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.LifeCycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * A state machine whose snapshots are single files in Ratis' {@link SimpleStateMachineStorage}, loaded when Ratis
+ * starts the group ({@link #load}), and which installs snapshots on Ratis' notice (notification mode, see
+ * RaftSettings): when the leader
+ * purged the entries a member needs next, Ratis calls {@link #notifyInstallSnapshotFromLeader}; the member copies the
+ * leader's latest snapshot ({@link #installFromLeader}) and Ratis then pauses the state machine and reinitializes it,
+ * which {@link #reload}s from that snapshot. Ratis sends the notice to every member joining a group too, which may
+ * still get entries: then no snapshot is needed. The pause moves the lifecycle to PAUSED, as Ratis checks
+ * ({@code StateMachineUpdater.reload}; BaseStateMachine's pause does nothing).
+ *
+ * <p>A member without a snapshot rebuilds its state from every entry, so its Raft log must start at index 0
+ * ({@link #latestSnapshotOrWholeLog}).
+ *
+ * <p>Threading: Ratis calls the notice on a gRPC thread, pause and reinitialize on its updater thread.
+ */
+abstract class InstallableStateMachine extends BaseStateMachine {
+    private static final Logger LOG = LoggerFactory.getLogger(InstallableStateMachine.class);
+
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private volatile Path raftLogDir;
+
+    /** Loads the state from the latest snapshot (and the files of {@code smDir}) when Ratis starts the group. */
+    abstract void load(Path smDir) throws IOException;
+
+    /**
+     * Copies the latest snapshot of this group's member on node {@code leader} as this member's own.
+     *
+     * @param firstInLeaderLog the first entry the leader's log holds: the snapshot must reach it
+     * @return completes with the snapshot's (term, index); fails when the copy failed, and Ratis asks again
+     */
+    abstract CompletableFuture<TermIndex> installFromLeader(int leader, TermIndex firstInLeaderLog);
+
+    /** Replaces the state by the snapshot {@link #installFromLeader} installed, once Ratis paused the state machine. */
+    abstract void reload() throws IOException;
+
+    @Override
+    public final void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        storage.init(raftStorage);
+        raftLogDir = raftStorage.getStorageDir().getCurrentDir().toPath();
+        Path smDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
+        getLifeCycle().startAndTransition(() -> load(smDir));
+    }
+
+    SimpleStateMachineStorage storage() {
+        return storage;
+    }
+
+    @Override
+    public final StateMachineStorage getStateMachineStorage() {
+        return storage;
+    }
+
+    /**
+     * The latest snapshot; null when there is none and the Raft log starts at index 0.
+     *
+     * @param who the member, as the message names it
+     * @throws IOException when there is none but the log was purged ({@link RaftLogCheck#requireLogFromStart})
+     */
+    SingleFileSnapshotInfo latestSnapshotOrWholeLog(String who) throws IOException {
+        SingleFileSnapshotInfo info = storage.loadLatestSnapshot();
+        if (info == null) {
+            RaftLogCheck.requireLogFromStart(raftLogDir, who);
+        }
+        return info;
+    }
+
+    @Override
+    public final CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
+                                                                              TermIndex firstTermIndexInLog) {
+        long nextIndex = nextRaftIndex();
+        if (firstTermIndexInLog.getIndex() <= nextIndex) {
+            LOG.info("{}: the leader's Raft log starts at {}, this member needs entries from {}: no snapshot needed",
+                    getId(), firstTermIndexInLog, nextIndex);
+            return CompletableFuture.completedFuture(null);
+        }
+        if (!roleInfo.hasFollowerInfo() || !roleInfo.getFollowerInfo().hasLeaderInfo()) {
+            return CompletableFuture.failedFuture(new IOException("Ratis asked " + getId() + " (group " + getGroupId()
+                    + ") to install a snapshot without naming the leader"));
+        }
+        int leader = RaftPeerIds.nodeId(RaftPeerId.valueOf(roleInfo.getFollowerInfo().getLeaderInfo().getId()
+                .getId()));
+        return installFromLeader(leader, firstTermIndexInLog);
+    }
+
+    /** The next Raft index this member's log takes; after the applied index when the log cannot be read. */
+    private long nextRaftIndex() {
+        try {
+            return getServer().get().getDivision(getGroupId()).getRaftLog().getNextIndex();
+        } catch (IOException | InterruptedException | ExecutionException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return getLastAppliedTermIndex().getIndex() + 1;
+        }
+    }
+
+    /** Ratis pauses the state machine before it reloads it from an installed snapshot. */
+    @Override
+    public final void pause() {
+        getLifeCycle().transition(LifeCycle.State.PAUSING);
+        getLifeCycle().transition(LifeCycle.State.PAUSED);
+    }
+
+    @Override
+    public final void reinitialize() throws IOException {
+        getLifeCycle().transition(LifeCycle.State.STARTING);
+        reload();
+        getLifeCycle().transition(LifeCycle.State.RUNNING);
+    }
+}
