@@ -255,6 +255,7 @@ class ReplicatedClusterIT {
     void retentionAsksForTheSnapshotItNeedsAndARestartKeepsWhatItLeft() throws Exception {
         startCluster(Map.of("retention.check.interval.ms", "100"));
         TopicPartition orders = new TopicPartition("orders", 0);
+        List<Long> logStarts = new ArrayList<>();
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             admin.createTopic("orders", 1, 3, Map.of("segment.bytes", "1000"));
             await().atMost(Duration.ofSeconds(60)).until(() -> leaderOf(0) > 0);
@@ -264,23 +265,27 @@ class ReplicatedClusterIT {
                 }
             }
             admin.alterTopicConfig("orders", Map.of("retention.bytes", "0"), List.of());
-            await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() ->
-                    admin.listOffsets(orders, OffsetSpec.earliest()).logStartOffset() > 200);
+            await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() -> {
+                logStarts.add(admin.listOffsets(orders, OffsetSpec.earliest()).logStartOffset());
+                return logStarts.get(logStarts.size() - 1) > 200;
+            });
         }
-        long logStart;
-        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
-            logStart = admin.listOffsets(orders, OffsetSpec.earliest()).logStartOffset();
-        }
+        long logStart = logStarts.get(logStarts.size() - 1);
         for (int node = 1; node <= 3; node++) {
             cluster.stop(node);
         }
         for (int node = 1; node <= 3; node++) {
             cluster.start(node);
         }
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
+            await("the leader after the restart starts its log where retention left it")
+                    .atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
+                    .until(() -> admin.listOffsets(orders, OffsetSpec.earliest()).logStartOffset() == logStart);
+        }
         List<ConsumerRecord> records = new ArrayList<>();
-        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap())
-                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap()).build())) {
             consumer.assign(List.of(orders));
+            consumer.seek(orders, logStart);
             await().atMost(Duration.ofSeconds(60)).until(() -> {
                 records.addAll(consumer.poll(Duration.ofMillis(200)));
                 return records.size() >= 300 - logStart;
