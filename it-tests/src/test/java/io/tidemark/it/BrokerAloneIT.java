@@ -131,10 +131,16 @@ class BrokerAloneIT {
         return created;
     }
 
+    /**
+     * Waits until this broker leads every partition of the topic and answers for each: a new leader answers
+     * NOT_AVAILABLE until it applied what was committed before.
+     */
     private void awaitLed(String name) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> admin.describeTopics(DescribeTopicsRequest.newBuilder()
-                .addNames(name).build()).getTopics(0).getPartitionsList().stream()
-                .allMatch(p -> p.getLeaderNodeId() == 1));
+        await().atMost(Duration.ofSeconds(30)).ignoreException(StatusRuntimeException.class).until(() ->
+                admin.describeTopics(DescribeTopicsRequest.newBuilder().addNames(name).build()).getTopics(0)
+                        .getPartitionsList().stream().allMatch(p -> p.getLeaderNodeId() == 1
+                                && data.listOffsets(ListOffsetsRequest.newBuilder().setTopic(name)
+                                .setPartition(p.getPartition()).setLatest(true).build()).getLogEndOffset() >= 0));
     }
 
     private ProduceResponse produce(String topic, int partition, long... sendTimes) {
