@@ -7,6 +7,7 @@ import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -20,17 +21,21 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Lookup by ReceiveTime and by SendTime on a log of 1,000,000 records of 100 bytes in 10 segments (batches
- * of 16, one ReceiveTime per batch 1 ms apart, default index.interval.bytes 4096), at random times across the
- * log. Sample mode, so the output has the percentiles (p99 is the figure to watch).
+ * Lookup by ReceiveTime and by SendTime on a log of 1,000,000 records of 100 bytes in 10 segments (default
+ * index.interval.bytes 4096), at random times across the log. SendTimes are 1 ms apart from record to record, and
+ * each batch's ReceiveTime is its first record's SendTime. Batches of 16 records, or of 2,048 (about 230 KB, what the
+ * producer's default batch.size of 256 KiB makes of 100-byte records, as {@code tidemark perf produce} sends them).
+ * Sample mode, so the output has the percentiles (p99 is the figure to watch).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class TimeLookupBenchmark {
     private static final int RECORDS = 1_000_000;
-    private static final int PER_BATCH = 16;
-    private static final int BATCHES = RECORDS / PER_BATCH;
+
+    /** Records per batch. */
+    @Param({"16", "2048"})
+    public int perBatch;
 
     private Path dir;
     private PartitionLog log;
@@ -39,13 +44,14 @@ public class TimeLookupBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         dir = BenchLogs.tempDir("lookup");
-        ByteBuffer sample = BenchLogs.batch(PER_BATCH, 100, 0, new Random(1));
-        int segmentBytes = sample.remaining() * (BATCHES / 10) + 1;
+        int batches = RECORDS / perBatch;
+        ByteBuffer sample = BenchLogs.batch(perBatch, 100, 0, new Random(1));
+        int segmentBytes = sample.remaining() * ((batches + 9) / 10) + 1;
         log = BenchLogs.open(dir, Map.of("segment.bytes", Integer.toString(segmentBytes)));
         Random random = new Random(1);
-        for (int i = 0; i < BATCHES; i++) {
-            long time = BenchLogs.BASE_MS + i;
-            log.append(BenchLogs.batch(PER_BATCH, 100, time, random), time);
+        for (int i = 0; i < batches; i++) {
+            long time = BenchLogs.BASE_MS + (long) i * perBatch;
+            log.append(BenchLogs.batch(perBatch, 100, time, random), time);
         }
         if (log.segments().size() != 10) {
             throw new IllegalStateException("expected 10 segments, got " + log.segments().size());
@@ -54,12 +60,12 @@ public class TimeLookupBenchmark {
 
     @Benchmark
     public TimeLookup byReceiveTime() {
-        return log.lookupByReceiveTime(BenchLogs.BASE_MS + random.nextInt(BATCHES));
+        return log.lookupByReceiveTime(BenchLogs.BASE_MS + random.nextInt(RECORDS));
     }
 
     @Benchmark
     public TimeLookup bySendTime() {
-        return log.lookupBySendTime(BenchLogs.BASE_MS + random.nextInt(BATCHES));
+        return log.lookupBySendTime(BenchLogs.BASE_MS + random.nextInt(RECORDS));
     }
 
     @TearDown(Level.Trial)

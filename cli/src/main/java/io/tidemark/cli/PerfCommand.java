@@ -32,15 +32,16 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code tidemark perf produce|consume}: load generators that print what Kafka's producer-perf-test and
- * consumer-perf-test print, so the two can be compared on one machine ({@code failover} and {@code mirror} are
- * {@link FailoverPerfCommand} and {@link MirrorPerfCommand}). Latency is from {@code send} to the
- * acknowledgement, in an HdrHistogram (microsecond resolution, 3 significant digits). Bounded by a record
- * count; progress every 5 s.
+ * consumer-perf-test print, so the two can be compared on one machine ({@code failover}, {@code mirror} and
+ * {@code lookup} are {@link FailoverPerfCommand}, {@link MirrorPerfCommand} and {@link LookupPerfCommand}).
+ * Latency is from {@code send} to the acknowledgement, in an HdrHistogram (microsecond resolution, 3 significant
+ * digits). Bounded by a record count; progress every 5 s.
  */
 @Command(name = "perf", mixinStandardHelpOptions = true,
-        description = "Measure produce and consume throughput, unavailability after a leader crash, and a mirror.",
+        description = "Measure produce and consume throughput, lookups by time, unavailability after a leader crash, "
+                + "and a mirror.",
         subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, FailoverPerfCommand.class,
-                MirrorPerfCommand.class})
+                MirrorPerfCommand.class, LookupPerfCommand.class})
 final class PerfCommand {
     private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final double MB = 1024 * 1024;

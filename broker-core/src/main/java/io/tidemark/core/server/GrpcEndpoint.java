@@ -11,21 +11,30 @@ import io.tidemark.core.topic.Topics;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address,
- * and the cluster's internal services.
+ * and the cluster's internal services. A few quick calls run on the Netty event loop that read them, the others on
+ * a pool of daemon threads, {@code tidemark-rpc-N}, made as calls need them and ended after a minute idle, as gRPC's
+ * default executor does ({@link CallExecutors}).
  */
 public final class GrpcEndpoint implements Closeable {
     private static final long SHUTDOWN_GRACE_MS = 5_000;
 
+    private final ExecutorService pool = Executors.newCachedThreadPool(new PoolThreads());
     private final Server server;
 
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterServices cluster,
                         BrokerMetrics metrics) {
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
                         config.listen().port()))
+                .directExecutor()
+                .callExecutor(new CallExecutors(pool))
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
@@ -47,7 +56,10 @@ public final class GrpcEndpoint implements Closeable {
         server.awaitTermination();
     }
 
-    /** Stops taking requests and waits up to 5 s for those under way, then cancels what is left. */
+    /**
+     * Stops taking requests and waits up to 5 s for those under way, then cancels what is left; the pool's threads
+     * end once idle.
+     */
     @Override
     public void close() {
         server.shutdown();
@@ -59,6 +71,20 @@ public final class GrpcEndpoint implements Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             server.shutdownNow();
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    /** Daemon threads {@code tidemark-rpc-N}, so a call under way never keeps the JVM alive. */
+    private static final class PoolThreads implements ThreadFactory {
+        private final AtomicInteger next = new AtomicInteger(1);
+
+        @Override
+        public Thread newThread(Runnable task) {
+            Thread thread = new Thread(task, "tidemark-rpc-" + next.getAndIncrement());
+            thread.setDaemon(true);
+            return thread;
         }
     }
 }

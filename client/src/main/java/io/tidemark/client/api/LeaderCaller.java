@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ManagedChannel;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
@@ -33,9 +34,24 @@ import java.util.function.Function;
  * a few round trips; callers that must outlast an election or a dead broker retry the whole call on their deadline
  * (the producer's sender, a {@link PartitionWriter}'s {@link Retry}, the consumer's poll).
  *
- * <p>Thread-safe. Callbacks run on gRPC executor threads.
+ * <p>Thread-safe. Callbacks run on gRPC executor threads, or on the transport thread that read the answer
+ * ({@link Callbacks#TRANSPORT_THREAD}).
  */
 final class LeaderCaller {
+    /** Where a call's answer completes its future, and so where the callbacks chained on it run. */
+    enum Callbacks {
+        /** The channel's executor (gRPC's default: a pool), where callers' own callbacks may take their time. */
+        CHANNEL_EXECUTOR,
+        /**
+         * The Netty event loop that read the answer, with no hop to an executor thread first: for callers that only
+         * wait for the answer and chain no callback of their own that could block (a thread waiting in
+         * {@link GrpcFutures#await}). gRPC hands each event of a call (headers, message, close) to the executor, and
+         * waking a pool thread for each cost 3 to 4 context switches per lookup in the client, each of which may
+         * wait for a core on a busy machine; LeaderCaller's own callbacks only route a retry.
+         */
+        TRANSPORT_THREAD
+    }
+
     /**
      * Attempts per call: one on the cached leader, one after a refresh, and one more for a leader that moved
      * during the refresh.
@@ -45,11 +61,13 @@ final class LeaderCaller {
     private final ClusterMetadata metadata;
     private final BrokerChannels channels;
     private final long requestTimeoutMs;
+    private final Callbacks callbacks;
 
-    LeaderCaller(ClusterMetadata metadata, BrokerChannels channels, long requestTimeoutMs) {
+    LeaderCaller(ClusterMetadata metadata, BrokerChannels channels, long requestTimeoutMs, Callbacks callbacks) {
         this.metadata = metadata;
         this.channels = channels;
         this.requestTimeoutMs = requestTimeoutMs;
+        this.callbacks = callbacks;
     }
 
     CompletableFuture<ListOffsetsResponse> listOffsets(TopicPartition tp, OffsetSpec spec) {
@@ -78,8 +96,10 @@ final class LeaderCaller {
         return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request));
     }
 
-    private static BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {
-        return BrokerServiceGrpc.newFutureStub(channel).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
+    private BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {
+        BrokerServiceGrpc.BrokerServiceFutureStub stub = BrokerServiceGrpc.newFutureStub(channel)
+                .withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
+        return callbacks == Callbacks.TRANSPORT_THREAD ? stub.withExecutor(MoreExecutors.directExecutor()) : stub;
     }
 
     /**

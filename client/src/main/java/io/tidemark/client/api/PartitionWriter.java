@@ -76,7 +76,8 @@ public final class PartitionWriter implements Closeable {
         this.clock = connection.clock();
         this.channels = new BrokerChannels(connection.channelFactory());
         this.leaders = new LeaderCaller(new ClusterMetadata(new AnyBrokerCaller(connection.bootstrap(), channels,
-                connection.requestTimeoutMs())), channels, connection.requestTimeoutMs());
+                connection.requestTimeoutMs())), channels, connection.requestTimeoutMs(),
+                LeaderCaller.Callbacks.CHANNEL_EXECUTOR);
         this.retryBackoffMs = config.retryBackoffMs();
         this.deliveryTimeoutMs = config.deliveryTimeoutMs();
         this.maxRequestBytes = config.maxRequestBytes();

@@ -46,7 +46,8 @@ import java.util.concurrent.CompletableFuture;
  * <p>A create or delete that timed out may have taken effect on the broker that did not answer; its retry on
  * the next broker can then fail with TOPIC_EXISTS or UNKNOWN_TOPIC.
  *
- * <p>Thread-safe.
+ * <p>Thread-safe. The answers of the leader's calls complete on the transport thread that read them, which wakes the
+ * waiting caller directly ({@link LeaderCaller.Callbacks#TRANSPORT_THREAD}).
  */
 public final class TidemarkAdmin implements Closeable {
     private final BrokerChannels channels;
@@ -60,7 +61,8 @@ public final class TidemarkAdmin implements Closeable {
         this.requestTimeoutMs = connection.requestTimeoutMs();
         this.channels = new BrokerChannels(connection.channelFactory());
         this.anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels, connection.requestTimeoutMs());
-        this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs());
+        this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),
+                LeaderCaller.Callbacks.TRANSPORT_THREAD);
         this.groupOffsets = new GroupOffsets(anyBroker);
     }
 

@@ -63,7 +63,8 @@ public final class TidemarkConsumer implements Closeable {
         this.channels = new BrokerChannels(connection.channelFactory());
         AnyBrokerCaller anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels,
                 connection.requestTimeoutMs());
-        this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs());
+        this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),
+                LeaderCaller.Callbacks.CHANNEL_EXECUTOR);
         this.groupOffsets = new GroupOffsets(anyBroker);
         this.fetcher = new Fetcher(leaders, config.fetchMaxBytes());
     }

@@ -3,6 +3,7 @@ package io.tidemark.proto.record;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.HexFormat;
 import java.util.List;
@@ -12,6 +13,8 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Golden bytes of the batch format, so any change to the layout is a deliberate one. */
 class RecordBatchFormatTest {
@@ -77,13 +80,71 @@ class RecordBatchFormatTest {
     }
 
     @Test
-    void sendTimeSearchInsideABatch() {
+    void sendTimeSearchInsideABatch() throws IOException {
         ByteBuffer batch = new RecordBatchBuilder().append(50, null, null).append(10, null, null)
                 .append(70, null, null).append(60, null, null).build();
         RecordBatchReader reader = new RecordBatchReader();
-        assertEquals(new RecordBatchReader.SendTimeMatch(0, 50), reader.firstRecordWithSendTimeAtLeast(batch, 0, 11));
-        assertEquals(new RecordBatchReader.SendTimeMatch(2, 70), reader.firstRecordWithSendTimeAtLeast(batch, 0, 51));
-        assertNull(reader.firstRecordWithSendTimeAtLeast(batch, 0, 71));
+        ByteBuffer window = ByteBuffer.allocate(1024);
+        assertEquals(new RecordBatchReader.SendTimeMatch(0, 50), reader.firstRecordWithSendTimeAtLeast(batch,
+                bytesOf(batch), window, 11));
+        assertEquals(new RecordBatchReader.SendTimeMatch(2, 70), reader.firstRecordWithSendTimeAtLeast(batch,
+                bytesOf(batch), window, 51));
+        assertNull(reader.firstRecordWithSendTimeAtLeast(batch, bytesOf(batch), window, 71));
+    }
+
+    /**
+     * Records of 120 and 20 bytes read through windows of 20 to 64 bytes: every window size finds the same records,
+     * reads no byte past the record found, and skips what a window cannot hold.
+     */
+    @Test
+    void sendTimeSearchThroughWindowsSmallerThanTheRecords() throws IOException {
+        RecordBatchBuilder builder = new RecordBatchBuilder();
+        for (int i = 0; i < 50; i++) {
+            builder.append(1_000 + 10L * i, null, i % 2 == 0 ? new byte[100] : new byte[1]);
+        }
+        ByteBuffer batch = builder.build();
+        RecordBatchReader reader = new RecordBatchReader();
+        for (int windowBytes = RecordBatchReader.RECORD_PREFIX_MAX_BYTES; windowBytes <= 64; windowBytes++) {
+            ByteBuffer window = ByteBuffer.allocate(windowBytes);
+            for (int i = 0; i < 50; i++) {
+                int[] readUpTo = {0};
+                RecordBatchReader.BatchBytes bytes = (into, at) -> {
+                    readUpTo[0] = Math.max(readUpTo[0], at + into.remaining());
+                    into.put(batch.slice(at, into.remaining()));
+                };
+                assertEquals(new RecordBatchReader.SendTimeMatch(i, 1_000 + 10L * i),
+                        reader.firstRecordWithSendTimeAtLeast(batch, bytes, window, 1_000 + 10L * i - 9));
+                assertTrue(readUpTo[0] <= recordStart(batch, i) + windowBytes,
+                        "window " + windowBytes + ", record " + i + ": read up to " + readUpTo[0]);
+            }
+            assertNull(reader.firstRecordWithSendTimeAtLeast(batch, bytesOf(batch), window, 1_491));
+        }
+        assertEquals("a SendTime scan window of 19 bytes cannot hold a record's first 20",
+                assertThrows(IllegalArgumentException.class, () -> reader.firstRecordWithSendTimeAtLeast(batch,
+                        bytesOf(batch), ByteBuffer.allocate(19), 0)).getMessage());
+    }
+
+    @Test
+    void sendTimeSearchRefusesARecordThatRunsPastTheBatch() {
+        ByteBuffer batch = new RecordBatchBuilder().append(50, null, new byte[40]).build();
+        batch.put(RECORDS_OFFSET, (byte) 0x7F);
+        assertEquals("record length 127 runs past the batch end (" + (batch.limit() - RECORDS_OFFSET - 1)
+                + " bytes left)", assertThrows(RecordFormatException.class, () -> new RecordBatchReader()
+                .firstRecordWithSendTimeAtLeast(batch, bytesOf(batch), ByteBuffer.allocate(64), 50)).getMessage());
+    }
+
+    private static RecordBatchReader.BatchBytes bytesOf(ByteBuffer batch) {
+        return (into, at) -> into.put(batch.slice(at, into.remaining()));
+    }
+
+    /** Where record {@code index} of a batch starts (the batch end after the last). */
+    private static int recordStart(ByteBuffer batch, int index) {
+        RecordCursor cursor = new RecordCursor();
+        int next = RECORDS_OFFSET;
+        for (int i = 0; i < index && next < batch.limit(); i++) {
+            next = cursor.openRecord(batch, next, batch.limit());
+        }
+        return next;
     }
 
     @Test
