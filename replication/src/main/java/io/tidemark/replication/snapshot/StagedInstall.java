@@ -40,7 +40,6 @@ import java.util.Optional;
  */
 public final class StagedInstall {
     static final String DIR = "install";
-    static final String PARTITIONS_DIR = "partitions";
     static final String MANIFEST = "installed";
     private static final Logger LOG = LoggerFactory.getLogger(StagedInstall.class);
 
@@ -66,7 +65,7 @@ public final class StagedInstall {
 
     /** Where the copied partition logs go, a directory each, named as in the live {@code partitions/}. */
     public Path partitionsDir() {
-        return staging.resolve(PARTITIONS_DIR);
+        return staging.resolve(PartitionDirectories.PARTITIONS);
     }
 
     /** The commit point: the copy in {@link #partitionsDir()}, closed and fsynced by the caller, holds {@code snapshot}. */
