@@ -241,8 +241,9 @@ public final class PartitionLog implements Closeable {
      * limits, the buffer between position and limit), checking only what the log decides, the same on every replica
      * that applies the same batches in the same order: ReceiveTime not below the last, an idempotent producer's
      * sequence ({@link ProducerStateTable}: a batch sent again is answered with the first one's result and not stored
-     * twice), a mirrored batch's origin offsets ({@link OriginOffsetTable}). Then it writes the batch's base offset,
-     * {@code receiveTimeMs} and CRC into the buffer and the buffer to the log. Nothing of a refused batch is written.
+     * twice), a mirrored batch's origin offsets ({@link OriginOffsetTable}). Then it writes the batch to the log with
+     * its base offset, {@code receiveTimeMs} and CRC stamped into a copy ({@link StagingBuffer}); the buffer given is
+     * not changed. Nothing of a refused batch is written.
      * The topic's config is not consulted: replicas take its changes at different moments.
      *
      * @param receiveTimeMs the batch's ReceiveTime: at least {@link #lastReceiveTimeMs()}; the caller stamps
@@ -276,8 +277,9 @@ public final class PartitionLog implements Closeable {
             if (origin != null) {
                 origins.check(origin);
             }
-            RecordBatchFormat.stamp(crc, batch, position, logEndOffset, receiveTimeMs);
-            return write(batch, position, size, origin);
+            ByteBuffer staged = StagingBuffer.copyOf(batch);
+            RecordBatchFormat.stamp(crc, staged, 0, logEndOffset, receiveTimeMs);
+            return write(staged, 0, size, origin);
         } catch (IOException e) {
             throw new UncheckedIOException("appending to " + dir, e);
         } finally {

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.zip.CRC32C;
 
 import static io.tidemark.core.log.LogTestUtils.BASE_MS;
 import static io.tidemark.core.log.LogTestUtils.admitAndAppend;
@@ -33,14 +34,18 @@ class PartitionLogTest {
     Path dir;
 
     @Test
-    void appendsAssignContiguousOffsetsAndStampTheBatch() throws Exception {
+    void appendsAssignContiguousOffsetsAndStampTheStoredBatchNotTheCallers() throws Exception {
         try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
             assertEquals(new AppendResult(0, 2, BASE_MS), log.append(batch(0, BASE_MS, BASE_MS, BASE_MS), BASE_MS));
             ByteBuffer second = batch(3, BASE_MS + 7);
-            assertEquals(new AppendResult(3, 3, BASE_MS + 9), log.append(second, BASE_MS + 9));
-            assertEquals(3, RecordBatchFormat.baseOffset(second, 0), "stamped in the caller's buffer");
-            assertEquals(BASE_MS + 9, RecordBatchFormat.receiveTime(second, 0));
-            assertEquals(0, second.position(), "the buffer's position is kept");
+            ByteBuffer given = ByteBuffer.allocate(second.remaining()).put(second.duplicate()).flip();
+            assertEquals(new AppendResult(3, 3, BASE_MS + 9), log.append(second.asReadOnlyBuffer(), BASE_MS + 9));
+            assertEquals(given, second, "the caller's buffer is read, never written (a Raft entry's bytes)");
+            ByteBuffer stored = log.read(3, 1).batches();
+            assertEquals(3, RecordBatchFormat.baseOffset(stored, stored.position()));
+            assertEquals(BASE_MS + 9, RecordBatchFormat.receiveTime(stored, stored.position()));
+            assertEquals(RecordBatchFormat.computeCrc(new CRC32C(), stored, stored.position(),
+                    RecordBatchFormat.totalSize(stored, stored.position())), RecordBatchFormat.storedCrc(stored, stored.position()));
             List<Record> records = readAll(log);
             assertEquals(List.of("v0", "v1", "v2", "v3"), records.stream().map(r -> text(r.value())).toList());
             assertEquals(List.of(BASE_MS, BASE_MS, BASE_MS, BASE_MS + 9),

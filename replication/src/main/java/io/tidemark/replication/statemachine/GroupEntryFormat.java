@@ -295,31 +295,38 @@ public final class GroupEntryFormat {
         ByteBuffer.wrap(table).putLong(at + RECEIVE_TIME_OFFSET, receiveTimeMs).putShort(at + VERDICT_OFFSET, verdict);
     }
 
+    /** The table of an entry of batches, read-only; {@link #slot} reads its slots. */
+    public static ByteBuffer table(ByteString entry) {
+        return entry.substring(0, tableBytes(count(entry))).asReadOnlyByteBuffer();
+    }
+
     /**
-     * The batches of an entry of batches, each a read-only slice of it, in slot order.
+     * The batches of an entry of batches, each a read-only view of its bytes, in slot order. A batch that lies in one
+     * piece of the entry is not copied: on the leader the entry joins the produce requests' bytes
+     * ({@link #request}), which stay the batches.
      *
      * @throws IllegalStateException when the slots' lengths do not add up to the entry (a Raft log this broker cannot
      *                               read)
      */
-    public static List<ByteBuffer> batches(ByteBuffer entry) {
-        if (entry.get(entry.position() + TYPE_OFFSET) != BATCHES) {
-            throw new IllegalStateException("entry type " + entry.get(entry.position() + TYPE_OFFSET) + " is not "
-                    + BATCHES + " (batches)");
+    public static List<ByteBuffer> batches(ByteString entry) {
+        if (type(entry) != BATCHES) {
+            throw new IllegalStateException("entry type " + type(entry) + " is not " + BATCHES + " (batches)");
         }
-        int count = entry.getInt(entry.position() + COUNT_OFFSET);
-        int at = entry.position() + tableBytes(count);
+        ByteBuffer table = table(entry);
+        int count = count(entry);
+        int at = table.remaining();
         List<ByteBuffer> batches = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            int length = slot(entry, i).length();
-            if (length < 0 || at + length > entry.limit()) {
+            int length = slot(table, i).length();
+            if (length < 0 || at + length > entry.size()) {
                 throw new IllegalStateException("batch " + i + " of " + count + " has length " + length
-                        + ", beyond the entry's " + entry.remaining() + " bytes");
+                        + ", beyond the entry's " + entry.size() + " bytes");
             }
-            batches.add(entry.slice(at, length).asReadOnlyBuffer());
+            batches.add(entry.substring(at, at + length).asReadOnlyByteBuffer());
             at += length;
         }
-        if (at != entry.limit()) {
-            throw new IllegalStateException((entry.limit() - at) + " bytes follow the last of " + count
+        if (at != entry.size()) {
+            throw new IllegalStateException((entry.size() - at) + " bytes follow the last of " + count
                     + " batches of the entry");
         }
         return batches;

@@ -260,8 +260,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
         File file = storage().getSnapshotFile(snapshot.getTerm(), snapshot.getIndex());
         GroupSnapshotFile.write(file.toPath(), snapshot);
         FileInfo info = new FileInfo(file.toPath(), MD5FileUtil.computeAndSaveMd5ForFile(file));
-        storage().updateLatestSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(),
-                snapshot.getIndex())));
+        rememberSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex())));
         latestSnapshot = snapshot;
     }
 
@@ -355,7 +354,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
     /** Why the leader refused batch {@code i} of an entry: the record outside the window, named. */
     private String refusal(StampedEntry entry, int i, BatchAdmission.Admitted admitted, TopicConfig config,
                            long stamp) {
-        ByteBuffer batch = GroupEntryFormat.batches(entry.data.asReadOnlyByteBuffer()).get(i);
+        ByteBuffer batch = GroupEntryFormat.batches(entry.data).get(i);
         try {
             admissions.get().checkSendTimes(batch, admitted, config, stamp);
             throw new IllegalStateException("batch " + i + " was refused but its SendTimes fit");
@@ -395,12 +394,12 @@ public final class GroupStateMachine extends InstallableStateMachine {
      *                replaying
      */
     private byte[] applyBatches(ByteString data, StampedEntry stamped) {
-        ByteBuffer entry = data.asReadOnlyByteBuffer();
-        List<ByteBuffer> batches = GroupEntryFormat.batches(entry);
+        ByteBuffer table = GroupEntryFormat.table(data);
+        List<ByteBuffer> batches = GroupEntryFormat.batches(data);
         GroupEntryFormat.ReplyWriter reply = new GroupEntryFormat.ReplyWriter(batches.size());
         Set<HostedPartition> appendedTo = new LinkedHashSet<>();
         for (int i = 0; i < batches.size(); i++) {
-            GroupEntryFormat.Slot slot = GroupEntryFormat.slot(entry, i);
+            GroupEntryFormat.Slot slot = GroupEntryFormat.slot(table, i);
             HostedPartition partition = hosted.get(slot.partition());
             if (slot.verdict() != GroupEntryFormat.APPEND) {
                 ErrorCode code = ErrorCode.forNumber(slot.verdict());
@@ -418,7 +417,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
             } else {
                 try {
                     long receiveTimeMs = Math.max(slot.receiveTimeMs(), partition.log().lastReceiveTimeMs().orElse(0));
-                    reply.appended(partition.log().append(writableCopy(batches.get(i)), receiveTimeMs));
+                    reply.appended(partition.log().append(batches.get(i), receiveTimeMs));
                     appendedTo.add(partition);
                 } catch (TidemarkException e) {
                     reply.refused(e.code(), e.getMessage());
@@ -427,11 +426,6 @@ public final class GroupStateMachine extends InstallableStateMachine {
         }
         appendedTo.forEach(HostedPartition::signal);
         return reply.toBytes();
-    }
-
-    /** The log stamps offset, ReceiveTime and CRC into the batch it appends; the entry's bytes are read-only. */
-    private static ByteBuffer writableCopy(ByteBuffer batch) {
-        return ByteBuffer.allocate(batch.remaining()).put(batch.duplicate()).flip();
     }
 
     /**

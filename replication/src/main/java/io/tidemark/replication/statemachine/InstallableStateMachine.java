@@ -18,6 +18,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -41,6 +42,12 @@ abstract class InstallableStateMachine extends BaseStateMachine {
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private volatile Path raftLogDir;
+    /**
+     * The latest snapshot file, empty when there is none; null until {@link #latestSnapshotOrWholeLog} looked. Ratis
+     * asks for it several times per appendEntries, and {@link SimpleStateMachineStorage} lists the directory on every
+     * ask while there is no snapshot.
+     */
+    private volatile Optional<SingleFileSnapshotInfo> latestSnapshotFile;
 
     /** Loads the state from the latest snapshot (and the files of {@code smDir}) when Ratis starts the group. */
     abstract void load(Path smDir) throws IOException;
@@ -74,6 +81,17 @@ abstract class InstallableStateMachine extends BaseStateMachine {
         return storage;
     }
 
+    @Override
+    public final SingleFileSnapshotInfo getLatestSnapshot() {
+        Optional<SingleFileSnapshotInfo> known = latestSnapshotFile;
+        return known == null ? storage.getLatestSnapshot() : known.orElse(null);
+    }
+
+    /** Makes a snapshot file just written the latest, unless a later one is. */
+    void rememberSnapshot(SingleFileSnapshotInfo info) {
+        latestSnapshotFile = Optional.of(storage.updateLatestSnapshot(info));
+    }
+
     /**
      * The latest snapshot; null when there is none and the Raft log starts at index 0.
      *
@@ -82,6 +100,7 @@ abstract class InstallableStateMachine extends BaseStateMachine {
      */
     SingleFileSnapshotInfo latestSnapshotOrWholeLog(String who) throws IOException {
         SingleFileSnapshotInfo info = storage.loadLatestSnapshot();
+        latestSnapshotFile = Optional.ofNullable(info);
         if (info == null) {
             RaftLogCheck.requireLogFromStart(raftLogDir, who);
         }

@@ -196,7 +196,7 @@ public final class MetadataStateMachine extends InstallableStateMachine {
         TermIndex at = TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex());
         Path file = storage().getSnapshotFile(at.getTerm(), at.getIndex()).toPath();
         MetadataSnapshotFile.write(file, snapshot);
-        storage().updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), at));
+        rememberSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), at));
         latestSnapshot = snapshot;
     }
 

@@ -167,14 +167,14 @@ class GroupCommitTest {
 
     /** Each batch of a request as PARTITION:BATCH-HEX, in order. */
     private static List<String> described(ByteString request) {
-        ByteBuffer entry = request.asReadOnlyByteBuffer();
-        List<ByteBuffer> batches = GroupEntryFormat.batches(entry);
+        ByteBuffer table = GroupEntryFormat.table(request);
+        List<ByteBuffer> batches = GroupEntryFormat.batches(request);
         List<String> described = new ArrayList<>();
         for (int i = 0; i < batches.size(); i++) {
             ByteBuffer batch = batches.get(i);
             byte[] bytes = new byte[batch.remaining()];
             batch.get(bytes);
-            described.add(GroupEntryFormat.slot(entry, i).partition().partition() + ":" + HEX.formatHex(bytes));
+            described.add(GroupEntryFormat.slot(table, i).partition().partition() + ":" + HEX.formatHex(bytes));
         }
         return described;
     }

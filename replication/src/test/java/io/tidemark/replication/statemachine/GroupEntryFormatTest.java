@@ -39,21 +39,34 @@ class GroupEntryFormatTest {
 
         byte[] table = request.substring(0, GroupEntryFormat.tableBytes(2)).toByteArray();
         GroupEntryFormat.stamp(table, 1, 0x11223344L, (short) ErrorCode.INVALID_TIMESTAMP.getNumber());
-        ByteBuffer entry = ByteString.copyFrom(table).concat(request.substring(table.length)).asReadOnlyByteBuffer();
+        ByteString entry = ByteString.copyFrom(table).concat(request.substring(table.length));
         assertEquals(new GroupEntryFormat.Slot(new PartitionKey(TOPIC, 4), 1, 1, 1, 0x11223344L,
-                (short) ErrorCode.INVALID_TIMESTAMP.getNumber(), true), GroupEntryFormat.slot(entry, 1));
+                (short) ErrorCode.INVALID_TIMESTAMP.getNumber(), true),
+                GroupEntryFormat.slot(GroupEntryFormat.table(entry), 1));
         assertEquals(List.of(ByteBuffer.wrap(new byte[] {7, 8}), ByteBuffer.wrap(new byte[] {6})),
                 GroupEntryFormat.batches(entry));
+        assertEquals(List.of(ByteBuffer.wrap(new byte[] {7, 8}), ByteBuffer.wrap(new byte[] {6})),
+                GroupEntryFormat.batches(ByteString.copyFrom(entry.toByteArray())), "a follower's flat entry");
+    }
+
+    @Test
+    void theBatchesOfALeadersEntryAreTheRequestsBytesNotACopy() {
+        byte[] produced = new byte[1024];
+        ByteString request = GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(
+                new PartitionKey(TOPIC, 0), ByteBuffer.wrap(produced), 0, 0, false)));
+        ByteBuffer batch = GroupEntryFormat.batches(request).get(0);
+        produced[1000] = 9;
+        assertEquals(9, batch.get(1000), "a view of the produce request's bytes");
     }
 
     @Test
     void anEntryWhoseLengthsDoNotAddUpIsRefused() {
         ByteString request = GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(
                 new PartitionKey(TOPIC, 0), ByteBuffer.wrap(new byte[] {1, 2}), 0, 0, false)));
-        ByteBuffer truncated = request.substring(0, request.size() - 1).asReadOnlyByteBuffer();
+        ByteString truncated = request.substring(0, request.size() - 1);
         assertEquals("batch 0 of 1 has length 2, beyond the entry's 58 bytes", assertThrows(
                 IllegalStateException.class, () -> GroupEntryFormat.batches(truncated)).getMessage());
-        ByteBuffer longer = request.concat(ByteString.copyFrom(new byte[] {5})).asReadOnlyByteBuffer();
+        ByteString longer = request.concat(ByteString.copyFrom(new byte[] {5}));
         assertEquals("1 bytes follow the last of 1 batches of the entry", assertThrows(
                 IllegalStateException.class, () -> GroupEntryFormat.batches(longer)).getMessage());
     }
