@@ -21,20 +21,16 @@ class CallExecutorsTest {
     private final CallExecutors executors = new CallExecutors(pool);
 
     @Test
-    void listOffsetsAndProduceStayOnTheEventLoop() {
-        assertEquals(Set.of("tidemark.v1.BrokerService/ListOffsets", "tidemark.v1.BrokerService/Produce"),
-                CallExecutors.INLINE_METHODS);
-        for (MethodDescriptor<?, ?> method : List.of(BrokerServiceGrpc.getListOffsetsMethod(),
-                BrokerServiceGrpc.getProduceMethod())) {
-            assertSame(MoreExecutors.directExecutor(), executors.getExecutor(call(method), new Metadata()),
-                    method.getFullMethodName());
-        }
+    void listOffsetsStaysOnTheEventLoop() {
+        assertEquals(Set.of("tidemark.v1.BrokerService/ListOffsets"), CallExecutors.INLINE_METHODS);
+        assertSame(MoreExecutors.directExecutor(),
+                executors.getExecutor(call(BrokerServiceGrpc.getListOffsetsMethod()), new Metadata()));
     }
 
     @Test
     void everyOtherCallMovesToThePool() {
-        for (MethodDescriptor<?, ?> method : List.of(BrokerServiceGrpc.getFetchMethod(),
-                BrokerServiceGrpc.getMetadataMethod(),
+        for (MethodDescriptor<?, ?> method : List.of(BrokerServiceGrpc.getProduceMethod(),
+                BrokerServiceGrpc.getFetchMethod(), BrokerServiceGrpc.getMetadataMethod(),
                 BrokerServiceGrpc.getOriginOffsetMethod(), AdminServiceGrpc.getCreateTopicMethod())) {
             assertSame(pool, executors.getExecutor(call(method), new Metadata()), method.getFullMethodName());
         }
