@@ -42,10 +42,11 @@ class PartitionLogTest {
             assertEquals(new AppendResult(3, 3, BASE_MS + 9), log.append(second.asReadOnlyBuffer(), BASE_MS + 9));
             assertEquals(given, second, "the caller's buffer is read, never written (a Raft entry's bytes)");
             ByteBuffer stored = log.read(3, 1).batches();
-            assertEquals(3, RecordBatchFormat.baseOffset(stored, stored.position()));
-            assertEquals(BASE_MS + 9, RecordBatchFormat.receiveTime(stored, stored.position()));
-            assertEquals(RecordBatchFormat.computeCrc(new CRC32C(), stored, stored.position(),
-                    RecordBatchFormat.totalSize(stored, stored.position())), RecordBatchFormat.storedCrc(stored, stored.position()));
+            int at = stored.position();
+            assertEquals(3, RecordBatchFormat.baseOffset(stored, at));
+            assertEquals(BASE_MS + 9, RecordBatchFormat.receiveTime(stored, at));
+            assertEquals(RecordBatchFormat.computeCrc(new CRC32C(), stored, at, RecordBatchFormat.totalSize(stored, at)),
+                    RecordBatchFormat.storedCrc(stored, at), "the stored copy carries the CRC of its stamped bytes");
             List<Record> records = readAll(log);
             assertEquals(List.of("v0", "v1", "v2", "v3"), records.stream().map(r -> text(r.value())).toList());
             assertEquals(List.of(BASE_MS, BASE_MS, BASE_MS, BASE_MS + 9),

@@ -295,9 +295,18 @@ public final class GroupEntryFormat {
         ByteBuffer.wrap(table).putLong(at + RECEIVE_TIME_OFFSET, receiveTimeMs).putShort(at + VERDICT_OFFSET, verdict);
     }
 
-    /** The table of an entry of batches, read-only; {@link #slot} reads its slots. */
+    /**
+     * The table of an entry of batches, read-only; {@link #slot} reads its slots.
+     *
+     * @throws IllegalStateException when the entry is shorter than its table (a Raft log this broker cannot read)
+     */
     public static ByteBuffer table(ByteString entry) {
-        return entry.substring(0, tableBytes(count(entry))).asReadOnlyByteBuffer();
+        int count = count(entry);
+        if (count < 0 || tableBytes(count) > entry.size()) {
+            throw new IllegalStateException("an entry of " + entry.size() + " bytes cannot hold the table of the "
+                    + count + " batches it announces");
+        }
+        return entry.substring(0, tableBytes(count)).asReadOnlyByteBuffer();
     }
 
     /**

@@ -66,6 +66,9 @@ class GroupEntryFormatTest {
         ByteString truncated = request.substring(0, request.size() - 1);
         assertEquals("batch 0 of 1 has length 2, beyond the entry's 58 bytes", assertThrows(
                 IllegalStateException.class, () -> GroupEntryFormat.batches(truncated)).getMessage());
+        ByteString tableCut = request.substring(0, GroupEntryFormat.tableBytes(1) - 1);
+        assertEquals("an entry of 56 bytes cannot hold the table of the 1 batches it announces", assertThrows(
+                IllegalStateException.class, () -> GroupEntryFormat.batches(tableCut)).getMessage());
         ByteString longer = request.concat(ByteString.copyFrom(new byte[] {5}));
         assertEquals("1 bytes follow the last of 1 batches of the entry", assertThrows(
                 IllegalStateException.class, () -> GroupEntryFormat.batches(longer)).getMessage());
