@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -174,6 +176,18 @@ class SingleBrokerIT {
         broker.restart();
         assertEquals("calm:0:1\n", ok("", "offsets", "--bootstrap", broker.bootstrap(), "--topic", "calm",
                 "--latest").out());
+    }
+
+    @Test
+    void aListenPortInUseIsNamed() throws Exception {
+        int clientPort = FreePorts.freeBasePort();
+        Path second = Files.createDirectories(dir.resolve("second"));
+        try (ServerSocket taken = new ServerSocket(clientPort, 1, InetAddress.getByName("127.0.0.1"))) {
+            String err = assertThrows(IllegalStateException.class, () -> BrokerProcess.startListening(clientPort,
+                    second.resolve("data"), second)).getMessage();
+            assertTrue(err.contains("error: INVALID_CONFIG: cannot listen for clients on 127.0.0.1:" + clientPort
+                    + " (--listen): "), err);
+        }
     }
 
     @Test

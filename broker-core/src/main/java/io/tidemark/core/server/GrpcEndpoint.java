@@ -7,6 +7,8 @@ import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.topic.Topics;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -28,6 +30,7 @@ public final class GrpcEndpoint implements Closeable {
 
     private final ExecutorService pool = Executors.newCachedThreadPool(new PoolThreads());
     private final Server server;
+    private final String address;
 
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterServices cluster,
                         BrokerMetrics metrics) {
@@ -41,10 +44,19 @@ public final class GrpcEndpoint implements Closeable {
                 .addService(new GroupServiceAdapter(topics, groups, config, metrics));
         cluster.internalServices().forEach(builder::addService);
         this.server = builder.build();
+        this.address = config.listen().host() + ":" + config.listen().port();
     }
 
+    /** @throws TidemarkException INVALID_CONFIG when the address cannot be bound, naming it and why */
     public GrpcEndpoint start() throws IOException {
-        server.start();
+        try {
+            server.start();
+        } catch (IOException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "cannot listen for clients on " + address
+                    + " (--listen): " + cause.getMessage() + ". Another process holds it, or another broker's Raft "
+                    + "server: a broker running alone takes its listen port + 100 for Raft");
+        }
         return this;
     }
 

@@ -135,8 +135,8 @@ public final class ClusterNode implements Closeable {
             server.start();
         } catch (IOException | RuntimeException e) {
             closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
-            throw new IOException("broker node " + config.nodeId() + " did not start its Raft groups: "
-                    + rootCause(e).getMessage(), e);
+            throw new IOException("broker node " + config.nodeId() + " (Raft server on " + self.host() + ":"
+                    + self.raftPort() + ") did not start its Raft groups: " + rootCause(e).getMessage(), e);
         }
         joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
 
