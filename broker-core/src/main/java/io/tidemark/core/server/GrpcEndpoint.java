@@ -54,8 +54,8 @@ public final class GrpcEndpoint implements Closeable {
         } catch (IOException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new TidemarkException(ErrorCode.INVALID_CONFIG, "cannot listen for clients on " + address
-                    + " (--listen): " + cause.getMessage() + ". Another process holds it, or another broker's Raft "
-                    + "server: a broker running alone takes its listen port + 100 for Raft");
+                    + " (--listen): " + cause.getMessage() + ". When it is in use, another process holds it, perhaps "
+                    + "another broker's Raft server: a broker running alone takes its listen port + 100 for Raft");
         }
         return this;
     }
