@@ -1,6 +1,7 @@
 package io.tidemark.replication.cluster;
 
 import com.codahale.metrics.MetricRegistry;
+import com.google.common.base.Throwables;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
@@ -136,7 +137,8 @@ public final class ClusterNode implements Closeable {
         } catch (IOException | RuntimeException e) {
             closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
             throw new IOException("broker node " + config.nodeId() + " (Raft server on " + self.host() + ":"
-                    + self.raftPort() + ") did not start its Raft groups: " + rootCause(e).getMessage(), e);
+                    + self.raftPort() + ") did not start its Raft groups: "
+                    + Throwables.getRootCause(e).getMessage(), e);
         }
         joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
 
@@ -195,14 +197,6 @@ public final class ClusterNode implements Closeable {
             LOG.info("Group offsets topic not ready ({}); retrying", e.getMessage());
             retries.schedule(() -> createOffsetsTopic(topics, offsets, retries), 1, TimeUnit.SECONDS);
         }
-    }
-
-    private static Throwable rootCause(Throwable e) {
-        Throwable cause = e;
-        while (cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        return cause;
     }
 
     private static void joinMetadataGroup(RaftServer server, RaftClient admin, RaftGroup group, int nodeId)

@@ -322,7 +322,7 @@ public final class GroupEntryFormat {
             throw new IllegalStateException("entry type " + type(entry) + " is not " + BATCHES + " (batches)");
         }
         ByteBuffer table = table(entry);
-        int count = count(entry);
+        int count = table.getInt(COUNT_OFFSET);
         int at = table.remaining();
         List<ByteBuffer> batches = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
