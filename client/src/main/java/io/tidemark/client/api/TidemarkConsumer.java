@@ -54,6 +54,8 @@ public final class TidemarkConsumer implements Closeable {
     private final Fetcher fetcher;
     private final Map<TopicPartition, PartitionState> states = new LinkedHashMap<>();
     private int drainRotation;
+    /** When poll may look positions up again after a retriable failure (clock millis). */
+    private long positionsRetryAtMs;
     private boolean closed;
 
     public TidemarkConsumer(ConsumerConfig config) {
@@ -104,13 +106,13 @@ public final class TidemarkConsumer implements Closeable {
         }
         long deadlineNanos = System.nanoTime() + Math.min(timeout.toNanos(), TimeUnit.DAYS.toNanos(365));
         for (int round = 0; ; round++) {
-            initPositions();
+            long nowMs = clock.millis();
+            initPositionsInPoll(nowMs);
             List<ConsumerRecord> records = drainBuffered();
             long remainingNanos = deadlineNanos - System.nanoTime();
             if (!records.isEmpty() || (round > 0 && remainingNanos <= 0) || Thread.currentThread().isInterrupted()) {
                 return records;
             }
-            long nowMs = clock.millis();
             long maxWaitMs = Math.min(config.fetchMaxWaitMs(), TimeUnit.NANOSECONDS.toMillis(Math.max(0,
                     remainingNanos)));
             for (PartitionState state : states.values()) {
@@ -177,11 +179,16 @@ public final class TidemarkConsumer implements Closeable {
         seekBy(partitions, OffsetSpec.sendTime(sendTimeMs));
     }
 
-    /** The next offset poll returns for {@code tp}; looks it up (committed offset or reset) when there is none. */
+    /**
+     * The next offset poll returns for {@code tp}; looks it up (committed offset or reset) when there is none,
+     * retrying a retriable failure (no leader at the moment, a broker unreachable) for up to {@code request.timeout.ms}.
+     *
+     * @throws TidemarkException the last failure when the lookup did not succeed in time, or a non-retriable one
+     */
     public long position(TopicPartition tp) {
         PartitionState state = state(tp);
         if (!state.hasPosition()) {
-            initPositions();
+            Retry.within(clock, config.requestTimeoutMs(), config.retryBackoffMs()).run(this::initPositions);
         }
         return state.position();
     }
@@ -271,6 +278,26 @@ public final class TidemarkConsumer implements Closeable {
      * Gives every partition without a position its committed offset, else one by auto.offset.reset, keeping its pinned
      * topic id (a reset after OFFSET_OUT_OF_RANGE stays in the topic it read).
      */
+    /**
+     * Looks up the missing positions unless a retriable failure of the last lookup is still in its backoff; a
+     * retriable failure starts the backoff (the partitions without a position wait, the others go on), any other is
+     * thrown.
+     */
+    private void initPositionsInPoll(long nowMs) {
+        if (nowMs < positionsRetryAtMs) {
+            return;
+        }
+        try {
+            initPositions();
+        } catch (TidemarkException e) {
+            if (!e.retriable()) {
+                throw e;
+            }
+            LOG.debug("looking up positions failed, retrying after retry.backoff.ms: {}", e.toString());
+            positionsRetryAtMs = nowMs + config.retryBackoffMs();
+        }
+    }
+
     private void initPositions() {
         List<PartitionState> missing = states.values().stream().filter(s -> !s.hasPosition()).toList();
         if (missing.isEmpty()) {
@@ -356,7 +383,8 @@ public final class TidemarkConsumer implements Closeable {
 
     /** Nanos until the earliest partition in backoff may be fetched again; long max when none waits. */
     private long nextRetryInNanos(long nowMs) {
-        long next = Long.MAX_VALUE;
+        long next = positionsRetryAtMs > nowMs && states.values().stream().anyMatch(s -> !s.hasPosition())
+                ? TimeUnit.MILLISECONDS.toNanos(positionsRetryAtMs - nowMs) : Long.MAX_VALUE;
         for (PartitionState state : states.values()) {
             if (!state.fetching && state.hasPosition() && state.buffered.isEmpty() && state.retryAtMs > nowMs) {
                 next = Math.min(next, TimeUnit.MILLISECONDS.toNanos(state.retryAtMs - nowMs));

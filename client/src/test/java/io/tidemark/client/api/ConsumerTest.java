@@ -348,6 +348,34 @@ class ConsumerTest {
     }
 
     @Test
+    void aLookupOfThePositionThatFindsNoLeaderIsRetriedWithinPoll() {
+        appendBatch(T0, 1_000, 0, 1);
+        // 3 lookups per attempt (each after a metadata refresh): the first poll attempt fails, the second succeeds
+        cluster.failNext("ListOffsets", 4, new TidemarkException(ErrorCode.NOT_AVAILABLE, "no leader elected yet"));
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0));
+
+        assertEquals(List.of(record(T0, 0, 1, 1_000)), pollFor(consumer, 1));
+        assertEquals(5, cluster.count("ListOffsets"));
+    }
+
+    @Test
+    void positionRetriesALookupThatFindsNoLeaderAndPollThrowsOneThatIsNotRetriable() {
+        appendBatch(T0, 1_000, 0, 1, 2);
+        cluster.failNext("ListOffsets", 4, new TidemarkException(ErrorCode.NOT_AVAILABLE, "no leader elected yet"));
+        TidemarkConsumer consumer = consumer(b -> b.autoOffsetReset(ConsumerConfig.OffsetReset.LATEST));
+        consumer.assign(List.of(T0));
+        assertEquals(2, consumer.position(T0));
+
+        TidemarkConsumer refused = consumer(b -> { });
+        refused.assign(List.of(T1));
+        cluster.failNext("ListOffsets", 1, new TidemarkException(ErrorCode.INVALID_REQUEST, "no such spec"));
+        TidemarkException thrown = assertThrows(TidemarkException.class, () -> refused.poll(Duration.ofMillis(100)));
+        assertEquals(ErrorCode.INVALID_REQUEST, thrown.code());
+        assertEquals("no such spec", thrown.getMessage());
+    }
+
+    @Test
     void aFetchCutByADyingBrokerIsRetriedWithinPoll() {
         appendBatch(T0, 1_000, 0, 1);
         cluster.cutNext("Fetch", 4);
