@@ -7,7 +7,11 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.v1.ProduceManyRequest;
+import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceRequest;
+import io.tidemark.proto.v1.ProduceResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -188,6 +193,51 @@ class SingleBrokerIT {
             assertTrue(err.contains("error: INVALID_CONFIG: cannot listen for clients on 127.0.0.1:" + clientPort
                     + " (--listen): "), err);
         }
+    }
+
+    @Test
+    void produceManyStoresOrRefusesEachBatchOnItsOwnAndAnswersInRequestOrder() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "many", "--partitions", "2");
+        long now = Instant.now().toEpochMilli();
+        ProduceManyRequest request = ProduceManyRequest.newBuilder()
+                .addBatches(batch("many", 0, now, "a", "b"))
+                .addBatches(ProduceRequest.newBuilder().setTopic("many").setPartition(1).setBatch(
+                        ByteString.copyFromUtf8("garbage bytes that are not a record batch, long enough for a header")))
+                .addBatches(batch("nope", 0, now, "x"))
+                .addBatches(batch("many", 0, now, "c"))
+                .build();
+        ManagedChannel channel = NettyChannelBuilder.forTarget(b).usePlaintext().build();
+        ProduceManyResponse response;
+        try {
+            response = BrokerServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .produceMany(request);
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+
+        assertEquals(4, response.getOutcomesCount());
+        ProduceResponse first = response.getOutcomes(0).getStored();
+        assertEquals(List.of(0L, 1L), List.of(first.getBaseOffset(), first.getLastOffset()));
+        assertEquals(ErrorCode.CORRUPT_BATCH, response.getOutcomes(1).getRefused().getCode());
+        assertEquals(ErrorCode.UNKNOWN_TOPIC, response.getOutcomes(2).getRefused().getCode());
+        assertEquals("topic 'nope' does not exist", response.getOutcomes(2).getRefused().getMessage());
+        ProduceResponse last = response.getOutcomes(3).getStored();
+        assertEquals(List.of(2L, 2L), List.of(last.getBaseOffset(), last.getLastOffset()));
+        assertTrue(last.getReceiveTimeMs() >= first.getReceiveTimeMs(), response.toString());
+        assertEquals("a\nb\nc\n", ok("", "consume", "--bootstrap", b, "--topic", "many", "--partition", "0",
+                "--from", "earliest", "--max-records", "3").out());
+        assertEquals("many:0:3\nmany:1:0\n", ok("", "offsets", "--bootstrap", b, "--topic", "many", "--latest")
+                .out(), "the garbage stored nothing");
+    }
+
+    private static ProduceRequest batch(String topic, int partition, long sendTimeMs, String... values) {
+        RecordBatchBuilder builder = new RecordBatchBuilder();
+        for (String value : values) {
+            builder.append(sendTimeMs, null, value.getBytes(StandardCharsets.UTF_8));
+        }
+        return ProduceRequest.newBuilder().setTopic(topic).setPartition(partition)
+                .setBatch(ByteString.copyFrom(builder.build())).build();
     }
 
     @Test

@@ -24,13 +24,18 @@ import io.tidemark.proto.v1.OriginOffsetRequest;
 import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.PartitionInfo;
+import io.tidemark.proto.v1.ProduceManyRequest;
+import io.tidemark.proto.v1.ProduceManyResponse;
+import io.tidemark.proto.v1.ProduceOutcome;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.v1.TopicInfo;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.error.GrpcErrors;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -39,8 +44,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The data path's gRPC service: decodes requests, checks them against the broker's limits, and hands them to
- * the {@link Partition} they name. Produce and long-polling Fetch complete asynchronously, so no gRPC thread
- * waits for a disk or for data. A Fetch pinned to a topic id reads only the topic of that id: a topic of the same name
+ * the {@link Partition} they name. Produce (one batch, or a ProduceMany of several, each answered on its own) and
+ * long-polling Fetch complete asynchronously, so no gRPC thread waits for a disk or for data. A Fetch pinned to a topic id reads only the topic of that id: a topic of the same name
  * with another id (the one asked for was deleted and the name created again) is UNKNOWN_TOPIC_ID, checked on the topic
  * the partition is taken from.
  */
@@ -62,6 +67,34 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     @Override
     public void produce(ProduceRequest request, StreamObserver<ProduceResponse> observer) {
+        store(request).whenComplete((response, failure) -> {
+            if (failure != null) {
+                responses.fail(observer, failure);
+                return;
+            }
+            observer.onNext(response);
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public void produceMany(ProduceManyRequest request, StreamObserver<ProduceManyResponse> observer) {
+        List<CompletableFuture<ProduceOutcome>> outcomes = new ArrayList<>(request.getBatchesCount());
+        for (ProduceRequest batch : request.getBatchesList()) {
+            outcomes.add(store(batch).handle((stored, failure) -> failure == null
+                    ? ProduceOutcome.newBuilder().setStored(stored).build()
+                    : ProduceOutcome.newBuilder().setRefused(GrpcErrors.toDetail(responses.refusal(failure))).build()));
+        }
+        CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).thenRun(() -> {
+            ProduceManyResponse.Builder answer = ProduceManyResponse.newBuilder();
+            outcomes.forEach(outcome -> answer.addOutcomes(outcome.join()));
+            observer.onNext(answer.build());
+            observer.onCompleted();
+        });
+    }
+
+    /** Appends one batch to its partition; completes with the answer, or fails with why it was not stored. */
+    private CompletableFuture<ProduceResponse> store(ProduceRequest request) {
         Timer.Context timer = metrics.produceLatency().time();
         Partition partition;
         ByteBuffer batch;
@@ -70,22 +103,15 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             batch = request.getBatch().asReadOnlyByteBuffer();
         } catch (RuntimeException e) {
             timer.stop();
-            responses.fail(observer, e);
-            return;
+            return CompletableFuture.failedFuture(e);
         }
         int bytes = batch.remaining();
-        partition.append(batch).whenComplete((result, failure) -> {
-            timer.stop();
-            if (failure != null) {
-                responses.fail(observer, failure);
-                return;
-            }
+        return partition.append(batch).thenApply(result -> {
             metrics.produced(bytes, result.lastOffset() - result.baseOffset() + 1);
-            observer.onNext(ProduceResponse.newBuilder().setBaseOffset(result.baseOffset())
+            return ProduceResponse.newBuilder().setBaseOffset(result.baseOffset())
                     .setLastOffset(result.lastOffset()).setReceiveTimeMs(result.receiveTimeMs())
-                    .setLogStartOffset(partition.logStartOffset()).build());
-            observer.onCompleted();
-        });
+                    .setLogStartOffset(partition.logStartOffset()).build();
+        }).whenComplete((response, failure) -> timer.stop());
     }
 
     @Override

@@ -40,9 +40,14 @@ final class Responses {
     }
 
     void fail(StreamObserver<?> observer, Throwable failure) {
+        observer.onError(GrpcErrors.toStatusException(refusal(failure)));
+    }
+
+    /** The error a call answers for {@code failure}, counted: one outcome of a call that answers several. */
+    TidemarkException refusal(Throwable failure) {
         TidemarkException error = asTidemarkException(failure);
         metrics.error(error.code());
-        observer.onError(GrpcErrors.toStatusException(error));
+        return error;
     }
 
     private static TidemarkException asTidemarkException(Throwable failure) {

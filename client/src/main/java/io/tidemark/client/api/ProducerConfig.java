@@ -31,7 +31,8 @@ import static io.tidemark.client.api.ConfigChecks.notAbove;
  *   <tr><td>max.block.ms</td><td>ms</td><td>60000</td><td>how long send blocks for buffer.memory or for the
  *       topic's metadata before it throws</td></tr>
  *   <tr><td>max.request.bytes</td><td>bytes</td><td>1048576 (1 MiB)</td><td>largest batch, so largest record
- *       plus the 60-byte batch header; a larger record fails with RECORD_TOO_LARGE</td></tr>
+ *       plus the 60-byte batch header (a larger record fails with RECORD_TOO_LARGE); also the most batch bytes one
+ *       request carries: the batches ready for one broker go together in requests of up to this much</td></tr>
  *   <tr><td>retry.backoff.ms</td><td>ms</td><td>100</td><td>wait before a batch is resent after a retriable
  *       error</td></tr>
  *   <tr><td>delivery.timeout.ms</td><td>ms</td><td>120000</td><td>a record not acknowledged this long after its

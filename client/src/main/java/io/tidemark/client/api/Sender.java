@@ -1,17 +1,24 @@
 package io.tidemark.client.api;
 
+import com.google.protobuf.ByteString;
+import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.ProduceManyRequest;
+import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -19,9 +26,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The producer's background duty cycle: takes ready batches from the {@link RecordAccumulator}, sends each as a
- * Produce request to its partition's leader (many partitions at once, at most one request per partition so a
- * partition keeps its order), and handles the answers: acknowledged batches complete their records; errors that
+ * The producer's background duty cycle: takes ready batches from the {@link RecordAccumulator}, sends them to their
+ * partitions' leaders, those of one leader together in one ProduceMany request (many partitions at once, at most one
+ * batch in flight per partition so a partition keeps its order), and handles each batch's answer: acknowledged batches complete their records; errors that
  * may mean stale metadata ({@link ClusterMetadata#mayBeStale}: NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or
  * UNKNOWN_PARTITION of a topic just created) put the batch back after {@code retry.backoff.ms} and once newer
  * metadata came; other errors (among them OUT_OF_ORDER_SEQUENCE and INVALID_PRODUCER_EPOCH) fail the batch with the
@@ -74,6 +81,7 @@ final class Sender implements Runnable {
     private final Clock clock;
     private final long retryBackoffMs;
     private final long requestTimeoutMs;
+    private final int maxRequestBytes;
     private final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
     private final Set<TopicPartition> inFlight = new HashSet<>();
     private boolean refreshWanted;
@@ -93,6 +101,7 @@ final class Sender implements Runnable {
         this.clock = config.clock();
         this.retryBackoffMs = config.retryBackoffMs();
         this.requestTimeoutMs = config.requestTimeoutMs();
+        this.maxRequestBytes = config.maxRequestBytes();
     }
 
     @Override
@@ -132,9 +141,7 @@ final class Sender implements Runnable {
             failByTimeout(batch, nowMs);
         }
         maybeRefreshMetadata(nowMs);
-        for (ProducerBatch batch : accumulator.drain(nowMs, this::sendable)) {
-            send(batch);
-        }
+        send(accumulator.drain(nowMs, this::sendable));
         long waitMs = Math.min(accumulator.nextEventInMs(nowMs, this::sendable), MAX_CYCLE_WAIT_MS);
         if (answers.isEmpty()) {
             accumulator.awaitWork(Math.max(1, waitMs));
@@ -173,27 +180,69 @@ final class Sender implements Runnable {
     }
 
     /**
-     * Sends a drained batch to its partition's leader. A metadata refresh that completed since {@link #sendable} may
-     * have forgotten the leader: the batch then goes back to the head of its queue, to wait for the next refresh.
+     * Sends drained batches to their partitions' leaders, those of one leader together in ProduceMany requests of at
+     * most {@code max.request.bytes} of batches each. A metadata refresh that completed since {@link #sendable} may
+     * have forgotten a leader: that batch goes back to the head of its queue, to wait for the next refresh.
      */
-    private void send(ProducerBatch batch) {
-        Optional<String> leader = metadata.leaderAddress(batch.partition);
-        if (leader.isEmpty()) {
-            refreshWanted = true;
-            accumulator.reenqueue(List.of(batch));
-            return;
+    private void send(List<ProducerBatch> drained) {
+        Map<String, List<ProducerBatch>> byLeader = new LinkedHashMap<>();
+        for (ProducerBatch batch : drained) {
+            Optional<String> leader = metadata.leaderAddress(batch.partition);
+            if (leader.isEmpty()) {
+                refreshWanted = true;
+                accumulator.reenqueue(List.of(batch));
+            } else {
+                byLeader.computeIfAbsent(leader.get(), address -> new ArrayList<>()).add(batch);
+            }
         }
-        String address = leader.get();
-        inFlight.add(batch.partition);
-        batch.attempted();
-        partitioner.batchSent(batch.partition.topic(), batch.partition.partition(),
-                metadata.partitionCount(batch.partition.topic()).orElse(1));
-        ProduceRequest request = ProduceRequest.newBuilder().setTopic(batch.partition.topic())
-                .setPartition(batch.partition.partition()).setBatch(batch.bytes(sequences)).build();
-        CompletableFuture<ProduceResponse> call = GrpcFutures.start(() -> BrokerServiceGrpc
+        byLeader.forEach(this::send);
+    }
+
+    private void send(String address, List<ProducerBatch> batches) {
+        ProduceManyRequest.Builder request = ProduceManyRequest.newBuilder();
+        List<ProducerBatch> inRequest = new ArrayList<>();
+        long requestBytes = 0;
+        for (ProducerBatch batch : batches) {
+            inFlight.add(batch.partition);
+            batch.attempted();
+            partitioner.batchSent(batch.partition.topic(), batch.partition.partition(),
+                    metadata.partitionCount(batch.partition.topic()).orElse(1));
+            ByteString bytes = batch.bytes(sequences);
+            if (!inRequest.isEmpty() && requestBytes + bytes.size() > maxRequestBytes) {
+                call(address, request.build(), inRequest);
+                request = ProduceManyRequest.newBuilder();
+                inRequest = new ArrayList<>();
+                requestBytes = 0;
+            }
+            request.addBatches(ProduceRequest.newBuilder().setTopic(batch.partition.topic())
+                    .setPartition(batch.partition.partition()).setBatch(bytes));
+            inRequest.add(batch);
+            requestBytes += bytes.size();
+        }
+        call(address, request.build(), inRequest);
+    }
+
+    /** Calls ProduceMany; each batch is answered with its outcome, or all with the call's failure. */
+    private void call(String address, ProduceManyRequest request, List<ProducerBatch> batches) {
+        CompletableFuture<ProduceManyResponse> call = GrpcFutures.start(() -> BrokerServiceGrpc
                 .newFutureStub(channels.get(address)).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS)
-                .produce(request));
-        call.whenComplete((response, error) -> answer(() -> onAnswer(batch, address, response, error)));
+                .produceMany(request));
+        call.whenComplete((response, error) -> answer(() -> {
+            for (int i = 0; i < batches.size(); i++) {
+                ProducerBatch batch = batches.get(i);
+                if (error != null) {
+                    onAnswer(batch, address, null, error);
+                } else if (i >= response.getOutcomesCount()) {
+                    onAnswer(batch, address, null, new TidemarkException(ErrorCode.INTERNAL_ERROR, "broker "
+                            + address + " answered " + response.getOutcomesCount() + " outcomes to "
+                            + batches.size() + " batches"));
+                } else if (response.getOutcomes(i).hasStored()) {
+                    onAnswer(batch, address, response.getOutcomes(i).getStored(), null);
+                } else {
+                    onAnswer(batch, address, null, GrpcErrors.fromDetail(response.getOutcomes(i).getRefused()));
+                }
+            }
+        }));
     }
 
     private void onAnswer(ProducerBatch batch, String address, ProduceResponse response, Throwable error) {

@@ -2,6 +2,7 @@ package io.tidemark.client.api;
 
 import com.google.protobuf.ByteString;
 import io.grpc.Status;
+import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
@@ -12,6 +13,9 @@ import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.MetadataRequest;
 import io.tidemark.proto.v1.MetadataResponse;
+import io.tidemark.proto.v1.ProduceManyRequest;
+import io.tidemark.proto.v1.ProduceManyResponse;
+import io.tidemark.proto.v1.ProduceOutcome;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.record.Record;
@@ -22,8 +26,11 @@ import io.tidemark.proto.v1.ErrorCode;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /** One fake node's BrokerService over the {@link FakeCluster}'s state. */
@@ -62,6 +69,50 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
             cluster.appended.add(node + ":" + request.getTopic() + "-" + request.getPartition() + ":"
                     + (response.getLastOffset() - response.getBaseOffset() + 1));
             return cluster.takeLostReply() ? loseReply(observer) : response;
+        });
+    }
+
+    /**
+     * Serves each batch as {@link #produce} would (with its injected failures, held answers and lost replies); a batch
+     * whose call would have been cut or its reply lost cuts the whole call, as a connection that failed would.
+     */
+    @Override
+    public void produceMany(ProduceManyRequest request, StreamObserver<ProduceManyResponse> observer) {
+        cluster.produceManyCalls.add(node + ":" + request.getBatchesCount());
+        List<CompletableFuture<ProduceOutcome>> outcomes = new ArrayList<>();
+        for (ProduceRequest batch : request.getBatchesList()) {
+            CompletableFuture<ProduceOutcome> outcome = new CompletableFuture<>();
+            outcomes.add(outcome);
+            produce(batch, new StreamObserver<>() {
+                @Override
+                public void onNext(ProduceResponse stored) {
+                    outcome.complete(ProduceOutcome.newBuilder().setStored(stored).build());
+                }
+
+                @Override
+                public void onError(Throwable failure) {
+                    if (StatusProto.fromThrowable(failure) == null) {
+                        outcome.completeExceptionally(failure);
+                    } else {
+                        outcome.complete(ProduceOutcome.newBuilder()
+                                .setRefused(GrpcErrors.toDetail(GrpcErrors.fromThrowable(failure))).build());
+                    }
+                }
+
+                @Override
+                public void onCompleted() {
+                }
+            });
+        }
+        CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).whenComplete((all, failure) -> {
+            if (failure != null) {
+                observer.onError(failure instanceof CompletionException ? failure.getCause() : failure);
+                return;
+            }
+            ProduceManyResponse.Builder answer = ProduceManyResponse.newBuilder();
+            outcomes.forEach(outcome -> answer.addOutcomes(outcome.join()));
+            observer.onNext(answer.build());
+            observer.onCompleted();
         });
     }
 

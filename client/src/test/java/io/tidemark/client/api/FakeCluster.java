@@ -58,6 +58,8 @@ final class FakeCluster implements AutoCloseable {
     final List<String> calls = new CopyOnWriteArrayList<>();
     /** Produce calls as they arrived, appended or not: "topic-partition:records". */
     final List<String> produceRequests = new CopyOnWriteArrayList<>();
+    /** Per ProduceMany call: "node:batches". */
+    final List<String> produceManyCalls = new CopyOnWriteArrayList<>();
     /** Values whose record makes the fake refuse its whole batch with the mapped error, as a broker would. */
     final Map<String, ErrorCode> refusedValues = new ConcurrentHashMap<>();
     /** The producer fields of every Produce call's batch, in arrival order, appended or not. */

@@ -145,6 +145,45 @@ class ProducerTest {
     }
 
     @Test
+    void theBatchesReadyForOneLeaderGoInOneProduceManyAndEachIsAnsweredOnItsOwn() throws Exception {
+        cluster.createTopic("wide", 4);
+        cluster.leaders.put(new TopicPartition("wide", 3), 2);
+        cluster.refusedValues.put("bad", ErrorCode.INVALID_TIMESTAMP);
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000));
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (String value : List.of("a", "bad", "c", "d")) {
+            futures.add(producer.send(new ProducerRecord("wide", futures.size(), null, bytes(value), START_MS)));
+        }
+        producer.flush();
+
+        assertEquals(List.of("1:3", "2:1"), cluster.produceManyCalls);
+        assertEquals(new RecordMetadata("wide", 0, 0, START_MS, START_MS), futures.get(0).get(5, TimeUnit.SECONDS));
+        TidemarkException refused = failure(futures.get(1));
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, refused.code());
+        assertEquals("record 0 of the batch holds the refused value bad; the whole batch was rejected",
+                refused.getMessage());
+        assertEquals(new RecordMetadata("wide", 2, 0, START_MS, START_MS), futures.get(2).get(5, TimeUnit.SECONDS));
+        assertEquals(new RecordMetadata("wide", 3, 0, START_MS, START_MS), futures.get(3).get(5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void batchesForOneLeaderSplitIntoRequestsOfAtMostMaxRequestBytes() throws Exception {
+        cluster.createTopic("wide", 3);
+        byte[] value = new byte[400];
+        TidemarkProducer producer = producer(b -> b.lingerMs(60_000).maxRequestBytes(1_024).batchSizeBytes(1_024));
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (int p = 0; p < 3; p++) {
+            futures.add(producer.send(new ProducerRecord("wide", p, null, value, START_MS)));
+        }
+        producer.flush();
+
+        assertEquals(List.of("1:2", "1:1"), cluster.produceManyCalls);
+        for (CompletableFuture<RecordMetadata> future : futures) {
+            assertEquals(0, future.get(5, TimeUnit.SECONDS).offset());
+        }
+    }
+
+    @Test
     void recordsWithTheSameKeyGoToTheKeyHashPartition() throws Exception {
         cluster.createTopic("wide", 8);
         TidemarkProducer producer = producer(b -> { });

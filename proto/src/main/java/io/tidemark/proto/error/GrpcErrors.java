@@ -72,14 +72,23 @@ public final class GrpcErrors {
     }
 
     public static StatusRuntimeException toStatusException(TidemarkException e) {
-        ErrorDetail detail = ErrorDetail.newBuilder().setCode(e.code()).setMessage(e.getMessage())
-                .setLeaderNodeId(e.leaderNodeId()).setLeaderAddress(e.leaderAddress()).build();
         com.google.rpc.Status status = com.google.rpc.Status.newBuilder()
                 .setCode(grpcCode(e.code()).value())
                 .setMessage(e.code() + ": " + e.getMessage())
-                .addDetails(Any.pack(detail))
+                .addDetails(Any.pack(toDetail(e)))
                 .build();
         return StatusProto.toStatusRuntimeException(status);
+    }
+
+    /** The error as it travels: in a failed call's status, or as one outcome of a call that answers several. */
+    public static ErrorDetail toDetail(TidemarkException e) {
+        return ErrorDetail.newBuilder().setCode(e.code()).setMessage(e.getMessage())
+                .setLeaderNodeId(e.leaderNodeId()).setLeaderAddress(e.leaderAddress()).build();
+    }
+
+    /** The error an {@link ErrorDetail} carries. */
+    public static TidemarkException fromDetail(ErrorDetail d) {
+        return TidemarkException.of(d.getCode(), d.getMessage(), d.getLeaderNodeId(), d.getLeaderAddress());
     }
 
     /**
@@ -92,8 +101,7 @@ public final class GrpcErrors {
             for (Any any : status.getDetailsList()) {
                 if (any.is(ErrorDetail.class)) {
                     try {
-                        ErrorDetail d = any.unpack(ErrorDetail.class);
-                        return TidemarkException.of(d.getCode(), d.getMessage(), d.getLeaderNodeId(), d.getLeaderAddress());
+                        return fromDetail(any.unpack(ErrorDetail.class));
                     } catch (InvalidProtocolBufferException e) {
                         return new TidemarkException(ErrorCode.INTERNAL_ERROR, "unreadable error detail: " + e.getMessage());
                     }

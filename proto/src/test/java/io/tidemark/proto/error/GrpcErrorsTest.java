@@ -40,6 +40,20 @@ class GrpcErrorsTest {
     }
 
     @Test
+    void anErrorDetailRoundTripsCodeMessageAndLeader() {
+        TidemarkException received = GrpcErrors.fromDetail(GrpcErrors.toDetail(
+                TidemarkException.notLeader("node 3 leads orders-0", 3, "127.0.0.1:9093")));
+        assertEquals(ErrorCode.NOT_LEADER, received.code());
+        assertEquals("node 3 leads orders-0", received.getMessage());
+        assertEquals(3, received.leaderNodeId());
+        assertEquals("127.0.0.1:9093", received.leaderAddress());
+        TidemarkException plain = GrpcErrors.fromDetail(GrpcErrors.toDetail(
+                new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "batch of 2000000 bytes")));
+        assertEquals(ErrorCode.RECORD_TOO_LARGE, plain.code());
+        assertEquals("batch of 2000000 bytes", plain.getMessage());
+    }
+
+    @Test
     void everyCodeHasAGrpcStatus() {
         for (ErrorCode code : ErrorCode.values()) {
             if (code != ErrorCode.UNRECOGNIZED) {

@@ -18,6 +18,7 @@ import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.raft.RunningDivisions;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GrpcSnapshotSource;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
@@ -106,15 +107,12 @@ public final class ClusterNode implements Closeable {
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef),
                 snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
+        RunningDivisions divisions = new RunningDivisions();
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
-                        : new GroupStateMachine(config::topicConfig, catchUp, clock, changed -> {
-                            PartitionReplicas partitionReplicas = replicasRef.get();
-                            if (partitionReplicas != null) {
-                                partitionReplicas.leaderChanged(changed);
-                            }
-                        }))
+                        : new GroupStateMachine(config::topicConfig, catchUp, clock,
+                                new GroupReplicaListener(divisions, replicasRef)))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
@@ -124,7 +122,7 @@ public final class ClusterNode implements Closeable {
                 .setRaftGroup(metadataGroup).build(), metadataMachine);
         String clusterName = config.clusterName().orElse("");
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
-        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, admin,
+        PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, divisions, admin,
                 config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir);
         replicasRef.set(replicas);
         MetricRegistry registry = new MetricRegistry();

@@ -19,6 +19,7 @@ import io.tidemark.replication.partition.RemotePartition;
 import io.tidemark.replication.partition.ReplicatedPartition;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.raft.RunningDivisions;
 import io.tidemark.replication.snapshot.SnapshotSource;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.GroupStateMachine;
@@ -108,6 +109,7 @@ public final class PartitionReplicas implements Closeable {
     private final int nodeId;
     private final ClusterMembers members;
     private final RaftServer server;
+    private final RunningDivisions divisions;
     private final RaftClient admin;
     private final Function<Map<String, String>, TopicConfig> configs;
     private final KnownLeaders remoteLeaders;
@@ -133,18 +135,21 @@ public final class PartitionReplicas implements Closeable {
     private final Set<PartitionKey> moving = ConcurrentHashMap.newKeySet();
 
     /**
+     * @param divisions      the groups' replicas running on {@code server}
      * @param configs        a topic's config from its overrides, over this broker's defaults
      * @param remoteLeaders  who leads the groups of which this broker holds no replica
      * @param sources        reads other brokers' replicas, for partitions moving here
      * @param raftStorageDir where the Raft server keeps a directory per group, named by the group's UUID
      */
-    public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RaftClient admin,
+    public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RunningDivisions divisions,
+                             RaftClient admin,
                              Function<Map<String, String>, TopicConfig> configs, KnownLeaders remoteLeaders,
                              MetadataGroup metadata, SnapshotSource sources, InstantSource clock,
                              Path raftStorageDir) {
         this.nodeId = nodeId;
         this.members = members;
         this.server = server;
+        this.divisions = divisions;
         this.admin = admin;
         this.configs = configs;
         this.remoteLeaders = remoteLeaders;
@@ -268,7 +273,7 @@ public final class PartitionReplicas implements Closeable {
 
     private GroupHere groupHere(RaftGroupId groupId, List<Integer> replicas) {
         return groups.computeIfAbsent(groupId, g -> new GroupHere(new PartitionGroup(groupId, replicas, server,
-                members, new PartitionGroup.RaftClients() {
+                divisions, members, new PartitionGroup.RaftClients() {
                     @Override
                     public RaftClient get() {
                         return clients.computeIfAbsent(groupId, c -> groupClient(RaftGroup.valueOf(groupId,

@@ -9,6 +9,7 @@ import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.raft.RunningDivisions;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.GroupStateMachine;
 import io.tidemark.replication.statemachine.PartitionKey;
@@ -62,6 +63,7 @@ public final class PartitionGroup {
     private final RaftGroupId groupId;
     private final List<Integer> replicas;
     private final RaftServer server;
+    private final RunningDivisions divisions;
     private final ClusterMembers members;
     private final RaftClients clients;
     private final ClientId localClientId = ClientId.randomId();
@@ -79,12 +81,16 @@ public final class PartitionGroup {
         void discard(RaftClient failed);
     }
 
-    /** @param replicas the group's replicas, the preferred leader first */
-    public PartitionGroup(RaftGroupId groupId, List<Integer> replicas, RaftServer server, ClusterMembers members,
-                          RaftClients clients) {
+    /**
+     * @param replicas  the group's replicas, the preferred leader first
+     * @param divisions where this broker's replica of the group is found once it runs, without waiting
+     */
+    public PartitionGroup(RaftGroupId groupId, List<Integer> replicas, RaftServer server, RunningDivisions divisions,
+                          ClusterMembers members, RaftClients clients) {
         this.groupId = groupId;
         this.replicas = List.copyOf(replicas);
         this.server = server;
+        this.divisions = divisions;
         this.members = members;
         this.clients = clients;
         this.groupCommit = new GroupCommit(RaftSettings.maxRequestBytes(server.getProperties()), MAX_ENTRIES_IN_FLIGHT,
@@ -105,14 +111,10 @@ public final class PartitionGroup {
         return replicas.get(0);
     }
 
-    /** @throws TidemarkException NOT_AVAILABLE while the group is not running here yet */
+    /** @throws TidemarkException NOT_AVAILABLE while the group is not running here (yet); never waits */
     RaftServer.Division division() {
-        try {
-            return server.getDivision(groupId);
-        } catch (IOException e) {
-            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of Raft group " + groupId
-                    + " on this broker is not running yet: " + e.getMessage());
-        }
+        return divisions.get(groupId).orElseThrow(() -> new TidemarkException(ErrorCode.NOT_AVAILABLE,
+                "the replica of Raft group " + groupId + " on this broker is not running yet"));
     }
 
     /** @throws TidemarkException NOT_AVAILABLE while the group is not running here yet */
@@ -122,11 +124,7 @@ public final class PartitionGroup {
 
     /** Whether this replica leads the group now. */
     public boolean leads() {
-        try {
-            return server.getDivision(groupId).getInfo().isLeader();
-        } catch (IOException e) {
-            return false;
-        }
+        return divisions.get(groupId).map(division -> division.getInfo().isLeader()).orElse(false);
     }
 
     /** Appends a batch with the group's next entry; completes with its outcome. */
@@ -279,23 +277,14 @@ public final class PartitionGroup {
 
     /** The group's leader as this replica knows it; {@link TidemarkException#NO_LEADER} when none or not running. */
     public int leaderNodeId() {
-        try {
-            RaftPeerId leader = server.getDivision(groupId).getInfo().getLeaderId();
-            return leader == null ? TidemarkException.NO_LEADER : RaftPeerIds.nodeId(leader);
-        } catch (IOException e) {
-            return TidemarkException.NO_LEADER;
-        }
+        RaftPeerId leader = divisions.get(groupId).map(division -> division.getInfo().getLeaderId()).orElse(null);
+        return leader == null ? TidemarkException.NO_LEADER : RaftPeerIds.nodeId(leader);
     }
 
     /** The Raft term in which this replica leads the group; empty when it does not lead or is not running. */
     public OptionalLong leaderTerm() {
-        try {
-            RaftServer.Division division = server.getDivision(groupId);
-            return division.getInfo().isLeader() ? OptionalLong.of(division.getInfo().getCurrentTerm())
-                    : OptionalLong.empty();
-        } catch (IOException e) {
-            return OptionalLong.empty();
-        }
+        return divisions.get(groupId).filter(division -> division.getInfo().isLeader())
+                .map(division -> OptionalLong.of(division.getInfo().getCurrentTerm())).orElse(OptionalLong.empty());
     }
 
     /**
@@ -306,12 +295,11 @@ public final class PartitionGroup {
      * changed in between) the followers are left out, which a caller reads as "not known yet".
      */
     public Optional<LeaderView> leaderView() {
-        RaftServer.Division division;
-        try {
-            division = server.getDivision(groupId);
-        } catch (IOException e) {
+        Optional<RaftServer.Division> running = divisions.get(groupId);
+        if (running.isEmpty()) {
             return Optional.empty();
         }
+        RaftServer.Division division = running.get();
         RoleInfoProto role = division.getInfo().getRoleInfoProto();
         long[] matchIndices = division.getInfo().getFollowerMatchIndices();
         if (!role.hasLeaderInfo() || matchIndices == null) {

@@ -24,6 +24,7 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.statemachine.SnapshotRetentionPolicy;
@@ -53,7 +54,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -108,7 +108,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
     private final Function<Map<String, String>, TopicConfig> configs;
     private final CatchUp catchUp;
     private final InstantSource clock;
-    private final Consumer<RaftGroupId> leaderChanged;
+    private final Listener listener;
     private final Map<PartitionKey, HostedPartition> hosted = new ConcurrentHashMap<>();
     private final ThreadLocal<BatchAdmission> admissions = ThreadLocal.withInitial(BatchAdmission::new);
     /** The leader's last stamp per partition: only {@link #preAppendTransaction} uses it, in log order. */
@@ -122,20 +122,39 @@ public final class GroupStateMachine extends InstallableStateMachine {
     /**
      * @param configs       a topic's config from the overrides a partition was added with (over this broker's
      *                      defaults): segment sizes and retention of the logs, and the leader's SendTime window
-     * @param leaderChanged told when this replica's group has a new leader, on a Ratis thread: keep it short
+     * @param listener      told when this replica starts, stops and sees a new leader
      */
     public GroupStateMachine(Function<Map<String, String>, TopicConfig> configs, CatchUp catchUp, InstantSource clock,
-                             Consumer<RaftGroupId> leaderChanged) {
+                             Listener listener) {
         this.configs = configs;
         this.catchUp = catchUp;
         this.clock = clock;
-        this.leaderChanged = leaderChanged;
+        this.listener = listener;
+    }
+
+    /** What a replica of a group tells the broker, on Ratis threads: each must be short. */
+    @FunctionalInterface
+    public interface Listener {
+        /** The group has a new leader. */
+        void leaderChanged(RaftGroupId groupId);
+
+        /**
+         * The replica's partitions are open (Ratis has built its division: {@code server.getDivision} answers at
+         * once), before Ratis replays its log.
+         */
+        default void started(RaftServer server, RaftGroupId groupId) throws IOException {
+        }
+
+        /** The replica was closed. */
+        default void closed(RaftGroupId groupId) {
+        }
     }
 
     @Override
     void load(Path smDir) throws IOException {
         this.smDir = smDir;
         openPartitions();
+        listener.started(getServer().join(), getGroupId());
     }
 
     /**
@@ -628,7 +647,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
-        leaderChanged.accept(getGroupId());
+        listener.leaderChanged(getGroupId());
     }
 
     /**
@@ -654,6 +673,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
     @Override
     public void close() throws IOException {
         closed = true;
+        listener.closed(getGroupId());
         closeLogs();
         super.close();
     }

@@ -1,0 +1,41 @@
+package io.tidemark.replication.cluster;
+
+import io.tidemark.replication.raft.RunningDivisions;
+import io.tidemark.replication.statemachine.GroupStateMachine;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+
+import java.io.IOException;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Carries what a partition group's replica tells (started, closed, new leader) to the broker: the running divisions
+ * and the partition replicas, which exist only once the Raft server (which builds the state machines) does.
+ */
+final class GroupReplicaListener implements GroupStateMachine.Listener {
+    private final RunningDivisions divisions;
+    private final AtomicReference<PartitionReplicas> replicas;
+
+    GroupReplicaListener(RunningDivisions divisions, AtomicReference<PartitionReplicas> replicas) {
+        this.divisions = divisions;
+        this.replicas = replicas;
+    }
+
+    @Override
+    public void leaderChanged(RaftGroupId groupId) {
+        PartitionReplicas known = replicas.get();
+        if (known != null) {
+            known.leaderChanged(groupId);
+        }
+    }
+
+    @Override
+    public void started(RaftServer server, RaftGroupId groupId) throws IOException {
+        divisions.started(server.getDivision(groupId));
+    }
+
+    @Override
+    public void closed(RaftGroupId groupId) {
+        divisions.stopped(groupId);
+    }
+}
