@@ -41,7 +41,7 @@ import java.util.concurrent.locks.LockSupport;
         description = "Measure produce and consume throughput, lookups by time, unavailability after a leader crash, "
                 + "and a mirror.",
         subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, FailoverPerfCommand.class,
-                MirrorPerfCommand.class, LookupPerfCommand.class})
+                MirrorPerfCommand.class, LookupPerfCommand.class, TransferPerfCommand.class})
 final class PerfCommand {
     private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final double MB = 1024 * 1024;

@@ -35,6 +35,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the producer and therefore end the batch only once (the first wins).
  */
 final class ProducerBatch {
+    /** A {@link #metadataVersionSeen} that any metadata is newer than: the batch need not wait for a refresh. */
+    static final long ANY_METADATA = -1;
+
     final TopicPartition partition;
     final long createdMs;
     final long deadlineMs;
@@ -51,7 +54,7 @@ final class ProducerBatch {
     private long producerId = RecordBatchFormat.NO_PRODUCER_ID;
     private int baseSequence = RecordBatchFormat.NO_SEQUENCE;
     private long retryAtMs;
-    private long metadataVersionSeen = -1;
+    private long metadataVersionSeen = ANY_METADATA;
     private int attempts;
     private TidemarkException lastError;
 

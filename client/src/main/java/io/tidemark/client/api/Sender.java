@@ -268,13 +268,26 @@ final class Sender implements Runnable {
         }
     }
 
+    /**
+     * Puts a batch back after a retriable error: resent after {@code retry.backoff.ms} once newer metadata came, or at
+     * once when the broker answered NOT_LEADER naming another broker as the leader (as Kafka's producer does since
+     * KIP-951), unless its previous attempt had ended so too: two brokers naming each other then wait like any retry.
+     */
     private void retry(ProducerBatch batch, String address, TidemarkException e, long nowMs) {
         LOG.debug("retrying batch of {} after {} from {}", batch.partition, e, address);
+        refreshWanted = true;
+        boolean redirected = e.code() == ErrorCode.NOT_LEADER && !e.leaderAddress().isEmpty()
+                && !e.leaderAddress().equals(address);
         if (e.code() == ErrorCode.NOT_LEADER) {
             metadata.notLeader(batch.partition, address, e.leaderAddress());
         }
-        batch.retryLater(e, nowMs + retryBackoffMs, metadata.version());
-        refreshWanted = true;
+        boolean redirectedBefore = batch.lastError() != null && batch.lastError().code() == ErrorCode.NOT_LEADER
+                && !batch.lastError().leaderAddress().isEmpty();
+        if (redirected && !redirectedBefore) {
+            batch.retryLater(e, nowMs, ProducerBatch.ANY_METADATA);
+        } else {
+            batch.retryLater(e, nowMs + retryBackoffMs, metadata.version());
+        }
         accumulator.reenqueue(List.of(batch));
     }
 

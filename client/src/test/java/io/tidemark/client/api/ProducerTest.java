@@ -156,7 +156,8 @@ class ProducerTest {
         }
         producer.flush();
 
-        assertEquals(List.of("1:3", "2:1"), cluster.produceManyCalls);
+        assertEquals(List.of("1:3", "2:1"), cluster.produceManyCalls.stream().sorted().toList(),
+                "one call per leader, served concurrently");
         assertEquals(new RecordMetadata("wide", 0, 0, START_MS, START_MS), futures.get(0).get(5, TimeUnit.SECONDS));
         TidemarkException refused = failure(futures.get(1));
         assertEquals(ErrorCode.INVALID_TIMESTAMP, refused.code());
@@ -177,7 +178,8 @@ class ProducerTest {
         }
         producer.flush();
 
-        assertEquals(List.of("1:2", "1:1"), cluster.produceManyCalls);
+        assertEquals(List.of("1:1", "1:2"), cluster.produceManyCalls.stream().sorted().toList(),
+                "two calls, served concurrently");
         for (CompletableFuture<RecordMetadata> future : futures) {
             assertEquals(0, future.get(5, TimeUnit.SECONDS).offset());
         }
@@ -217,6 +219,29 @@ class ProducerTest {
         assertEquals(List.of("r0", "r1"), cluster.records(T0).stream()
                 .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
         assertEquals(List.of("node 1 does not lead t-0"), cluster.errorsSent);
+    }
+
+    @Test
+    void notLeaderNamingTheNewLeaderIsResentThereAtOnceAndOnlyOnceWithoutBackoff() throws Exception {
+        TidemarkProducer producer = producer(b -> b.retryBackoffMs(60_000));
+        assertEquals(0, offset(producer, "r0"));
+        cluster.leaders.put(T0, 2);
+        cluster.calls.clear();
+
+        assertEquals(1, offset(producer, "r1"));
+        assertEquals(List.of("Produce@1", "Produce@2"), cluster.calls.stream().filter(c -> c.startsWith("Produce"))
+                .toList(), "node 1 named node 2: no wait for the backoff (60 s on a clock that does not move)");
+        assertEquals(START_MS, clock.millis());
+
+        cluster.failNext("Produce", 1, TidemarkException.notLeader("node 2 says node 1 leads", 1,
+                cluster.address(1)));
+        cluster.failNext("Produce", 1, TidemarkException.notLeader("node 1 says node 2 leads", 2,
+                cluster.address(2)));
+        CompletableFuture<RecordMetadata> pingPong = producer.send(new ProducerRecord("t", 0, null, bytes("r2")));
+        await().atMost(Duration.ofSeconds(5)).until(() -> cluster.count("Produce") >= 4);
+        assertFalse(pingPong.isDone(), "redirected twice in a row: the second retry waits for the backoff");
+        clock.advance(60_000);
+        assertEquals(2, pingPong.get(5, TimeUnit.SECONDS).offset());
     }
 
     @Test

@@ -28,6 +28,8 @@ import java.util.UUID;
  * priority back to equal, so a later crash fails over in one election ({@link ClusterMembers#peers}).
  */
 final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupLeadership {
+    /** Transfers tried per move, each with its share of the move's timeout. */
+    private static final int TRANSFER_ATTEMPTS = 3;
     private final ClusterMembers members;
     private final MetadataGroup metadata;
 
@@ -69,14 +71,30 @@ final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupL
         move(group, record.getReplicaNodeIdsList(), toNodeId, timeoutMs, "partition group " + group);
     }
 
+    /**
+     * Moves leadership, trying the transfer up to {@link #TRANSFER_ATTEMPTS} times within {@code timeoutMs}: under
+     * load a transfer can fail although nothing is wrong (Ratis sends the target its go-ahead once it holds the
+     * leader's last entry, and an entry admitted just before the transfer began may still land after it, so the
+     * target's election is refused and another replica may win). The priorities are set back to equal whatever
+     * happened, so a failed move never leaves the group preferring a replica.
+     */
     private void move(UUID group, List<Integer> voters, int toNodeId, long timeoutMs, String what) {
         List<RaftPeer> preferring = members.peersPreferring(voters, toNodeId);
         RaftGroup raftGroup = RaftGroup.valueOf(RaftGroupId.valueOf(group), preferring);
         try (RaftClient client = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(raftGroup)
                 .build()) {
             check(client.admin().setConfiguration(preferring), what, toNodeId);
-            check(client.admin().transferLeadership(RaftPeerIds.of(toNodeId), timeoutMs), what, toNodeId);
-            check(client.admin().setConfiguration(members.peers(voters)), what, toNodeId);
+            try {
+                RaftClientReply transferred = null;
+                for (int attempt = 0; attempt < TRANSFER_ATTEMPTS && (transferred == null
+                        || !transferred.isSuccess()); attempt++) {
+                    transferred = client.admin().transferLeadership(RaftPeerIds.of(toNodeId),
+                            timeoutMs / TRANSFER_ATTEMPTS);
+                }
+                check(transferred, what, toNodeId);
+            } finally {
+                check(client.admin().setConfiguration(members.peers(voters)), what, toNodeId);
+            }
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + what + " did not move to node "
                     + toNodeId + ": " + e.getMessage());

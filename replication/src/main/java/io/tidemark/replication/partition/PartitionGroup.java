@@ -23,7 +23,10 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.SnapshotManagementRequest;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.NotLeaderException;
+import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.slf4j.Logger;
@@ -38,6 +41,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -58,7 +62,29 @@ public final class PartitionGroup {
     static final int MAX_ENTRIES_IN_FLIGHT = 2;
     /** How long a snapshot asked for by retention may take before the request is given up (the next pass asks again). */
     private static final long SNAPSHOT_TIMEOUT_MS = 60_000;
+    /** Longest wait for each leadership event while a handover that refused a batch settles. */
+    static final long HANDOVER_WAIT_MS = 1_000;
+    /**
+     * Leadership events a refused batch waits for and submissions it makes, at most: on the old leader of a transfer
+     * it waits for two events (leader none, then the new one) and is answered NOT_LEADER; on the new leader it waits
+     * for one (ready) and is submitted again.
+     */
+    private static final int HANDOVER_STEPS = 6;
     private static final Logger LOG = LoggerFactory.getLogger(PartitionGroup.class);
+
+    /**
+     * Ratis refused an entry because leadership is changing hands on this replica: it is stepping down for a
+     * transfer, or it was just elected and has not applied its predecessors' entries yet. Nothing was appended, so the
+     * entry's batches may be submitted again; {@link #append} waits for the handover to settle.
+     */
+    private static final class Handover extends RuntimeException {
+        private final boolean steppingDown;
+
+        private Handover(boolean steppingDown, String message) {
+            super(message, null, false, false);
+            this.steppingDown = steppingDown;
+        }
+    }
 
     private final RaftGroupId groupId;
     private final List<Integer> replicas;
@@ -127,10 +153,52 @@ public final class PartitionGroup {
         return divisions.get(groupId).map(division -> division.getInfo().isLeader()).orElse(false);
     }
 
-    /** Appends a batch with the group's next entry; completes with its outcome. */
+    /**
+     * Appends a batch with the group's next entry; completes with its outcome. A batch Ratis refused because
+     * leadership is changing hands here ({@link Handover}: nothing was appended) waits for the handover to end
+     * instead of failing at once: appended again when this replica leads after it, else answered NOT_LEADER naming
+     * the new leader, whom the producer then calls at once. A planned transfer so pauses a producer for the election
+     * and no retry backoff.
+     */
     CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch) {
-        return groupCommit.append(batch).exceptionallyCompose(failure -> CompletableFuture.failedFuture(
-                notCommitted(failure, batch.partition())));
+        return append(batch, HANDOVER_STEPS);
+    }
+
+    /** @param stepsLeft how many more leadership events the batch may wait for and submissions it may make */
+    private CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch, int stepsLeft) {
+        return groupCommit.append(batch).exceptionallyCompose(failure -> {
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            if (!(cause instanceof Handover handover) || stepsLeft == 0) {
+                return CompletableFuture.failedFuture(notCommitted(failure, batch.partition()));
+            }
+            return afterHandover(handover, stepsLeft - 1).thenCompose(left -> division().getInfo().isLeader()
+                    ? append(batch, left) : CompletableFuture.failedFuture(notLeader(batch.partition())));
+        });
+    }
+
+    /**
+     * Completes once the handover that refused an entry has settled here (this replica leads and is ready, or knows
+     * another leader), with the steps left; fails with NOT_AVAILABLE when it did not within {@code eventsLeft}
+     * leadership events, each waited for up to {@link #HANDOVER_WAIT_MS}.
+     */
+    private CompletableFuture<Integer> afterHandover(Handover handover, int eventsLeft) {
+        RaftServer.Division division = division();
+        CompletableFuture<Void> next = ((GroupStateMachine) division.getStateMachine()).nextLeadershipEvent();
+        DivisionInfo info = division.getInfo();
+        boolean settled = info.isLeader() ? !handover.steppingDown && info.isLeaderReady() : info.getLeaderId() != null;
+        if (settled) {
+            return CompletableFuture.completedFuture(eventsLeft);
+        }
+        if (eventsLeft == 0) {
+            return CompletableFuture.failedFuture(new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of Raft "
+                    + "group " + groupId + " is changing hands here and has not settled; retry: " + handover.getMessage()));
+        }
+        return next.copy().orTimeout(HANDOVER_WAIT_MS, TimeUnit.MILLISECONDS)
+                .exceptionallyCompose(timeout -> CompletableFuture.failedFuture(new TidemarkException(
+                        ErrorCode.NOT_AVAILABLE, "leadership of Raft group " + groupId + " is changing hands here and "
+                        + "did not settle within " + HANDOVER_WAIT_MS + " ms; retry: " + handover.getMessage())))
+                .thenCompose(event -> afterHandover(new Handover(false, handover.getMessage()), eventsLeft - 1));
     }
 
     /**
@@ -225,6 +293,11 @@ public final class PartitionGroup {
     }
 
     private ByteBuffer replyContent(RaftClientReply reply) {
+        if (reply.getException() instanceof LeaderSteppingDownException
+                || reply.getException() instanceof LeaderNotReadyException) {
+            throw new Handover(reply.getException() instanceof LeaderSteppingDownException,
+                    String.valueOf(reply.getException()));
+        }
         if (!reply.isSuccess()) {
             if (reply.getNotLeaderException() != null) {
                 RaftPeerId leader = reply.getNotLeaderException().getSuggestedLeader() == null ? null

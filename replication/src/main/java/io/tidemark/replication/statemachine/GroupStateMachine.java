@@ -54,6 +54,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -109,6 +110,8 @@ public final class GroupStateMachine extends InstallableStateMachine {
     private final CatchUp catchUp;
     private final InstantSource clock;
     private final Listener listener;
+    private final AtomicReference<CompletableFuture<Void>> nextLeadershipEvent =
+            new AtomicReference<>(new CompletableFuture<>());
     private final Map<PartitionKey, HostedPartition> hosted = new ConcurrentHashMap<>();
     private final ThreadLocal<BatchAdmission> admissions = ThreadLocal.withInitial(BatchAdmission::new);
     /** The leader's last stamp per partition: only {@link #preAppendTransaction} uses it, in log order. */
@@ -648,6 +651,25 @@ public final class GroupStateMachine extends InstallableStateMachine {
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
         listener.leaderChanged(getGroupId());
+        leadershipEvent();
+    }
+
+    /** This replica, elected, has applied what its predecessors committed: it takes writes now. */
+    @Override
+    public void notifyLeaderReady() {
+        leadershipEvent();
+    }
+
+    /**
+     * Completes at this replica's next leadership event: the leader it knows changed (to another, to itself, or to
+     * none during an election), or it became ready to lead. Dependents run on a Ratis thread: they must be short.
+     */
+    public CompletableFuture<Void> nextLeadershipEvent() {
+        return nextLeadershipEvent.get();
+    }
+
+    private void leadershipEvent() {
+        nextLeadershipEvent.getAndSet(new CompletableFuture<>()).complete(null);
     }
 
     /**

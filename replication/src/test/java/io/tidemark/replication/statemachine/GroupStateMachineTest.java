@@ -21,6 +21,7 @@ import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.TransactionContext;
@@ -43,12 +44,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -164,6 +167,27 @@ class GroupStateMachineTest {
             offset = RecordBatchFormat.lastOffset(batch, 0) + 1;
         }
         return batches;
+    }
+
+    @Test
+    void eachLeaderChangeAndTheLeadersReadinessCompleteTheNextLeadershipEventAndArmAnother() throws IOException {
+        GroupStateMachine machine = leader();
+        CompletableFuture<Void> first = machine.nextLeadershipEvent();
+        assertFalse(first.isDone());
+
+        machine.notifyLeaderChanged(RaftGroupMemberId.valueOf(RaftPeerId.valueOf("leader"), GROUP), null);
+        assertTrue(first.isDone());
+        CompletableFuture<Void> second = machine.nextLeadershipEvent();
+        assertNotSame(first, second);
+        assertFalse(second.isDone());
+
+        machine.notifyLeaderChanged(RaftGroupMemberId.valueOf(RaftPeerId.valueOf("leader"), GROUP),
+                RaftPeerId.valueOf("leader"));
+        assertTrue(second.isDone());
+        CompletableFuture<Void> third = machine.nextLeadershipEvent();
+        machine.notifyLeaderReady();
+        assertTrue(third.isDone());
+        assertFalse(machine.nextLeadershipEvent().isDone());
     }
 
     @Test
