@@ -28,15 +28,12 @@ import java.util.concurrent.Executor;
 final class CallExecutors implements ServerCallExecutorSupplier {
     /**
      * Answered on the event loop: ListOffsets reads the leader's replica state and at most a binary search of an
-     * index plus a window of one batch (LogSegment's lookups), a few microseconds. Produce and ProduceMany admit each
-     * batch (one CRC pass over it, ~50 µs for 256 KiB) and queue it for its group's commit, which hands entries to
-     * Ratis' asynchronous submit; the answer is written when the entry is applied, from Ratis' thread. A leader check
-     * never waits (RunningDivisions). On the event loop, the requests of one connection also reach group commit in
-     * the order they were sent.
+     * index plus a window of one batch (LogSegment's lookups), a few microseconds, and never waits: its leader check
+     * asks RunningDivisions, not Ratis' getDivision, which blocks while a group's replica is being built. Produce is
+     * not here: Ratis' submitClientRequestAsync, behind group commit, waits for the group's client executor, and that
+     * waits for room in the Raft log's write queue under load.
      */
-    static final Set<String> INLINE_METHODS = Set.of(BrokerServiceGrpc.getListOffsetsMethod().getFullMethodName(),
-            BrokerServiceGrpc.getProduceMethod().getFullMethodName(),
-            BrokerServiceGrpc.getProduceManyMethod().getFullMethodName());
+    static final Set<String> INLINE_METHODS = Set.of(BrokerServiceGrpc.getListOffsetsMethod().getFullMethodName());
 
     private final Executor pool;
 

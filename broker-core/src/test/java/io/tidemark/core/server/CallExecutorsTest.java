@@ -21,19 +21,16 @@ class CallExecutorsTest {
     private final CallExecutors executors = new CallExecutors(pool);
 
     @Test
-    void listOffsetsAndProduceStayOnTheEventLoop() {
-        assertEquals(Set.of("tidemark.v1.BrokerService/ListOffsets", "tidemark.v1.BrokerService/Produce",
-                "tidemark.v1.BrokerService/ProduceMany"), CallExecutors.INLINE_METHODS);
-        for (MethodDescriptor<?, ?> method : List.of(BrokerServiceGrpc.getListOffsetsMethod(),
-                BrokerServiceGrpc.getProduceMethod(), BrokerServiceGrpc.getProduceManyMethod())) {
-            assertSame(MoreExecutors.directExecutor(), executors.getExecutor(call(method), new Metadata()),
-                    method.getFullMethodName());
-        }
+    void listOffsetsStaysOnTheEventLoop() {
+        assertEquals(Set.of("tidemark.v1.BrokerService/ListOffsets"), CallExecutors.INLINE_METHODS);
+        assertSame(MoreExecutors.directExecutor(),
+                executors.getExecutor(call(BrokerServiceGrpc.getListOffsetsMethod()), new Metadata()));
     }
 
     @Test
     void everyOtherCallMovesToThePool() {
-        for (MethodDescriptor<?, ?> method : List.of(BrokerServiceGrpc.getFetchMethod(),
+        for (MethodDescriptor<?, ?> method : List.of(BrokerServiceGrpc.getProduceMethod(),
+                BrokerServiceGrpc.getProduceManyMethod(), BrokerServiceGrpc.getFetchMethod(),
                 BrokerServiceGrpc.getMetadataMethod(),
                 BrokerServiceGrpc.getOriginOffsetMethod(), AdminServiceGrpc.getCreateTopicMethod())) {
             assertSame(pool, executors.getExecutor(call(method), new Metadata()), method.getFullMethodName());

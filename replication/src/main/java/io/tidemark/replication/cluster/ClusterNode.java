@@ -109,7 +109,7 @@ public final class ClusterNode implements Closeable {
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
         RunningDivisions divisions = new RunningDivisions();
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
-                .setProperties(RaftSettings.server(raftStorageDir, self.raftPort(), config.raft()))
+                .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new GroupStateMachine(config::topicConfig, catchUp, clock,
                                 new GroupReplicaListener(divisions, replicasRef)))

@@ -47,9 +47,15 @@ public final class RaftSettings {
     private RaftSettings() {
     }
 
-    public static RaftProperties server(Path storageDir, int raftPort, BrokerConfig.RaftTuning tuning) {
+    /**
+     * @param raftHost the address the Raft server listens on: the member's host, where its peers reach it (a broker
+     *                 never opens its Raft port on every interface unless its host says 0.0.0.0)
+     */
+    public static RaftProperties server(Path storageDir, String raftHost, int raftPort,
+                                        BrokerConfig.RaftTuning tuning) {
         RaftProperties properties = common();
         RaftServerConfigKeys.setStorageDir(properties, List.of(storageDir.toFile()));
+        GrpcConfigKeys.Server.setHost(properties, raftHost);
         GrpcConfigKeys.Server.setPort(properties, raftPort);
         RaftServerConfigKeys.Rpc.setTimeoutMin(properties,
                 TimeDuration.valueOf(tuning.electionTimeoutMinMs(), TimeUnit.MILLISECONDS));

@@ -92,7 +92,7 @@ class GroupRestartTest {
     }
 
     private static RaftProperties properties(Path storage) {
-        return RaftSettings.server(storage, 0, new BrokerConfig.RaftTuning(300, 600, 32 << 20, 1 << 20, 10_000, true,
+        return RaftSettings.server(storage, "127.0.0.1", 0, new BrokerConfig.RaftTuning(300, 600, 32 << 20, 1 << 20, 10_000, true,
                 1));
     }
 
