@@ -45,9 +45,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The data path's gRPC service: decodes requests, checks them against the broker's limits, and hands them to
  * the {@link Partition} they name. Produce (one batch, or a ProduceMany of several, each answered on its own) and
- * long-polling Fetch complete asynchronously, so no gRPC thread waits for a disk or for data. A Fetch pinned to a topic id reads only the topic of that id: a topic of the same name
- * with another id (the one asked for was deleted and the name created again) is UNKNOWN_TOPIC_ID, checked on the topic
- * the partition is taken from.
+ * long-polling Fetch complete asynchronously, so no gRPC thread waits for a disk or for data. A Fetch pinned to a
+ * topic id reads only the topic of that id: a topic of the same name with another id (the one asked for was deleted
+ * and the name created again) is UNKNOWN_TOPIC_ID, checked on the topic the partition is taken from.
  */
 final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase {
     private final Topics topics;

@@ -19,37 +19,40 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class MemoryBudget {
     private final long limitBytes;
+    private final long maxBlockMs;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition freed = lock.newCondition();
     private long usedBytes;
 
-    MemoryBudget(long limitBytes) {
+    /** @param maxBlockMs the producer's max.block.ms, as an error names it */
+    MemoryBudget(long limitBytes, long maxBlockMs) {
         this.limitBytes = limitBytes;
+        this.maxBlockMs = maxBlockMs;
     }
 
     /**
-     * Takes {@code bytes}, waiting up to {@code maxBlockMs} for room.
+     * Takes {@code bytes}, waiting up to {@code waitMs} for room: what is left of max.block.ms for this send.
      *
      * @throws TidemarkException NOT_AVAILABLE naming buffer.memory and max.block.ms when no room came in time, or
      *                           when the thread was interrupted while waiting (its interrupt flag is kept)
      */
-    void reserve(long bytes, long maxBlockMs) {
+    void reserve(long bytes, long waitMs) {
         if (bytes > limitBytes) {
             throw new IllegalArgumentException(bytes + " bytes can never fit buffer.memory=" + limitBytes);
         }
         lock.lock();
         try {
-            long remainingNanos = TimeUnit.MILLISECONDS.toNanos(maxBlockMs);
+            long remainingNanos = TimeUnit.MILLISECONDS.toNanos(waitMs);
             while (usedBytes + bytes > limitBytes) {
                 if (remainingNanos <= 0) {
-                    throw full(bytes, maxBlockMs, "");
+                    throw full(bytes, "");
                 }
                 remainingNanos = freed.awaitNanos(remainingNanos);
             }
             usedBytes += bytes;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw full(bytes, maxBlockMs, " (interrupted while waiting)");
+            throw full(bytes, " (interrupted while waiting)");
         } finally {
             lock.unlock();
         }
@@ -78,7 +81,7 @@ final class MemoryBudget {
         }
     }
 
-    private TidemarkException full(long bytes, long maxBlockMs, String why) {
+    private TidemarkException full(long bytes, String why) {
         return new TidemarkException(ErrorCode.NOT_AVAILABLE, "send blocked for max.block.ms=" + maxBlockMs
                 + " waiting for room in buffer.memory=" + limitBytes + " bytes" + why + ": " + usedBytes
                 + " bytes of records are not yet acknowledged and this record needs " + bytes

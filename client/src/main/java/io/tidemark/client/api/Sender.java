@@ -28,10 +28,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The producer's background duty cycle: takes ready batches from the {@link RecordAccumulator}, sends them to their
  * partitions' leaders, those of one leader together in one ProduceMany request (many partitions at once, at most one
- * batch in flight per partition so a partition keeps its order), and handles each batch's answer: acknowledged batches complete their records; errors that
- * may mean stale metadata ({@link ClusterMetadata#mayBeStale}: NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or
- * UNKNOWN_PARTITION of a topic just created) put the batch back after {@code retry.backoff.ms} and once newer
- * metadata came; other errors (among them OUT_OF_ORDER_SEQUENCE and INVALID_PRODUCER_EPOCH) fail the batch with the
+ * batch in flight per partition so a partition keeps its order), and handles each batch's answer: acknowledged
+ * batches complete their records; errors that may mean stale metadata ({@link ClusterMetadata#mayBeStale}:
+ * NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or UNKNOWN_PARTITION of a topic just created) put the batch back after
+ * {@code retry.backoff.ms} and once newer metadata came (a NOT_LEADER naming the new leader goes there at once,
+ * {@link #retry}); other errors (among them OUT_OF_ORDER_SEQUENCE and INVALID_PRODUCER_EPOCH) fail the batch with the
  * broker's exception; a batch still unacknowledged at {@code delivery.timeout.ms} fails with its last error.
  *
  * <p>Not a {@link Retry}: many batches are in their backoff at once, each with its own deadline, and each retry must

@@ -68,7 +68,7 @@ public final class TidemarkProducer implements Closeable {
         this.metadata = new ClusterMetadata(new AnyBrokerCaller(connection.bootstrap(), channels,
                 connection.requestTimeoutMs()));
         this.partitioner = new Partitioner(new Random());
-        this.memory = new MemoryBudget(config.bufferMemoryBytes());
+        this.memory = new MemoryBudget(config.bufferMemoryBytes(), config.maxBlockMs());
         this.accumulator = new RecordAccumulator(config.batchSizeBytes(), config.maxRequestBytes(),
                 config.lingerMs(), config.deliveryTimeoutMs());
         this.sender = new Sender(accumulator, metadata, channels, memory, partitioner,

@@ -226,7 +226,7 @@ public final class PartitionGroup {
 
     /** Submits a change of the partitions the group hosts; completes with the group's answer. */
     public CompletableFuture<GroupChangeReply> submitChange(GroupChange change) {
-        return submit(GroupEntryFormat.change(change)).thenApply(reply -> {
+        return submitOnce(GroupEntryFormat.change(change)).thenApply(reply -> {
             try {
                 return GroupChangeReply.parseFrom(reply);
             } catch (InvalidProtocolBufferException e) {
@@ -238,8 +238,17 @@ public final class PartitionGroup {
     /** Submits batches copied into a partition the group imports; completes with the group's answer. */
     public CompletableFuture<GroupEntryFormat.CopyOutcome> submitCopy(PartitionKey partition, long logStartOffset,
                                                                       ByteBuffer batches) {
-        return submit(GroupEntryFormat.copy(partition, logStartOffset, batches))
+        return submitOnce(GroupEntryFormat.copy(partition, logStartOffset, batches))
                 .thenApply(GroupEntryFormat::readCopyReply);
+    }
+
+    /**
+     * Submits a request its caller retries itself: a refusal during a handover fails it NOT_AVAILABLE, like a leader
+     * change or a lost quorum, instead of being waited out as {@link #append} does.
+     */
+    private CompletableFuture<ByteBuffer> submitOnce(ByteString request) {
+        return submit(request).exceptionallyCompose(failure -> CompletableFuture.failedFuture(
+                notCommitted(failure, groupId)));
     }
 
     /**
