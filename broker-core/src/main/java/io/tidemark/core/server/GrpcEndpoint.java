@@ -4,6 +4,7 @@ import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.config.HostPort;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.topic.Topics;
@@ -30,7 +31,7 @@ public final class GrpcEndpoint implements Closeable {
 
     private final ExecutorService pool = Executors.newCachedThreadPool(new PoolThreads());
     private final Server server;
-    private final String address;
+    private final HostPort address;
 
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterServices cluster,
                         BrokerMetrics metrics) {
@@ -44,7 +45,7 @@ public final class GrpcEndpoint implements Closeable {
                 .addService(new GroupServiceAdapter(topics, groups, config, metrics));
         cluster.internalServices().forEach(builder::addService);
         this.server = builder.build();
-        this.address = config.listen().host() + ":" + config.listen().port();
+        this.address = config.listen();
     }
 
     /** @throws TidemarkException INVALID_CONFIG when the address cannot be bound, naming it and why */

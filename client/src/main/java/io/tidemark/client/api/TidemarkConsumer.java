@@ -275,10 +275,6 @@ public final class TidemarkConsumer implements Closeable {
     }
 
     /**
-     * Gives every partition without a position its committed offset, else one by auto.offset.reset, keeping its pinned
-     * topic id (a reset after OFFSET_OUT_OF_RANGE stays in the topic it read).
-     */
-    /**
      * Looks up the missing positions unless a retriable failure of the last lookup is still in its backoff; a
      * retriable failure starts the backoff (the partitions without a position wait, the others go on), any other is
      * thrown.
@@ -298,6 +294,10 @@ public final class TidemarkConsumer implements Closeable {
         }
     }
 
+    /**
+     * Gives every partition without a position its committed offset, else one by auto.offset.reset, keeping its pinned
+     * topic id (a reset after OFFSET_OUT_OF_RANGE stays in the topic it read).
+     */
     private void initPositions() {
         List<PartitionState> missing = states.values().stream().filter(s -> !s.hasPosition()).toList();
         if (missing.isEmpty()) {

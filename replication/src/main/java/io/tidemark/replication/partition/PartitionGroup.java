@@ -66,8 +66,8 @@ public final class PartitionGroup {
     static final long HANDOVER_WAIT_MS = 1_000;
     /**
      * Leadership events a refused batch waits for and submissions it makes, at most: on the old leader of a transfer
-     * it waits for two events (leader none, then the new one) and is answered NOT_LEADER; on the new leader it waits
-     * for one (ready) and is submitted again.
+     * it waits for one event (the new leader known) and is answered NOT_LEADER; on the new leader it waits for one
+     * (ready) and is submitted again, from Ratis' apply thread, which so waits for that submission's hand-off.
      */
     private static final int HANDOVER_STEPS = 6;
     private static final Logger LOG = LoggerFactory.getLogger(PartitionGroup.class);

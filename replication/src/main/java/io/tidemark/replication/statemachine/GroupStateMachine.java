@@ -661,8 +661,9 @@ public final class GroupStateMachine extends InstallableStateMachine {
     }
 
     /**
-     * Completes at this replica's next leadership event: the leader it knows changed (to another, to itself, or to
-     * none during an election), or it became ready to lead. Dependents run on a Ratis thread: they must be short.
+     * Completes at this replica's next leadership event: it learned of a new leader (another replica or itself; Ratis
+     * does not tell of a leader lost), or it became ready to lead. Dependents run on a Ratis thread (the leader
+     * notice under the server's lock, readiness on the apply thread): they must be short.
      */
     public CompletableFuture<Void> nextLeadershipEvent() {
         return nextLeadershipEvent.get();
