@@ -6,10 +6,12 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
+import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.Record;
@@ -35,10 +37,13 @@ import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.MetadataRequest;
+import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.OriginOffsetRequest;
 import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.PartitionOffset;
+import io.tidemark.proto.v1.ProduceManyRequest;
+import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.v1.TopicDescription;
@@ -251,6 +256,60 @@ class BrokerAloneIT {
         assertEquals(0, data.listOffsets(spec().setLatest(true).build()).getLogEndOffset(),
                 "bad input left the log as it was: nothing appended");
         assertEquals(1, broker.metrics().meter("errors.UNKNOWN_TOPIC").getCount());
+    }
+
+    @Test
+    void internalTopicsAreKeptByTheBrokersAndTheMirrorNotByClients() {
+        create("t", 1);
+        groups.commitOffsets(CommitOffsetsRequest.newBuilder().setGroup("g").addOffsets(PartitionOffset.newBuilder()
+                .setTopic("t").setPartition(0).setOffset(5)).build());
+        long offsetsEnd = logEnd(GroupOffsetStore.TOPIC);
+
+        TidemarkException intoOffsets = error(() -> produce(GroupOffsetStore.TOPIC, 0, BASE_MS));
+        assertEquals(ErrorCode.INTERNAL_TOPIC, intoOffsets.code());
+        assertEquals("topic '__group_offsets' is internal, kept by the brokers from CommitOffsets: clients may not "
+                + "produce to it", intoOffsets.getMessage());
+        ProduceManyResponse many = data.produceMany(ProduceManyRequest.newBuilder()
+                .addBatches(ProduceRequest.newBuilder().setTopic(GroupOffsetStore.TOPIC).setBatch(ByteString.copyFrom(
+                        new RecordBatchBuilder().append(BASE_MS, null, new byte[]{1}).build())))
+                .addBatches(ProduceRequest.newBuilder().setTopic("t").setBatch(ByteString.copyFrom(
+                        new RecordBatchBuilder().append(BASE_MS, null, new byte[]{2}).build()))).build());
+        assertEquals(ErrorCode.INTERNAL_TOPIC, many.getOutcomes(0).getRefused().getCode());
+        assertEquals(0, many.getOutcomes(1).getStored().getBaseOffset(), "the other batch of the request is stored");
+
+        MirrorHeartbeat heartbeat = MirrorHeartbeat.newBuilder().setSourceCluster("east").setMirrorTimeMs(BASE_MS)
+                .build();
+        TidemarkException notMirrorState = error(() -> data.produce(ProduceRequest.newBuilder()
+                .setTopic(MirrorStateFormat.TOPIC).setBatch(ByteString.copyFrom(new RecordBatchBuilder()
+                        .append(BASE_MS, MirrorStateFormat.key(heartbeat), MirrorStateFormat.value(heartbeat))
+                        .append(BASE_MS, MirrorStateFormat.key(heartbeat), null).build())).build()));
+        assertEquals("record 1 of the batch for internal topic '__mirror_state' (kept by tidemark mirror) is not one "
+                + "of its records: it has no value; nothing of the batch was stored", notMirrorState.getMessage());
+        assertEquals(0, logEnd(MirrorStateFormat.TOPIC));
+        assertEquals(0, data.produce(ProduceRequest.newBuilder().setTopic(MirrorStateFormat.TOPIC)
+                .setBatch(ByteString.copyFrom(new RecordBatchBuilder().append(BASE_MS, MirrorStateFormat.key(heartbeat),
+                        MirrorStateFormat.value(heartbeat)).build())).build()).getBaseOffset(),
+                "a mirror's record is taken");
+
+        TidemarkException alter = error(() -> admin.alterTopicConfig(AlterTopicConfigRequest.newBuilder()
+                .setName(GroupOffsetStore.TOPIC).putSet("retention.ms", "1").build()));
+        assertEquals(ErrorCode.INTERNAL_TOPIC, alter.code());
+        assertEquals("topic '__group_offsets' is internal, kept by the brokers from CommitOffsets: clients may not "
+                + "alter the configuration of it", alter.getMessage());
+        assertEquals("topic '__mirror_state' is internal, kept by tidemark mirror: clients may not delete it",
+                error(() -> admin.deleteTopic(DeleteTopicRequest.newBuilder().setName(MirrorStateFormat.TOPIC)
+                        .build())).getMessage());
+
+        assertEquals(offsetsEnd, logEnd(GroupOffsetStore.TOPIC), "nothing reached the group offsets");
+        assertEquals(5, groups.fetchOffsets(FetchOffsetsRequest.newBuilder().setGroup("g").build()).getOffsets(0)
+                .getOffset());
+        assertEquals(5, broker.metrics().meter("errors.INTERNAL_TOPIC").getCount(),
+                "two Produce, a batch of ProduceMany, AlterTopicConfig and DeleteTopic refused");
+    }
+
+    private long logEnd(String topic) {
+        return data.listOffsets(ListOffsetsRequest.newBuilder().setTopic(topic).setLatest(true).build())
+                .getLogEndOffset();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.tidemark.core.group;
 
+import com.codahale.metrics.Counter;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
@@ -49,29 +50,33 @@ public final class GroupOffsetStore {
 
     private final Supplier<Partition> partition;
     private final InstantSource clock;
+    private final Counter skipped;
     private final Map<String, Map<TopicPartition, Committed>> groups = new ConcurrentHashMap<>();
 
     private long nextOffset;
 
-    private GroupOffsetStore(Supplier<Partition> partition, InstantSource clock) {
+    private GroupOffsetStore(Supplier<Partition> partition, InstantSource clock, Counter skipped) {
         this.partition = partition;
         this.clock = clock;
+        this.skipped = skipped;
     }
 
     /**
      * A store over the internal topic's partition. It reads the partition lazily: each call first applies the
      * records it has not seen, so on a cluster every replica's store follows the commits made through any broker.
+     *
+     * @param skipped counts the records skipped because they do not parse
      */
-    public static GroupOffsetStore over(Partition partition, InstantSource clock) {
-        return new GroupOffsetStore(() -> partition, clock);
+    public static GroupOffsetStore over(Partition partition, InstantSource clock, Counter skipped) {
+        return new GroupOffsetStore(() -> partition, clock, skipped);
     }
 
     /**
      * A store over a partition that may not exist yet (on a cluster, the internal topic is created once a majority
      * of brokers is up): the supplier throws a retriable error until it does.
      */
-    public static GroupOffsetStore awaiting(Supplier<Partition> partition, InstantSource clock) {
-        return new GroupOffsetStore(partition, clock);
+    public static GroupOffsetStore awaiting(Supplier<Partition> partition, InstantSource clock, Counter skipped) {
+        return new GroupOffsetStore(partition, clock, skipped);
     }
 
     /** Applies the records of the partition it has not read yet. */
@@ -95,9 +100,22 @@ public final class GroupOffsetStore {
         }
     }
 
+    /**
+     * Applies a commit record; one that does not parse (clients cannot produce to the topic, so only a bug or a newer
+     * broker's format makes one) is skipped with an error and counted, so one record never stops every group.
+     */
     private void apply(Record record) {
-        OffsetCommitFormat.Key key = OffsetCommitFormat.readKey(record.key());
-        OffsetCommitFormat.Value value = OffsetCommitFormat.readValue(record.value());
+        OffsetCommitFormat.Key key;
+        OffsetCommitFormat.Value value;
+        try {
+            key = OffsetCommitFormat.readKey(record.key());
+            value = OffsetCommitFormat.readValue(record.value());
+        } catch (RuntimeException e) {
+            skipped.inc();
+            LOG.error("Skipping the record at offset {} of {}: it is not an offset commit ({})", record.offset(),
+                    TOPIC, e.toString());
+            return;
+        }
         groups.computeIfAbsent(key.group(), g -> new ConcurrentHashMap<>())
                 .put(key.partition(), new Committed(value.offset(), value.metadata(), value.commitTimeMs()));
     }

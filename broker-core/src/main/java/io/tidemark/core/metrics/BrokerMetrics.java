@@ -1,5 +1,6 @@
 package io.tidemark.core.metrics;
 
+import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Meter;
 import com.codahale.metrics.MetricRegistry;
@@ -17,6 +18,8 @@ import io.tidemark.proto.v1.ErrorCode;
  *       latency quantiles) of the requests, from arrival to response, errors included;</li>
  *   <li>{@code produce.bytes}, {@code produce.records}, {@code fetch.bytes}: bytes in and out, records in;</li>
  *   <li>{@code errors.CODE}: responses that failed with each error code;</li>
+ *   <li>{@code group-offsets.records-skipped}: records of {@code __group_offsets} the offset store skipped because
+ *       they are not offset commits (each logged as an error);</li>
  *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges of the
  *       partitions whose log this broker holds (a {@link ReplicaListener}: they follow creations, deletions and
  *       reassignments);</li>
@@ -82,6 +85,11 @@ public final class BrokerMetrics implements ReplicaListener {
 
     public void fetched(int bytes) {
         fetchBytes.mark(bytes);
+    }
+
+    /** Counts the records of {@code __group_offsets} skipped because they do not parse. */
+    public Counter groupOffsetsSkipped() {
+        return registry.counter("group-offsets.records-skipped");
     }
 
     public void error(ErrorCode code) {

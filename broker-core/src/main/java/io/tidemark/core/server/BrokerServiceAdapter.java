@@ -10,6 +10,7 @@ import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
+import io.tidemark.core.topic.InternalTopicWrites;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.BrokerInfo;
@@ -101,6 +102,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         try {
             partition = topics.partition(request.getTopic(), request.getPartition());
             batch = request.getBatch().asReadOnlyByteBuffer();
+            InternalTopicWrites.checkProduce(request.getTopic(), batch);
         } catch (RuntimeException e) {
             timer.stop();
             return CompletableFuture.failedFuture(e);

@@ -1,5 +1,6 @@
 package io.tidemark.core.group;
 
+import com.codahale.metrics.Counter;
 import io.tidemark.core.ManualClock;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
@@ -11,6 +12,7 @@ import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,7 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -47,10 +51,29 @@ class GroupOffsetStoreTest {
 
     @Test
     void aCommitThroughALaggingReplicaIsReadBackThroughIt() throws Exception {
-        GroupOffsetStore store = GroupOffsetStore.over(new LaggingReplica(local), clock);
+        GroupOffsetStore store = GroupOffsetStore.over(new LaggingReplica(local), clock, new Counter());
         store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(42, "m", 0)));
         assertEquals(Optional.of(new GroupOffsetStore.Committed(42, "m", clock.millis())),
                 store.committed("billing", ORDERS), "the commit waited for this broker's replica to hold it");
+    }
+
+    @Test
+    void aRecordThatIsNotACommitIsSkippedAndCountedAndTheGroupsAroundItStay() throws Exception {
+        Counter skipped = new Counter();
+        GroupOffsetStore store = GroupOffsetStore.over(local, clock, skipped);
+        store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(42, "m", 0)));
+        local.append(new RecordBatchBuilder().append(clock.millis(), "not a key".getBytes(StandardCharsets.UTF_8),
+                new byte[]{1, 2, 3}).build()).get();
+        store.commit("shipping", Map.of(ORDERS, new GroupOffsetStore.Committed(7, "", 0)));
+
+        assertEquals(Optional.of(new GroupOffsetStore.Committed(42, "m", clock.millis())),
+                store.committed("billing", ORDERS));
+        assertEquals(Optional.of(new GroupOffsetStore.Committed(7, "", clock.millis())),
+                store.committed("shipping", ORDERS));
+        assertEquals(1, skipped.getCount(), "the record at offset 1 was skipped once");
+        GroupOffsetStore restarted = GroupOffsetStore.over(local, clock, skipped);
+        assertEquals(List.of("billing", "shipping"), List.copyOf(restarted.groups()), "a replay skips it too");
+        assertEquals(2, skipped.getCount());
     }
 
     /**

@@ -168,6 +168,7 @@ public final class GrpcErrors {
             case OFFSET_OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
             case NOT_LEADER, OUT_OF_ORDER_SEQUENCE, INVALID_PRODUCER_EPOCH -> Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;
+            case INTERNAL_TOPIC -> Status.Code.PERMISSION_DENIED;
             default -> Status.Code.INTERNAL;
         };
     }

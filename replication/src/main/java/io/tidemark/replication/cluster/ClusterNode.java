@@ -148,7 +148,7 @@ public final class ClusterNode implements Closeable {
                         + "topic " + GroupOffsetStore.TOPIC + " is being created (it needs a majority of brokers up)");
             }
             return partition;
-        }, clock);
+        }, clock, metrics.groupOffsetsSkipped());
         RaftLeadership leadership = new RaftLeadership(members, metadata);
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),

@@ -3,6 +3,7 @@ package io.tidemark.replication.cluster;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.core.topic.InternalTopicWrites;
 import io.tidemark.core.topic.ReplicaListener;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.TopicNames;
@@ -130,10 +131,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
 
     @Override
     public void delete(String name) {
-        Topic topic = topic(name);
-        if (topic.internal()) {
-            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "internal topic '" + name + "' cannot be deleted");
-        }
+        topic(name);
+        InternalTopicWrites.checkChange(name, "delete");
         metadata.submit(MetadataCommand.newBuilder().setDeleteTopic(name).build());
         metadata.await(() -> !topics.containsKey(name), APPLY_WAIT, "the deletion of topic " + name);
     }
@@ -141,6 +140,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     @Override
     public Topic alterConfig(String name, Map<String, String> set, Collection<String> remove) {
         Topic topic = topic(name);
+        InternalTopicWrites.checkChange(name, "alter the configuration of");
         Map<String, String> overrides = new HashMap<>(topic.overrides());
         remove.forEach(overrides::remove);
         overrides.putAll(set);
