@@ -166,7 +166,8 @@ public final class GrpcErrors {
             case UNKNOWN_TOPIC, UNKNOWN_PARTITION, UNKNOWN_GROUP, UNKNOWN_TOPIC_ID -> Status.Code.NOT_FOUND;
             case TOPIC_EXISTS, ORIGIN_OFFSET_HELD -> Status.Code.ALREADY_EXISTS;
             case OFFSET_OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
-            case NOT_LEADER, OUT_OF_ORDER_SEQUENCE, INVALID_PRODUCER_EPOCH -> Status.Code.FAILED_PRECONDITION;
+            case NOT_LEADER, OUT_OF_ORDER_SEQUENCE, INVALID_PRODUCER_EPOCH, UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH ->
+                    Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;
             case INTERNAL_TOPIC -> Status.Code.PERMISSION_DENIED;
             default -> Status.Code.INTERNAL;

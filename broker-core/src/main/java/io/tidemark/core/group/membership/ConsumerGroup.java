@@ -1,0 +1,332 @@
+package io.tidemark.core.group.membership;
+
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * The membership of one consumer group, as its coordinator keeps it: the consumer-group protocol of Kafka's KIP-848,
+ * driven by heartbeats. The coordinator computes the assignment; members never assign themselves.
+ *
+ * <ul>
+ *   <li><b>Epochs.</b> The group epoch moves whenever what the assignment depends on changes: a member joins, leaves
+ *       or expires, a subscription changes, a subscribed topic appears or grows. The {@link Assignor} then computes
+ *       the target assignment for that epoch. Each member has its own epoch, which reaches the target's once the member
+ *       has given up what the target takes from it.</li>
+ *   <li><b>Revoke before assign.</b> A member that owns partitions the target gives to others is first asked to give
+ *       them up (its answer keeps only the rest; its epoch stays) and keeps owning them until a heartbeat no longer
+ *       lists them, or it leaves, or its session expires. Only then may another member get them: a partition is never
+ *       owned by two members at once, so two members never read it at the same time.</li>
+ *   <li><b>Sessions.</b> A member that has not heartbeated for {@code session.timeout.ms} is removed and its
+ *       partitions are free again. A static member ({@code group.instance.id}) that leaves with epoch
+ *       {@value #STATIC_LEAVE_EPOCH} keeps its partitions until then; a member that joins with the same instance id
+ *       within the session takes them over, and its epoch, without a rebalance. The member it replaced is unknown from
+ *       then on (a zombie is fenced).</li>
+ *   <li><b>Fenced commits.</b> {@link #checkCommit} refuses a commit from an unknown member, from a stale epoch, or for
+ *       a partition the member does not own (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); a commit without a member (a
+ *       consumer using {@code assign()}) only while the group has no members.</li>
+ * </ul>
+ *
+ * <p>Deterministic: the same calls with the same times and member ids give the same state, so replicas that apply the
+ * same records agree. Not thread-safe: the coordinator calls it from one thread (per group).
+ */
+public final class ConsumerGroup {
+    /** The epoch a member sends to join. */
+    public static final int JOIN_EPOCH = 0;
+    /** The epoch a member sends to leave for good: its partitions are reassigned at once. */
+    public static final int LEAVE_EPOCH = -1;
+    /** The epoch a static member sends to leave meaning to come back within its session. */
+    public static final int STATIC_LEAVE_EPOCH = -2;
+
+    /**
+     * A heartbeat: what a member says about itself.
+     *
+     * @param memberId     empty to join
+     * @param memberEpoch  {@link #JOIN_EPOCH}, {@link #LEAVE_EPOCH}, {@link #STATIC_LEAVE_EPOCH} or the epoch it has
+     * @param instanceId   its {@code group.instance.id}, or null
+     * @param topics       the topics it subscribes to by name; null (with {@code pattern} null) when its
+     *                     subscription is unchanged since its last heartbeat
+     * @param pattern      a pattern whose fully matching topics it subscribes to, or null
+     * @param owned        the partitions it owns now; null when unchanged since its last heartbeat
+     */
+    public record Heartbeat(String memberId, int memberEpoch, String instanceId, String clientHost, Set<String> topics,
+                            Pattern pattern, Set<TopicPartition> owned) {
+    }
+
+    /** The coordinator's answer: the member's id and epoch, and the partitions it should own now. */
+    public record Answer(String memberId, int memberEpoch, Set<TopicPartition> assignment) {
+    }
+
+    /** A member as {@code groups describe} shows it. */
+    public record MemberView(String memberId, Optional<String> instanceId, String clientHost, int memberEpoch,
+                             Set<TopicPartition> assignment, Set<TopicPartition> revoking, long lastHeartbeatMs) {
+    }
+
+    private final String groupId;
+    private final Assignor assignor;
+    private final long sessionTimeoutMs;
+    private final Supplier<String> memberIds;
+    private final Map<String, GroupMember> members = new TreeMap<>();
+    private int groupEpoch;
+    private int targetEpoch;
+    private Map<String, Set<TopicPartition>> target = Map.of();
+    private Map<String, Set<String>> targetSubscriptions = Map.of();
+    private Map<String, Integer> targetPartitions = Map.of();
+
+    /**
+     * @param memberIds gives a new member its id (random in a broker, scripted in tests)
+     */
+    public ConsumerGroup(String groupId, Assignor assignor, long sessionTimeoutMs, Supplier<String> memberIds) {
+        this.groupId = groupId;
+        this.assignor = assignor;
+        this.sessionTimeoutMs = sessionTimeoutMs;
+        this.memberIds = memberIds;
+    }
+
+    public String groupId() {
+        return groupId;
+    }
+
+    public int groupEpoch() {
+        return groupEpoch;
+    }
+
+    /**
+     * Handles a member's heartbeat at {@code nowMs}, against the topics that exist now.
+     *
+     * @param topics every topic of the cluster and its partition count
+     * @throws TidemarkException UNKNOWN_MEMBER_ID for a member the group does not have, STALE_MEMBER_EPOCH for an epoch
+     *                           the member has moved past, INVALID_REQUEST for a static leave without an instance id
+     */
+    public Answer heartbeat(Heartbeat heartbeat, Map<String, Integer> topics, long nowMs) {
+        expire(nowMs);
+        GroupMember member;
+        switch (heartbeat.memberEpoch()) {
+            case JOIN_EPOCH -> member = join(heartbeat);
+            case LEAVE_EPOCH -> {
+                remove(known(heartbeat.memberId()));
+                return new Answer(heartbeat.memberId(), LEAVE_EPOCH, Set.of());
+            }
+            case STATIC_LEAVE_EPOCH -> {
+                GroupMember leaving = known(heartbeat.memberId());
+                if (leaving.instanceId().isEmpty()) {
+                    throw new TidemarkException(ErrorCode.INVALID_REQUEST, "member " + leaving.memberId() + " of group "
+                            + groupId + " has no group.instance.id: only a static member leaves with epoch "
+                            + STATIC_LEAVE_EPOCH + "; others leave with " + LEAVE_EPOCH);
+                }
+                leaving.leaveTemporarily();
+                return new Answer(leaving.memberId(), STATIC_LEAVE_EPOCH, Set.of());
+            }
+            default -> member = current(heartbeat);
+        }
+        member.heardFrom(nowMs);
+        boolean subscribing = heartbeat.topics() != null || heartbeat.pattern() != null;
+        if (subscribing && member.subscribe(heartbeat.topics() == null ? Set.of() : heartbeat.topics(),
+                heartbeat.pattern())) {
+            groupEpoch++;
+        }
+        if (heartbeat.owned() != null) {
+            member.reportOwned(heartbeat.owned());
+        }
+        updateTarget(topics);
+        reconcile(member);
+        return new Answer(member.memberId(), member.epoch(), sorted(member.assignment()));
+    }
+
+    /** Removes the members whose session expired by {@code nowMs}; their partitions are free again. */
+    public void expire(long nowMs) {
+        List<GroupMember> expired = new ArrayList<>();
+        for (GroupMember member : members.values()) {
+            if (nowMs - member.lastHeartbeatMs() >= sessionTimeoutMs) {
+                expired.add(member);
+            }
+        }
+        expired.forEach(this::remove);
+    }
+
+    /**
+     * Checks that a commit of {@code partitions} may be stored: from a member of the group at its current epoch that
+     * owns them, or with no member ({@code memberId} empty) while the group has none.
+     *
+     * @throws TidemarkException UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH, naming what was wrong
+     */
+    public void checkCommit(String memberId, int memberEpoch, Set<TopicPartition> partitions) {
+        if (memberId.isEmpty()) {
+            if (!members.isEmpty()) {
+                throw new TidemarkException(ErrorCode.UNKNOWN_MEMBER_ID, "group " + groupId + " has " + members.size()
+                        + " member(s): a commit without a member id is taken only while the group has none");
+            }
+            return;
+        }
+        GroupMember member = known(memberId);
+        if (memberEpoch != member.epoch()) {
+            throw stale(member, memberEpoch);
+        }
+        for (TopicPartition tp : partitions) {
+            if (!member.owned().contains(tp)) {
+                throw new TidemarkException(ErrorCode.STALE_MEMBER_EPOCH, "member " + memberId + " of group "
+                        + groupId + " does not own " + tp + " (epoch " + memberEpoch + "): its commit is refused");
+            }
+        }
+    }
+
+    /** Whether the group has members (live, or static ones that left within their session). */
+    public boolean hasMembers() {
+        return !members.isEmpty();
+    }
+
+    /** The members in member-id order. */
+    public List<MemberView> members() {
+        List<MemberView> views = new ArrayList<>();
+        for (GroupMember m : members.values()) {
+            views.add(new MemberView(m.memberId(), m.instanceId(), m.clientHost(), m.epoch(), sorted(m.assignment()),
+                    sorted(m.revoking()), m.lastHeartbeatMs()));
+        }
+        return views;
+    }
+
+    /** Which member owns each owned partition; for checks that no partition has two owners. */
+    public Map<TopicPartition, List<String>> owners() {
+        Map<TopicPartition, List<String>> owners = new TreeMap<>(Assignor.PARTITION_ORDER);
+        members.values().forEach(m -> m.owned().forEach(tp ->
+                owners.computeIfAbsent(tp, p -> new ArrayList<>()).add(m.memberId())));
+        return owners;
+    }
+
+    private GroupMember join(Heartbeat heartbeat) {
+        String memberId = memberIds.get();
+        if (heartbeat.instanceId() != null) {
+            for (Iterator<GroupMember> it = members.values().iterator(); it.hasNext(); ) {
+                GroupMember previous = it.next();
+                if (heartbeat.instanceId().equals(previous.instanceId().orElse(null))) {
+                    it.remove();
+                    GroupMember member = GroupMember.replacing(previous, memberId, heartbeat.clientHost());
+                    members.put(memberId, member);
+                    replaceInTarget(previous.memberId(), memberId);
+                    return member;
+                }
+            }
+        }
+        GroupMember member = new GroupMember(memberId, heartbeat.instanceId(), heartbeat.clientHost());
+        members.put(memberId, member);
+        return member;
+    }
+
+    private void replaceInTarget(String previousId, String memberId) {
+        target = renamed(target, previousId, memberId);
+        targetSubscriptions = renamed(targetSubscriptions, previousId, memberId);
+    }
+
+    private static <V> Map<String, V> renamed(Map<String, V> map, String from, String to) {
+        Map<String, V> copy = new HashMap<>(map);
+        V value = copy.remove(from);
+        if (value != null) {
+            copy.put(to, value);
+        }
+        return copy;
+    }
+
+    private GroupMember current(Heartbeat heartbeat) {
+        GroupMember member = known(heartbeat.memberId());
+        int epoch = heartbeat.memberEpoch();
+        boolean answerLost = epoch == member.previousEpoch() && heartbeat.owned() != null
+                && member.owned().containsAll(heartbeat.owned());
+        if (epoch != member.epoch() && !answerLost) {
+            throw stale(member, epoch);
+        }
+        return member;
+    }
+
+    private GroupMember known(String memberId) {
+        GroupMember member = members.get(memberId);
+        if (member == null) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_MEMBER_ID, "group " + groupId + " has no member "
+                    + memberId + " (it left, its session of " + sessionTimeoutMs + " ms expired, or a member with its "
+                    + "group.instance.id replaced it): join again with epoch " + JOIN_EPOCH);
+        }
+        return member;
+    }
+
+    private TidemarkException stale(GroupMember member, int epoch) {
+        return new TidemarkException(ErrorCode.STALE_MEMBER_EPOCH, "member " + member.memberId() + " of group "
+                + groupId + " sent epoch " + epoch + " but is at epoch " + member.epoch());
+    }
+
+    private void remove(GroupMember member) {
+        members.remove(member.memberId());
+        groupEpoch++;
+    }
+
+    /** Computes the target assignment again when the group epoch or the subscribed topics moved since the last. */
+    private void updateTarget(Map<String, Integer> topics) {
+        Map<String, Set<String>> subscriptions = new TreeMap<>();
+        Map<String, Integer> partitions = new TreeMap<>();
+        for (GroupMember member : members.values()) {
+            Set<String> subscribed = member.subscribedTopics(topics);
+            subscriptions.put(member.memberId(), subscribed);
+            subscribed.forEach(topic -> partitions.put(topic, topics.get(topic)));
+        }
+        if (groupEpoch == targetEpoch && subscriptions.equals(targetSubscriptions)
+                && partitions.equals(targetPartitions)) {
+            return;
+        }
+        if (groupEpoch == targetEpoch) {
+            groupEpoch++;
+        }
+        target = assignor.assign(subscriptions, partitions, target);
+        targetEpoch = groupEpoch;
+        targetSubscriptions = subscriptions;
+        targetPartitions = partitions;
+    }
+
+    /**
+     * Moves a member towards its target: first asks it to give up what the target takes from it; once it owns nothing
+     * else, moves it to the target epoch and gives it the target's partitions that no other member owns (the others
+     * come with later heartbeats, once released).
+     */
+    private void reconcile(GroupMember member) {
+        if (!member.revoking().isEmpty()) {
+            return;
+        }
+        Set<TopicPartition> wanted = target.getOrDefault(member.memberId(), Set.of());
+        for (TopicPartition tp : member.owned()) {
+            if (!wanted.contains(tp)) {
+                member.revoking().add(tp);
+            }
+        }
+        if (!member.revoking().isEmpty()) {
+            return;
+        }
+        member.moveToEpoch(targetEpoch);
+        Set<TopicPartition> ownedByOthers = new HashSet<>();
+        members.values().forEach(m -> {
+            if (m != member) {
+                ownedByOthers.addAll(m.owned());
+            }
+        });
+        for (TopicPartition tp : wanted) {
+            if (!ownedByOthers.contains(tp)) {
+                member.owned().add(tp);
+            }
+        }
+    }
+
+    private static Set<TopicPartition> sorted(Set<TopicPartition> partitions) {
+        Set<TopicPartition> sorted = new TreeSet<>(Assignor.PARTITION_ORDER);
+        sorted.addAll(partitions);
+        return sorted;
+    }
+}

@@ -1,0 +1,157 @@
+package io.tidemark.core.group.membership;
+
+import io.tidemark.core.partition.TopicPartition;
+
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * A member of a {@link ConsumerGroup} as the coordinator tracks it: who it is, what it subscribes to, its epoch, the
+ * partitions it owns (given to it and not yet released) and, among them, those it was asked to give up.
+ *
+ * <p>Not thread-safe: owned by its group.
+ */
+final class GroupMember {
+    private final String memberId;
+    private final String instanceId;
+    private final String clientHost;
+    private Set<String> topics = Set.of();
+    private Pattern pattern;
+    private int epoch;
+    private int previousEpoch = -1;
+    private final Set<TopicPartition> owned = new HashSet<>();
+    private final Set<TopicPartition> revoking = new HashSet<>();
+    private long lastHeartbeatMs;
+    private boolean leftTemporarily;
+
+    GroupMember(String memberId, String instanceId, String clientHost) {
+        this.memberId = memberId;
+        this.instanceId = instanceId;
+        this.clientHost = clientHost;
+    }
+
+    /** A member with {@code memberId} taking over what {@code previous} (same instance id) owned and its epoch. */
+    static GroupMember replacing(GroupMember previous, String memberId, String clientHost) {
+        GroupMember member = new GroupMember(memberId, previous.instanceId, clientHost);
+        member.topics = previous.topics;
+        member.pattern = previous.pattern;
+        member.epoch = previous.epoch;
+        member.previousEpoch = previous.previousEpoch;
+        member.owned.addAll(previous.owned);
+        member.revoking.addAll(previous.revoking);
+        return member;
+    }
+
+    String memberId() {
+        return memberId;
+    }
+
+    Optional<String> instanceId() {
+        return Optional.ofNullable(instanceId);
+    }
+
+    String clientHost() {
+        return clientHost;
+    }
+
+    /**
+     * Sets the subscription: the topics named and those the pattern matches in full (either may be absent).
+     *
+     * @return whether it changed
+     */
+    boolean subscribe(Set<String> newTopics, Pattern newPattern) {
+        String newRegex = newPattern == null ? null : newPattern.pattern();
+        String oldRegex = pattern == null ? null : pattern.pattern();
+        if (newTopics.equals(topics) && Objects.equals(newRegex, oldRegex)) {
+            return false;
+        }
+        topics = Set.copyOf(newTopics);
+        pattern = newPattern;
+        return true;
+    }
+
+    /** The subscribed topics that exist, in name order: the names listed and those the pattern matches. */
+    Set<String> subscribedTopics(Map<String, Integer> existing) {
+        Set<String> resolved = new TreeSet<>();
+        for (String topic : existing.keySet()) {
+            if (topics.contains(topic) || (pattern != null && pattern.matcher(topic).matches())) {
+                resolved.add(topic);
+            }
+        }
+        return resolved;
+    }
+
+    Set<String> topics() {
+        return topics;
+    }
+
+    Optional<Pattern> pattern() {
+        return Optional.ofNullable(pattern);
+    }
+
+    int epoch() {
+        return epoch;
+    }
+
+    int previousEpoch() {
+        return previousEpoch;
+    }
+
+    void moveToEpoch(int newEpoch) {
+        if (newEpoch != epoch) {
+            previousEpoch = epoch;
+            epoch = newEpoch;
+        }
+    }
+
+    /** Partitions given to the member and not released yet, those being revoked included. */
+    Set<TopicPartition> owned() {
+        return owned;
+    }
+
+    /** Owned partitions the member was asked to give up and has not yet said it did. */
+    Set<TopicPartition> revoking() {
+        return revoking;
+    }
+
+    /** What the member should own now: what it owns less what it is giving up. */
+    Set<TopicPartition> assignment() {
+        Set<TopicPartition> keep = new HashSet<>(owned);
+        keep.removeAll(revoking);
+        return keep;
+    }
+
+    /** Takes the member's word on what it owns: partitions being revoked that it no longer lists are released. */
+    void reportOwned(Set<TopicPartition> reported) {
+        revoking.removeIf(tp -> {
+            boolean released = !reported.contains(tp);
+            if (released) {
+                owned.remove(tp);
+            }
+            return released;
+        });
+    }
+
+    long lastHeartbeatMs() {
+        return lastHeartbeatMs;
+    }
+
+    void heardFrom(long nowMs) {
+        lastHeartbeatMs = nowMs;
+        leftTemporarily = false;
+    }
+
+    /** A static member left meaning to come back: its partitions stay its own until its session expires. */
+    boolean leftTemporarily() {
+        return leftTemporarily;
+    }
+
+    void leaveTemporarily() {
+        leftTemporarily = true;
+    }
+}
