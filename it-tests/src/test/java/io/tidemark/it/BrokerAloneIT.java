@@ -7,6 +7,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.core.group.GroupOffsetStore;
+import io.tidemark.core.group.membership.ConsumerGroup;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
 import io.tidemark.proto.error.GrpcErrors;
@@ -23,6 +24,8 @@ import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.CommitOffsetsRequest;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatRequest;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatResponse;
 import io.tidemark.proto.v1.CreateTopicRequest;
 import io.tidemark.proto.v1.DeleteTopicRequest;
 import io.tidemark.proto.v1.DescribeGroupRequest;
@@ -41,12 +44,15 @@ import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.OriginOffsetRequest;
 import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.OriginPartitionRef;
+import io.tidemark.proto.v1.OwnedPartitions;
 import io.tidemark.proto.v1.PartitionOffset;
 import io.tidemark.proto.v1.ProduceManyRequest;
 import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.v1.Subscription;
 import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.proto.v1.TopicPartitionRef;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -305,6 +311,80 @@ class BrokerAloneIT {
                 .getOffset());
         assertEquals(5, broker.metrics().meter("errors.INTERNAL_TOPIC").getCount(),
                 "two Produce, a batch of ProduceMany, AlterTopicConfig and DeleteTopic refused");
+    }
+
+    @Test
+    void membersOfAGroupShareItsPartitionsAndOnlyTheirOwnersCommitThem() {
+        create("orders", 4);
+        ConsumerGroupHeartbeatResponse a = heartbeat(ConsumerGroupHeartbeatRequest.newBuilder().setClientId("a")
+                .setSubscription(Subscription.newBuilder().addTopics("orders")));
+        assertEquals(1, a.getMemberEpoch());
+        assertEquals(List.of(0, 1, 2, 3), partitions(a));
+        assertEquals(5_000, a.getHeartbeatIntervalMs());
+        ConsumerGroupHeartbeatResponse b = heartbeat(ConsumerGroupHeartbeatRequest.newBuilder().setClientId("b")
+                .setSubscription(Subscription.newBuilder().setPattern("ord.*")));
+        assertEquals(List.of(), partitions(b), "a still owns them all");
+
+        ConsumerGroupHeartbeatResponse revoking = heartbeat(member(a).setOwned(owned(a)));
+        assertEquals(List.of(0, 1), partitions(revoking), "a is asked to give up 2 and 3");
+        assertEquals(ErrorCode.UNKNOWN_MEMBER_ID, error(() -> commit("g", "", 0, 0)).code(),
+                "no commit without a member while the group has members");
+        commit("g", a.getMemberId(), 1, 3);
+        ConsumerGroupHeartbeatResponse released = heartbeat(member(revoking).setOwned(owned(revoking)));
+        assertEquals(2, released.getMemberEpoch());
+        b = heartbeat(member(b).setOwned(owned(b)));
+        assertEquals(List.of(2, 3), partitions(b));
+
+        TidemarkException zombie = error(() -> commit("g", a.getMemberId(), 1, 0));
+        assertEquals(ErrorCode.STALE_MEMBER_EPOCH, zombie.code());
+        assertEquals("member " + a.getMemberId() + " of group g sent epoch 1 but is at epoch 2", zombie.getMessage());
+        assertEquals("member " + a.getMemberId() + " of group g does not own orders-3 (epoch 2): its commit is "
+                + "refused", error(() -> commit("g", a.getMemberId(), 2, 3)).getMessage());
+        commit("g", b.getMemberId(), b.getMemberEpoch(), 3);
+        assertEquals(ErrorCode.INVALID_REQUEST, error(() -> heartbeat(ConsumerGroupHeartbeatRequest.newBuilder()
+                .setGroup("h").setAssignor("sticky"))).code());
+        assertEquals("assignor 'sticky' is not known; allowed: range, uniform", error(() -> heartbeat(
+                ConsumerGroupHeartbeatRequest.newBuilder().setGroup("h").setAssignor("sticky"))).getMessage());
+        assertEquals("subscription pattern '(' is not a Java regular expression: Unclosed group", error(() -> heartbeat(
+                ConsumerGroupHeartbeatRequest.newBuilder().setSubscription(Subscription.newBuilder().setPattern("("))))
+                .getMessage());
+
+        heartbeat(member(released).setMemberEpoch(ConsumerGroup.LEAVE_EPOCH));
+        heartbeat(member(b).setMemberEpoch(ConsumerGroup.LEAVE_EPOCH));
+        commit("g", "", 0, 0);
+        assertEquals(List.of(0L, 3L), committedOffsets("g"),
+                "orders-3 by a while it gave it up and by b; orders-0 without a member once the group emptied");
+    }
+
+    private ConsumerGroupHeartbeatResponse heartbeat(ConsumerGroupHeartbeatRequest.Builder request) {
+        if (request.getGroup().isEmpty()) {
+            request.setGroup("g");
+        }
+        return groups.consumerGroupHeartbeat(request.build());
+    }
+
+    private static ConsumerGroupHeartbeatRequest.Builder member(ConsumerGroupHeartbeatResponse answer) {
+        return ConsumerGroupHeartbeatRequest.newBuilder().setMemberId(answer.getMemberId())
+                .setMemberEpoch(answer.getMemberEpoch());
+    }
+
+    private static OwnedPartitions owned(ConsumerGroupHeartbeatResponse answer) {
+        return OwnedPartitions.newBuilder().addAllPartitions(answer.getAssignmentList()).build();
+    }
+
+    private static List<Integer> partitions(ConsumerGroupHeartbeatResponse answer) {
+        return answer.getAssignmentList().stream().map(TopicPartitionRef::getPartition).toList();
+    }
+
+    private void commit(String group, String memberId, int epoch, int partition) {
+        groups.commitOffsets(CommitOffsetsRequest.newBuilder().setGroup(group).setMemberId(memberId)
+                .setMemberEpoch(epoch).addOffsets(PartitionOffset.newBuilder().setTopic("orders")
+                        .setPartition(partition).setOffset(partition)).build());
+    }
+
+    private List<Long> committedOffsets(String group) {
+        return groups.fetchOffsets(FetchOffsetsRequest.newBuilder().setGroup(group).build()).getOffsetsList().stream()
+                .map(o -> o.getOffset()).toList();
     }
 
     private long logEnd(String topic) {

@@ -37,7 +37,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                            int logOpenFilesMax, long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
-                           Map<String, String> topicDefaults) {
+                           GroupSettings groups, Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
             OriginPartition::isClusterName, OriginPartition.CLUSTER_NAME_RULE,
             "The cluster's name; every broker of a cluster needs the same (a broker logs a warning when another "
@@ -139,12 +139,28 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "an election, about 0.1-0.3 s), so a small number keeps a restart from stalling many "
                     + "groups at once.");
 
+    public static final ConfigKey GROUP_SESSION_TIMEOUT_MS = new ConfigKey("group.consumer.session.timeout.ms", LONG,
+            45_000, "ms", atLeast(1_000, 3_600_000),
+            "A member of a consumer group that has not heartbeated for this long is removed and its partitions go to "
+                    + "the others; a static member (group.instance.id) that left keeps its partitions this long. "
+                    + "Kafka's default.");
+    public static final ConfigKey GROUP_HEARTBEAT_INTERVAL_MS = new ConfigKey("group.consumer.heartbeat.interval.ms",
+            LONG, 5_000, "ms", atLeast(100, 600_000),
+            "How often members of consumer groups heartbeat (the coordinator tells them); a member also heartbeats "
+                    + "at once when it has released partitions. Must be below group.consumer.session.timeout.ms. "
+                    + "Kafka's default.");
+    public static final ConfigKey GROUP_MAX_SIZE = new ConfigKey("group.consumer.max.size", INT, 1_000, "members",
+            atLeast(1, 100_000),
+            "Most members a consumer group may have; a join beyond it is refused with INVALID_REQUEST, so one "
+                    + "misbehaving application cannot grow a coordinator's memory without bound.");
+
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
             FLUSH_CHECK_INTERVAL_MS, LOG_OPEN_FILES_MAX, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
-            LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL);
+            LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL, GROUP_SESSION_TIMEOUT_MS,
+            GROUP_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE);
 
     /** Every broker key, {@link #CLUSTER_NAME} and {@link #KEYS}: what docs/configuration.md lists. */
     public static final List<DeclaredKey> ALL_KEYS = Stream.<DeclaredKey>concat(Stream.of(CLUSTER_NAME),
@@ -164,6 +180,16 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
 
     /** The leader balancing keys, typed (used by the replication module). */
     public record LeaderBalance(boolean enabled, long intervalMs, int maxTransfersPerInterval) {
+    }
+
+    /** The consumer group keys, typed. */
+    public record GroupSettings(long sessionTimeoutMs, long heartbeatIntervalMs, int maxSize) {
+        public GroupSettings {
+            if (heartbeatIntervalMs >= sessionTimeoutMs) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIG, "group.consumer.heartbeat.interval.ms "
+                        + heartbeatIntervalMs + " must be below group.consumer.session.timeout.ms " + sessionTimeoutMs);
+            }
+        }
     }
 
     public BrokerConfig {
@@ -236,7 +262,9 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                         value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1,
                         (int) value(values, RAFT_GROUPS_PER_REPLICA_SET)),
                 new LeaderBalance(value(values, LEADER_BALANCE_ENABLED) == 1, value(values, LEADER_BALANCE_INTERVAL_MS),
-                        (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)), topicDefaults);
+                        (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)),
+                new GroupSettings(value(values, GROUP_SESSION_TIMEOUT_MS), value(values, GROUP_HEARTBEAT_INTERVAL_MS),
+                        (int) value(values, GROUP_MAX_SIZE)), topicDefaults);
     }
 
     private static long value(Map<String, Long> values, ConfigKey key) {

@@ -2,8 +2,10 @@ package io.tidemark.core.server;
 
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.group.GroupOffsetStore.Committed;
+import io.tidemark.core.group.membership.ConsumerGroup;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topics;
@@ -11,6 +13,8 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.CommitOffsetsRequest;
 import io.tidemark.proto.v1.CommitOffsetsResponse;
 import io.tidemark.proto.v1.CommittedOffset;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatRequest;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatResponse;
 import io.tidemark.proto.v1.DescribeGroupRequest;
 import io.tidemark.proto.v1.DescribeGroupResponse;
 import io.tidemark.proto.v1.ErrorCode;
@@ -24,23 +28,33 @@ import io.tidemark.proto.v1.PartitionOffset;
 import io.tidemark.proto.v1.TopicPartitionRef;
 
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
-/** Consumer-group offsets over gRPC, stored by the {@link GroupOffsetStore}. */
+/**
+ * Consumer groups over gRPC: offsets, stored by the {@link GroupOffsetStore}, and membership, kept by the
+ * {@link GroupCoordinator}, which also fences members' commits.
+ */
 final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
     static final int MAX_GROUP_NAME_BYTES = 255;
     static final int MAX_METADATA_BYTES = 4096;
 
     private final Topics topics;
     private final GroupOffsetStore store;
+    private final GroupCoordinator coordinator;
     private final BrokerConfig config;
     private final Responses responses;
 
-    GroupServiceAdapter(Topics topics, GroupOffsetStore store, BrokerConfig config, BrokerMetrics metrics) {
+    GroupServiceAdapter(Topics topics, GroupOffsetStore store, GroupCoordinator coordinator, BrokerConfig config,
+                        BrokerMetrics metrics) {
         this.topics = topics;
         this.store = store;
+        this.coordinator = coordinator;
         this.config = config;
         this.responses = new Responses(metrics);
     }
@@ -67,9 +81,64 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
                 offsets.put(new TopicPartition(offset.getTopic(), offset.getPartition()),
                         new Committed(offset.getOffset(), offset.getMetadata(), 0));
             }
+            coordinator.checkCommit(request.getGroup(), request.getMemberId(), request.getMemberEpoch(),
+                    offsets.keySet());
             store.commit(request.getGroup(), offsets);
             return CommitOffsetsResponse.getDefaultInstance();
         });
+    }
+
+    @Override
+    public void consumerGroupHeartbeat(ConsumerGroupHeartbeatRequest request,
+                                       StreamObserver<ConsumerGroupHeartbeatResponse> observer) {
+        responses.respond(observer, () -> {
+            checkGroup(request.getGroup());
+            Set<String> subscribed = null;
+            Pattern pattern = null;
+            if (request.hasSubscription()) {
+                if (request.getSubscription().getTopicsCount() > config.maxTopicsPerRequest()) {
+                    throw Responses.invalid("a subscription names at most " + config.maxTopicsPerRequest()
+                            + " topics (max.topics.per.request), not " + request.getSubscription().getTopicsCount());
+                }
+                subscribed = Set.copyOf(request.getSubscription().getTopicsList());
+                pattern = pattern(request.getSubscription().getPattern());
+            }
+            Set<TopicPartition> owned = null;
+            if (request.hasOwned()) {
+                if (request.getOwned().getPartitionsCount() > config.maxOffsetsPerCommit()) {
+                    throw Responses.invalid("a heartbeat lists at most " + config.maxOffsetsPerCommit()
+                            + " owned partitions (max.offsets.per.commit), not "
+                            + request.getOwned().getPartitionsCount());
+                }
+                owned = new HashSet<>();
+                for (TopicPartitionRef ref : request.getOwned().getPartitionsList()) {
+                    owned.add(new TopicPartition(ref.getTopic(), ref.getPartition()));
+                }
+            }
+            ConsumerGroup.Answer answer = coordinator.heartbeat(request.getGroup(), new ConsumerGroup.Heartbeat(
+                    request.getMemberId(), request.getMemberEpoch(), request.getInstanceId().isEmpty() ? null
+                    : request.getInstanceId(), request.getClientId(), subscribed, pattern, owned),
+                    request.getAssignor());
+            ConsumerGroupHeartbeatResponse.Builder response = ConsumerGroupHeartbeatResponse.newBuilder()
+                    .setMemberId(answer.memberId()).setMemberEpoch(answer.memberEpoch())
+                    .setHeartbeatIntervalMs(coordinator.heartbeatIntervalMs());
+            answer.assignment().forEach(tp -> response.addAssignment(TopicPartitionRef.newBuilder()
+                    .setTopic(tp.topic()).setPartition(tp.partition())));
+            return response.build();
+        });
+    }
+
+    /** The subscription's pattern, or null when it has none. */
+    private static Pattern pattern(String regex) {
+        if (regex.isEmpty()) {
+            return null;
+        }
+        try {
+            return Pattern.compile(regex);
+        } catch (PatternSyntaxException e) {
+            throw Responses.invalid("subscription pattern '" + regex + "' is not a Java regular expression: "
+                    + e.getDescription());
+        }
     }
 
     @Override

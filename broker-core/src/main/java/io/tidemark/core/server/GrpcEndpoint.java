@@ -5,6 +5,7 @@ import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
+import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.topic.Topics;
@@ -33,8 +34,8 @@ public final class GrpcEndpoint implements Closeable {
     private final Server server;
     private final HostPort address;
 
-    public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, ClusterServices cluster,
-                        BrokerMetrics metrics) {
+    public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, GroupCoordinator coordinator,
+                        ClusterServices cluster, BrokerMetrics metrics) {
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
                         config.listen().port()))
                 .directExecutor()
@@ -42,7 +43,7 @@ public final class GrpcEndpoint implements Closeable {
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
-                .addService(new GroupServiceAdapter(topics, groups, config, metrics));
+                .addService(new GroupServiceAdapter(topics, groups, coordinator, config, metrics));
         cluster.internalServices().forEach(builder::addService);
         this.server = builder.build();
         this.address = config.listen();

@@ -34,9 +34,13 @@ class BrokerConfigTest {
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertTrue(unknown.getMessage().startsWith("unknown key 'retention.hours' in broker.properties; known keys: "
                 + "clock.offset.ms, cluster.name, flush.check.interval.ms, flush.messages, flush.ms, "
+                + "group.consumer.heartbeat.interval.ms, group.consumer.max.size, group.consumer.session.timeout.ms, "
                 + "index.interval.bytes, "), unknown.getMessage());
         assertEquals("invalid value for max.fetch.wait.ms: 999999999 is not allowed; allowed: an integer in [0, 600000] (ms)",
                 assertThrows(TidemarkException.class, () -> of(Map.of("max.fetch.wait.ms", "999999999"))).getMessage());
+        assertEquals("group.consumer.heartbeat.interval.ms 45000 must be below group.consumer.session.timeout.ms "
+                + "45000", assertThrows(TidemarkException.class, () -> of(Map.of(
+                        "group.consumer.heartbeat.interval.ms", "45000"))).getMessage());
         assertEquals("invalid value for segment.ms: 0 is not allowed; allowed: an integer >= 1 (ms)",
                 assertThrows(TidemarkException.class, () -> of(Map.of("segment.ms", "0"))).getMessage());
         assertEquals("max.batch.bytes 16777216 does not fit in max.request.bytes 16777216 with 1024 bytes for the request",

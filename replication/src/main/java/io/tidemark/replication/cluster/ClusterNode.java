@@ -3,6 +3,7 @@ package io.tidemark.replication.cluster;
 import com.codahale.metrics.MetricRegistry;
 import com.google.common.base.Throwables;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.MetricsEndpoint;
@@ -150,7 +151,9 @@ public final class ClusterNode implements Closeable {
             return partition;
         }, clock, metrics.groupOffsetsSkipped());
         RaftLeadership leadership = new RaftLeadership(members, metadata);
-        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, new ClusterServices(liveness, leadership,
+        GroupCoordinator coordinator = new GroupCoordinator(topics, config.groups(), clock,
+                () -> UUID.randomUUID().toString());
+        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
                         new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes()),
