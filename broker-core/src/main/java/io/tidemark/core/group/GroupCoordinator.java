@@ -13,7 +13,6 @@ import io.tidemark.proto.v1.ErrorCode;
 
 import java.time.InstantSource;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -110,13 +109,6 @@ public final class GroupCoordinator {
         if (group != null) {
             group.checkCommit(memberId, memberEpoch, partitions);
         }
-    }
-
-    /** The group's members now, in member-id order; empty for a group with none. */
-    public synchronized List<ConsumerGroup.MemberView> members(String groupId) {
-        expireSessions(clock.millis());
-        ConsumerGroup group = groups.get(groupId);
-        return group == null ? List.of() : group.members();
     }
 
     private void checkCoordinator() {

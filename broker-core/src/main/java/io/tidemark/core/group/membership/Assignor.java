@@ -18,7 +18,7 @@ public interface Assignor {
     Comparator<TopicPartition> PARTITION_ORDER = Comparator.comparing(TopicPartition::topic)
             .thenComparingInt(TopicPartition::partition);
 
-    /** The name members and tools use for it ({@code group.remote.assignor}). */
+    /** The name a group is created with (ConsumerGroupHeartbeatRequest.assignor). */
     String name();
 
     /**

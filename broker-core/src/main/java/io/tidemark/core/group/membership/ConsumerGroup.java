@@ -62,7 +62,7 @@ public final class ConsumerGroup {
      * @param pattern      a pattern whose fully matching topics it subscribes to, or null
      * @param owned        the partitions it owns now; null when unchanged since its last heartbeat
      */
-    public record Heartbeat(String memberId, int memberEpoch, String instanceId, String clientHost, Set<String> topics,
+    public record Heartbeat(String memberId, int memberEpoch, String instanceId, String clientId, Set<String> topics,
                             Pattern pattern, Set<TopicPartition> owned) {
     }
 
@@ -71,7 +71,7 @@ public final class ConsumerGroup {
     }
 
     /** A member as {@code groups describe} shows it. */
-    public record MemberView(String memberId, Optional<String> instanceId, String clientHost, int memberEpoch,
+    public record MemberView(String memberId, Optional<String> instanceId, String clientId, int memberEpoch,
                              Set<TopicPartition> assignment, Set<TopicPartition> revoking, long lastHeartbeatMs) {
     }
 
@@ -127,7 +127,6 @@ public final class ConsumerGroup {
                             + groupId + " has no group.instance.id: only a static member leaves with epoch "
                             + STATIC_LEAVE_EPOCH + "; others leave with " + LEAVE_EPOCH);
                 }
-                leaving.leaveTemporarily();
                 return new Answer(leaving.memberId(), STATIC_LEAVE_EPOCH, Set.of());
             }
             default -> member = current(heartbeat);
@@ -192,7 +191,7 @@ public final class ConsumerGroup {
     public List<MemberView> members() {
         List<MemberView> views = new ArrayList<>();
         for (GroupMember m : members.values()) {
-            views.add(new MemberView(m.memberId(), m.instanceId(), m.clientHost(), m.epoch(), sorted(m.assignment()),
+            views.add(new MemberView(m.memberId(), m.instanceId(), m.clientId(), m.epoch(), sorted(m.assignment()),
                     sorted(m.revoking()), m.lastHeartbeatMs()));
         }
         return views;
@@ -213,14 +212,14 @@ public final class ConsumerGroup {
                 GroupMember previous = it.next();
                 if (heartbeat.instanceId().equals(previous.instanceId().orElse(null))) {
                     it.remove();
-                    GroupMember member = GroupMember.replacing(previous, memberId, heartbeat.clientHost());
+                    GroupMember member = GroupMember.replacing(previous, memberId, heartbeat.clientId());
                     members.put(memberId, member);
                     replaceInTarget(previous.memberId(), memberId);
                     return member;
                 }
             }
         }
-        GroupMember member = new GroupMember(memberId, heartbeat.instanceId(), heartbeat.clientHost());
+        GroupMember member = new GroupMember(memberId, heartbeat.instanceId(), heartbeat.clientId());
         members.put(memberId, member);
         return member;
     }

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
 final class GroupMember {
     private final String memberId;
     private final String instanceId;
-    private final String clientHost;
+    private final String clientId;
     private Set<String> topics = Set.of();
     private Pattern pattern;
     private int epoch;
@@ -27,17 +27,16 @@ final class GroupMember {
     private final Set<TopicPartition> owned = new HashSet<>();
     private final Set<TopicPartition> revoking = new HashSet<>();
     private long lastHeartbeatMs;
-    private boolean leftTemporarily;
 
-    GroupMember(String memberId, String instanceId, String clientHost) {
+    GroupMember(String memberId, String instanceId, String clientId) {
         this.memberId = memberId;
         this.instanceId = instanceId;
-        this.clientHost = clientHost;
+        this.clientId = clientId;
     }
 
     /** A member with {@code memberId} taking over what {@code previous} (same instance id) owned and its epoch. */
-    static GroupMember replacing(GroupMember previous, String memberId, String clientHost) {
-        GroupMember member = new GroupMember(memberId, previous.instanceId, clientHost);
+    static GroupMember replacing(GroupMember previous, String memberId, String clientId) {
+        GroupMember member = new GroupMember(memberId, previous.instanceId, clientId);
         member.topics = previous.topics;
         member.pattern = previous.pattern;
         member.epoch = previous.epoch;
@@ -55,8 +54,8 @@ final class GroupMember {
         return Optional.ofNullable(instanceId);
     }
 
-    String clientHost() {
-        return clientHost;
+    String clientId() {
+        return clientId;
     }
 
     /**
@@ -84,14 +83,6 @@ final class GroupMember {
             }
         }
         return resolved;
-    }
-
-    Set<String> topics() {
-        return topics;
-    }
-
-    Optional<Pattern> pattern() {
-        return Optional.ofNullable(pattern);
     }
 
     int epoch() {
@@ -143,15 +134,5 @@ final class GroupMember {
 
     void heardFrom(long nowMs) {
         lastHeartbeatMs = nowMs;
-        leftTemporarily = false;
-    }
-
-    /** A static member left meaning to come back: its partitions stay its own until its session expires. */
-    boolean leftTemporarily() {
-        return leftTemporarily;
-    }
-
-    void leaveTemporarily() {
-        leftTemporarily = true;
     }
 }
