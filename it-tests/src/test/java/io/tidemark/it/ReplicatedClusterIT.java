@@ -194,6 +194,16 @@ class ReplicatedClusterIT {
         assertEquals(values.size(), acknowledged.size(), "every send acknowledged through the "
                 + "transfers; first failure: " + PartitionChecker.firstFailure(sends));
         PartitionChecker.check(bootstrap(), new TopicPartition("orders", 0), acknowledged);
+
+        // Here, not in LeaderBalanceIT: a balancer moving the group back meanwhile made a move fail there.
+        Tidemark.Result transfers = Tidemark.run(dir, "perf", "transfer", "--bootstrap", bootstrap(),
+                "--transfers", "2", "--warmup", "0", "--rate", "200");
+        assertEquals(0, transfers.exitCode(), transfers.out() + transfers.err());
+        List<String> lines = transfers.out().lines().toList();
+        assertTrue(lines.get(0).startsWith("transfer 1: to node "), transfers.out());
+        assertTrue(lines.get(1).startsWith("transfer 2: to node "), transfers.out());
+        assertTrue(lines.get(2).startsWith("2 transfers at 200 records/s: pause p50 "), transfers.out());
+        assertTrue(lines.get(2).endsWith(" 0 failed)"), transfers.out());
     }
 
     private static String groupOf(TidemarkAdmin admin, String topic, int partition) {

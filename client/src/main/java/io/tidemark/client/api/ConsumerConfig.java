@@ -21,6 +21,11 @@ import static io.tidemark.client.api.ConfigChecks.inRange;
  *       offsets</td></tr>
  *   <tr><td>group</td><td>name</td><td>(none)</td><td>the consumer group whose offsets are committed and read;
  *       without one, commits are refused and positions start by auto.offset.reset</td></tr>
+ *   <tr><td>group.instance.id</td><td>name</td><td>(none)</td><td>makes a subscribed consumer a static member: one
+ *       that restarts with the same id within the group's session timeout gets its partitions back without a
+ *       rebalance</td></tr>
+ *   <tr><td>client.id</td><td>name</td><td>tidemark-consumer</td><td>names the consumer to the group coordinator
+ *       (shown with the group's members)</td></tr>
  *   <tr><td>auto.offset.reset</td><td>earliest|latest</td><td>latest</td><td>where a partition without a
  *       committed offset starts, and where an out-of-range position goes</td></tr>
  *   <tr><td>max.poll.records</td><td>records</td><td>500</td><td>most records one poll returns</td></tr>
@@ -58,6 +63,8 @@ public final class ConsumerConfig {
 
     private final ConnectionSettings connection;
     private final Optional<String> group;
+    private final Optional<String> groupInstanceId;
+    private final String clientId;
     private final OffsetReset autoOffsetReset;
     private final int maxPollRecords;
     private final int fetchMaxBytes;
@@ -72,6 +79,12 @@ public final class ConsumerConfig {
                     + " name, or not set for a consumer without a group");
         }
         this.group = Optional.ofNullable(b.group);
+        if (b.groupInstanceId != null && (b.groupInstanceId.isBlank() || b.group == null)) {
+            throw new IllegalArgumentException("group.instance.id = \"" + b.groupInstanceId + "\" is not allowed; it "
+                    + "must be a non-blank name, and needs a group");
+        }
+        this.groupInstanceId = Optional.ofNullable(b.groupInstanceId);
+        this.clientId = ConfigChecks.notNull("client.id", b.clientId);
         this.autoOffsetReset = ConfigChecks.notNull("auto.offset.reset", b.autoOffsetReset);
         this.maxPollRecords = (int) inRange("max.poll.records", b.maxPollRecords, 1, MAX_POLL_RECORDS_LIMIT,
                 "records");
@@ -91,6 +104,14 @@ public final class ConsumerConfig {
 
     public Optional<String> group() {
         return group;
+    }
+
+    public Optional<String> groupInstanceId() {
+        return groupInstanceId;
+    }
+
+    public String clientId() {
+        return clientId;
     }
 
     public OffsetReset autoOffsetReset() {
@@ -124,6 +145,8 @@ public final class ConsumerConfig {
         private Function<String, ManagedChannel> channelFactory = BrokerChannels::plaintext;
         private long requestTimeoutMs = ConnectionSettings.DEFAULT_REQUEST_TIMEOUT_MS;
         private String group;
+        private String groupInstanceId;
+        private String clientId = "tidemark-consumer";
         private OffsetReset autoOffsetReset = OffsetReset.LATEST;
         private long maxPollRecords = DEFAULT_MAX_POLL_RECORDS;
         private long fetchMaxBytes = DEFAULT_FETCH_MAX_BYTES;
@@ -155,6 +178,18 @@ public final class ConsumerConfig {
         /** {@code group}: the consumer group, a non-blank name. Default: none. */
         public Builder group(String group) {
             this.group = group;
+            return this;
+        }
+
+        /** {@code group.instance.id}: the static member's name, non-blank; needs a group. Default: none. */
+        public Builder groupInstanceId(String groupInstanceId) {
+            this.groupInstanceId = groupInstanceId;
+            return this;
+        }
+
+        /** {@code client.id}: the consumer's name to the group coordinator. Default tidemark-consumer. */
+        public Builder clientId(String clientId) {
+            this.clientId = clientId;
             return this;
         }
 

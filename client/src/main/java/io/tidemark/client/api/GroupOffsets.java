@@ -26,12 +26,17 @@ final class GroupOffsets {
     }
 
     CompletableFuture<Void> commit(String group, Map<TopicPartition, OffsetAndMetadata> offsets) {
+        CommitOffsetsRequest built = request(group, offsets).build();
+        return GrpcFutures.unwrapped(caller.call("CommitOffsets of group " + group,
+                channel -> caller.group(channel).commitOffsets(built)).thenApply(response -> null));
+    }
+
+    /** A commit of {@code offsets} without a member: add the member's id and epoch for a member's commit. */
+    static CommitOffsetsRequest.Builder request(String group, Map<TopicPartition, OffsetAndMetadata> offsets) {
         CommitOffsetsRequest.Builder request = CommitOffsetsRequest.newBuilder().setGroup(group);
         offsets.forEach((tp, offset) -> request.addOffsets(PartitionOffset.newBuilder().setTopic(tp.topic())
                 .setPartition(tp.partition()).setOffset(offset.offset()).setMetadata(offset.metadata())));
-        CommitOffsetsRequest built = request.build();
-        return GrpcFutures.unwrapped(caller.call("CommitOffsets of group " + group,
-                channel -> caller.group(channel).commitOffsets(built)).thenApply(response -> null));
+        return request;
     }
 
     /**

@@ -10,6 +10,7 @@ import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.GroupServiceGrpc;
 import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.OriginOffsetRequest;
@@ -57,6 +58,8 @@ final class LeaderCaller {
      * during the refresh.
      */
     static final int ATTEMPTS = 3;
+    /** The partition whose leader coordinates every consumer group: the one of the group offsets' topic. */
+    static final TopicPartition COORDINATOR_PARTITION = new TopicPartition("__group_offsets", 0);
 
     private final ClusterMetadata metadata;
     private final BrokerChannels channels;
@@ -94,6 +97,19 @@ final class LeaderCaller {
                 .setOrigin(OriginPartitionRef.newBuilder().setCluster(origin.cluster()).setTopic(origin.topic())
                         .setTopicId(TopicIds.toBytes(origin.topicId())).setPartition(origin.partition())).build();
         return call(tp, channel -> stub(channel, requestTimeoutMs).originOffset(request));
+    }
+
+    /**
+     * Calls the consumer groups' coordinator: the leader of {@code __group_offsets} (a broker that is not answers
+     * NOT_LEADER naming it, and the call follows).
+     */
+    <T> CompletableFuture<T> coordinator(Function<GroupServiceGrpc.GroupServiceFutureStub, ListenableFuture<T>> rpc) {
+        return call(COORDINATOR_PARTITION, channel -> {
+            GroupServiceGrpc.GroupServiceFutureStub stub = GroupServiceGrpc.newFutureStub(channel)
+                    .withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
+            return rpc.apply(callbacks == Callbacks.TRANSPORT_THREAD
+                    ? stub.withExecutor(MoreExecutors.directExecutor()) : stub);
+        });
     }
 
     private BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {

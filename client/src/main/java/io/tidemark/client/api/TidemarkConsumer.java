@@ -22,9 +22,12 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ObjLongConsumer;
+import java.util.regex.Pattern;
 
 /**
- * Reads records from assigned partitions. {@link #poll} fetches every assigned partition at once (long poll,
+ * Reads records from partitions assigned by hand ({@link #assign}) or by its group ({@link #subscribe}: the group's
+ * coordinator shares the subscribed topics' partitions among the group's members and moves them as members come and
+ * go; {@link GroupMembership}). {@link #poll} fetches every assigned partition at once (long poll,
  * bounded by the poll's timeout), validates each fetched batch, and returns up to {@code max.poll.records}
  * records in offset order per partition, keeping the rest for the next poll. Positions move as records are
  * returned; {@code seek*} moves them by offset, by ReceiveTime or by SendTime (ListOffsets).
@@ -53,6 +56,28 @@ public final class TidemarkConsumer implements Closeable {
     private final GroupOffsets groupOffsets;
     private final Fetcher fetcher;
     private final Map<TopicPartition, PartitionState> states = new LinkedHashMap<>();
+    /** The group membership while subscribed; null while partitions are assigned by hand (or none). */
+    private GroupMembership membership;
+    private RebalanceListener listener = RebalanceListener.NONE;
+    /** What the group's answers do to this consumer's partitions. */
+    private final GroupMembership.Changes changes = new GroupMembership.Changes() {
+        @Override
+        public void revoked(Set<TopicPartition> partitions) {
+            revoke(partitions);
+        }
+
+        @Override
+        public void assigned(Set<TopicPartition> partitions) {
+            partitions.forEach(tp -> states.put(tp, new PartitionState(tp)));
+            listener.onPartitionsAssigned(partitions);
+        }
+
+        @Override
+        public void lost(Set<TopicPartition> partitions) {
+            listener.onPartitionsLost(partitions);
+            states.keySet().removeAll(partitions);
+        }
+    };
     private int drainRotation;
     /** When poll may look positions up again after a retriable failure (clock millis). */
     private long positionsRetryAtMs;
@@ -77,6 +102,10 @@ public final class TidemarkConsumer implements Closeable {
      */
     public void assign(Collection<TopicPartition> partitions) {
         ensureOpen();
+        if (membership != null) {
+            throw new IllegalStateException("the consumer is subscribed to group " + group() + "; unsubscribe "
+                    + "before assigning partitions by hand");
+        }
         Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
             next.put(tp, states.getOrDefault(tp, new PartitionState(tp)));
@@ -87,6 +116,51 @@ public final class TidemarkConsumer implements Closeable {
 
     public Set<TopicPartition> assignment() {
         return Set.copyOf(states.keySet());
+    }
+
+    /**
+     * Joins the consumer's group, subscribed to {@code topics}: from the next poll on, the group's coordinator gives
+     * this consumer its share of their partitions and moves partitions between the members as they come and go;
+     * {@code listener} hears of each change inside {@code poll}. Each partition starts at the group's committed
+     * offset (else by auto.offset.reset). Commits carry this member's id and epoch, so a commit of a partition the
+     * group has given to another member is refused.
+     *
+     * @throws IllegalStateException without a group, or while partitions are assigned by hand
+     */
+    public void subscribe(Collection<String> topics, RebalanceListener listener) {
+        subscribe(Set.copyOf(topics), null, listener);
+    }
+
+    /** Like {@link #subscribe(Collection, RebalanceListener)}, for every topic whose whole name matches, as they appear. */
+    public void subscribe(Pattern pattern, RebalanceListener listener) {
+        subscribe(Set.of(), pattern, listener);
+    }
+
+    private void subscribe(Set<String> topics, Pattern pattern, RebalanceListener listener) {
+        ensureOpen();
+        String group = group();
+        if (membership == null && !states.isEmpty()) {
+            throw new IllegalStateException("partitions are assigned by hand " + states.keySet() + "; assign none "
+                    + "before subscribing");
+        }
+        unsubscribe();
+        this.listener = listener;
+        this.membership = new GroupMembership(group, config, leaders, topics, pattern);
+    }
+
+    /**
+     * Leaves the group: the listener hears its partitions revoked (commit there), then the coordinator gives them to
+     * the others. Does nothing when not subscribed.
+     */
+    public void unsubscribe() {
+        ensureOpen();
+        if (membership == null) {
+            return;
+        }
+        revoke(membership.owned());
+        membership.leave();
+        membership = null;
+        listener = RebalanceListener.NONE;
     }
 
     /**
@@ -101,12 +175,15 @@ public final class TidemarkConsumer implements Closeable {
      */
     public List<ConsumerRecord> poll(Duration timeout) {
         ensureOpen();
-        if (states.isEmpty()) {
-            throw new IllegalStateException("no partition is assigned; call assign first");
+        if (states.isEmpty() && membership == null) {
+            throw new IllegalStateException("no partition is assigned; call assign or subscribe first");
         }
         long deadlineNanos = System.nanoTime() + Math.min(timeout.toNanos(), TimeUnit.DAYS.toNanos(365));
         for (int round = 0; ; round++) {
             long nowMs = clock.millis();
+            if (membership != null) {
+                membership.heartbeatIfDue(nowMs, changes);
+            }
             initPositionsInPoll(nowMs);
             List<ConsumerRecord> records = drainBuffered();
             long remainingNanos = deadlineNanos - System.nanoTime();
@@ -223,8 +300,16 @@ public final class TidemarkConsumer implements Closeable {
         return commitAsync(currentPositions());
     }
 
+    /**
+     * Commits {@code offsets} without waiting. While subscribed, as this member, to the group's coordinator: a
+     * partition the group gave to another member is refused (STALE_MEMBER_EPOCH), as is every commit of a member the
+     * group fenced (UNKNOWN_MEMBER_ID).
+     */
     public CompletableFuture<Void> commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets) {
         ensureOpen();
+        if (membership != null) {
+            return GrpcFutures.unwrapped(membership.commit(Map.copyOf(offsets)));
+        }
         return groupOffsets.commit(group(), Map.copyOf(offsets));
     }
 
@@ -237,12 +322,28 @@ public final class TidemarkConsumer implements Closeable {
         return GrpcFutures.await(groupOffsets.fetch(group(), partitions));
     }
 
-    /** Shuts the channels down, cancelling fetches in flight. Commits nothing. Later calls do nothing. */
+    /**
+     * Leaves the group when subscribed ({@link #unsubscribe}: the listener hears its partitions revoked first), then
+     * shuts the channels down, cancelling fetches in flight. Commits nothing itself. Later calls do nothing.
+     */
     @Override
     public void close() {
         if (!closed) {
-            closed = true;
-            channels.closeNow();
+            try {
+                unsubscribe();
+            } finally {
+                closed = true;
+                channels.closeNow();
+            }
+        }
+    }
+
+
+    /** Tells the listener, which may commit them, then stops reading {@code partitions}. */
+    private void revoke(Set<TopicPartition> partitions) {
+        if (!partitions.isEmpty()) {
+            listener.onPartitionsRevoked(partitions);
+            states.keySet().removeAll(partitions);
         }
     }
 
@@ -323,6 +424,9 @@ public final class TidemarkConsumer implements Closeable {
     /** Up to max.poll.records buffered records, starting with a different partition each poll for fairness. */
     private List<ConsumerRecord> drainBuffered() {
         List<PartitionState> order = new ArrayList<>(states.values());
+        if (order.isEmpty()) {
+            return List.of();
+        }
         int start = Math.floorMod(drainRotation++, order.size());
         List<ConsumerRecord> records = new ArrayList<>();
         for (int i = 0; i < order.size() && records.size() < config.maxPollRecords(); i++) {
@@ -385,6 +489,9 @@ public final class TidemarkConsumer implements Closeable {
     private long nextRetryInNanos(long nowMs) {
         long next = positionsRetryAtMs > nowMs && states.values().stream().anyMatch(s -> !s.hasPosition())
                 ? TimeUnit.MILLISECONDS.toNanos(positionsRetryAtMs - nowMs) : Long.MAX_VALUE;
+        if (membership != null) {
+            next = Math.min(next, TimeUnit.MILLISECONDS.toNanos(Math.max(0, membership.nextHeartbeatAtMs() - nowMs)));
+        }
         for (PartitionState state : states.values()) {
             if (!state.fetching && state.hasPosition() && state.buffered.isEmpty() && state.retryAtMs > nowMs) {
                 next = Math.min(next, TimeUnit.MILLISECONDS.toNanos(state.retryAtMs - nowMs));

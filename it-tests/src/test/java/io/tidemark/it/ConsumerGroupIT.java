@@ -1,0 +1,139 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RebalanceListener;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkConsumer;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Consumers that subscribe share a topic's partitions through the group's coordinator: on a broker alone (a cluster
+ * of one, in this JVM), a second member takes half of the partitions only after the first gave them up and committed
+ * where it was, and when the first leaves the second takes them all; every record is read exactly once. Heartbeats
+ * every 200 ms to keep the test short.
+ */
+class ConsumerGroupIT {
+    private static final int PARTITIONS = 6;
+
+    @TempDir
+    Path dir;
+    private InJvmCluster cluster;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void membersSplitTheTopicAndHandPartitionsOverWithoutLosingOrRepeatingARecord() throws Exception {
+        cluster = InJvmCluster.start(dir, 1, Map.of("group.consumer.heartbeat.interval.ms", "200",
+                "group.consumer.session.timeout.ms", "10000"));
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build())) {
+            admin.createTopic("orders", PARTITIONS, 1, Map.of());
+        }
+        produce(0, 100);
+        Map<String, Integer> reads = new HashMap<>();
+        List<String> events = new ArrayList<>();
+        try (TidemarkConsumer a = consumer("a"); TidemarkConsumer b = consumer("b")) {
+            a.subscribe(List.of("orders"), committing(a, "a", events));
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                read(a, reads);
+                return a.assignment().size() == PARTITIONS;
+            });
+
+            b.subscribe(List.of("orders"), committing(b, "b", events));
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                read(a, reads);
+                read(b, reads);
+                Set<TopicPartition> both = new HashSet<>(a.assignment());
+                both.retainAll(b.assignment());
+                assertEquals(Set.of(), both, "no partition is read by both members at once");
+                return a.assignment().size() == 3 && b.assignment().size() == 3;
+            });
+            assertTrue(events.contains("a revoked 3"), events.toString());
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                read(a, reads);
+                read(b, reads);
+                return reads.size() == PARTITIONS * 100;
+            });
+
+            a.unsubscribe();
+            assertEquals(2, events.stream().filter("a revoked 3"::equals).count(), events.toString());
+            produce(100, 10);
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                read(b, reads);
+                return b.assignment().size() == PARTITIONS && reads.size() == PARTITIONS * 110;
+            });
+        }
+        assertEquals(PARTITIONS * 110, reads.size());
+        assertEquals(List.of(), reads.entrySet().stream().filter(e -> e.getValue() != 1).map(Map.Entry::getKey)
+                .toList(), "every record read exactly once");
+    }
+
+    /** A listener that commits the positions of the partitions it gives up, and notes what happened. */
+    private static RebalanceListener committing(TidemarkConsumer consumer, String name, List<String> events) {
+        return new RebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                Map<TopicPartition, OffsetAndMetadata> positions = new HashMap<>();
+                partitions.forEach(tp -> positions.put(tp, new OffsetAndMetadata(consumer.position(tp))));
+                consumer.commitSync(positions);
+                events.add(name + " revoked " + partitions.size());
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                events.add(name + " assigned " + partitions.size());
+            }
+        };
+    }
+
+    private TidemarkConsumer consumer(String clientId) {
+        return new TidemarkConsumer(ConsumerConfig.builder(cluster.bootstrap()).group("g").clientId(clientId)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).fetchMaxWaitMs(50).build());
+    }
+
+    private static void read(TidemarkConsumer consumer, Map<String, Integer> reads) {
+        for (ConsumerRecord record : consumer.poll(Duration.ofMillis(50))) {
+            reads.merge(record.partition() + "@" + record.offset(), 1, Integer::sum);
+        }
+    }
+
+    private void produce(int from, int perPartition) throws Exception {
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap()).build())) {
+            for (int p = 0; p < PARTITIONS; p++) {
+                for (int i = from; i < from + perPartition; i++) {
+                    producer.send(new ProducerRecord("orders", p, null,
+                            ("p" + p + " #" + i).getBytes(StandardCharsets.UTF_8)));
+                }
+            }
+            producer.flush();
+        }
+    }
+}
