@@ -3,6 +3,7 @@ package io.tidemark.cli;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.RebalanceListener;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TopicPartition;
 import picocli.CommandLine.Command;
@@ -14,6 +15,7 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,8 +25,12 @@ import java.util.concurrent.Callable;
 /**
  * {@code tidemark consume}: prints records of a topic (or one partition) from a starting point, until
  * {@code --max-records} were printed or no record came for {@code --timeout}. With {@code --group} and no
- * {@code --from} it starts at the group's committed offsets (earliest where none); {@code --commit} commits
- * what it printed before it exits.
+ * {@code --partition} it joins the group (subscribes): several processes with the same group split the topic's
+ * partitions, each record going to one of them, and partitions move between them as they come and go; with
+ * {@code --partition} it reads that partition alone and the group only gives its committed offset. With a group and
+ * no {@code --from} it starts at the group's committed offsets (earliest where none); {@code --from} moves every
+ * partition it gets. {@code --commit} commits what it printed: of a partition the group takes away, at that moment;
+ * of the rest, before it exits.
  */
 @Command(name = "consume", mixinStandardHelpOptions = true, description = "Print records of a topic.")
 final class ConsumeCommand implements Callable<Integer> {
@@ -44,7 +50,8 @@ final class ConsumeCommand implements Callable<Integer> {
     @Option(names = "--timeout", description = "Stop when no record came for this long (500ms, 10s, 5m). "
             + "Default: wait for ever.")
     String timeout;
-    @Option(names = "--group", description = "Consumer group whose committed offsets to start from.")
+    @Option(names = "--group", description = "Consumer group: joined (its members split the partitions), or with "
+            + "--partition only the committed offsets to start from.")
     String group;
     @Option(names = "--commit", description = "With --group: commit the offsets of what was printed at the end.")
     boolean commit;
@@ -65,10 +72,14 @@ final class ConsumeCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         Map<TopicPartition, OffsetAndMetadata> printed = new HashMap<>();
         try (TidemarkConsumer consumer = new TidemarkConsumer(config.build())) {
-            List<TopicPartition> partitions = client.partitions(topic, partition);
-            consumer.assign(partitions);
-            if (from != null) {
-                StartPosition.parse(from).seek(consumer, partitions);
+            if (group != null && partition == null) {
+                consumer.subscribe(List.of(topic), new PrintedOffsets(consumer, printed));
+            } else {
+                List<TopicPartition> partitions = client.partitions(topic, partition);
+                consumer.assign(partitions);
+                if (from != null) {
+                    StartPosition.parse(from).seek(consumer, partitions);
+                }
             }
             long count = 0;
             long lastRecordNanos = System.nanoTime();
@@ -91,9 +102,45 @@ final class ConsumeCommand implements Callable<Integer> {
             }
             if (commit && !printed.isEmpty()) {
                 consumer.commitSync(printed);
+                printed.clear();
             }
         }
         return 0;
+    }
+
+    /**
+     * Seeks the partitions the group gives by {@code --from}, and commits what was printed of those it takes away
+     * when {@code --commit} asks for commits (its last chance: another member reads them next).
+     */
+    private final class PrintedOffsets implements RebalanceListener {
+        private final TidemarkConsumer consumer;
+        private final Map<TopicPartition, OffsetAndMetadata> printed;
+
+        PrintedOffsets(TidemarkConsumer consumer, Map<TopicPartition, OffsetAndMetadata> printed) {
+            this.consumer = consumer;
+            this.printed = printed;
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            Map<TopicPartition, OffsetAndMetadata> leaving = new HashMap<>();
+            partitions.forEach(tp -> {
+                OffsetAndMetadata offset = printed.remove(tp);
+                if (offset != null) {
+                    leaving.put(tp, offset);
+                }
+            });
+            if (commit && !leaving.isEmpty()) {
+                consumer.commitSync(leaving);
+            }
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (from != null) {
+                StartPosition.parse(from).seek(consumer, List.copyOf(partitions));
+            }
+        }
     }
 
     private void print(PrintWriter out, ConsumerRecord record) {

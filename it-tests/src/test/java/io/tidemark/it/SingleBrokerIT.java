@@ -24,8 +24,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -126,6 +131,52 @@ class SingleBrokerIT {
         assertTrue(rejected.out().contains("1 records sent, 1 errors"), rejected.out());
         assertEquals("clock:0:2\n", ok("", "offsets", "--bootstrap", b, "--topic", "clock", "--latest").out(),
                 "the rest was sent");
+    }
+
+    /**
+     * Two {@code consume --group} processes at once split the topic between them (they join the group), and with
+     * {@code --commit} every record is printed by exactly one of them, whoever held its partition when.
+     */
+    @Test
+    void consumersOfOneGroupPrintEachRecordOnce() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "split", "--partitions", "4");
+        for (int p = 0; p < 4; p++) {
+            StringBuilder input = new StringBuilder();
+            for (int i = 0; i < 50; i++) {
+                input.append("p").append(p).append(" #").append(i).append('\n');
+            }
+            ok(input.toString(), "produce", "--bootstrap", b, "--topic", "split", "--partition", Integer.toString(p));
+        }
+        String[] consume = {"consume", "--bootstrap", b, "--topic", "split", "--group", "g", "--commit",
+                "--timeout", "5s", "--output", "json"};
+        CompletableFuture<Tidemark.Result> first = CompletableFuture.supplyAsync(() -> run(consume));
+        CompletableFuture<Tidemark.Result> second = CompletableFuture.supplyAsync(() -> run(consume));
+        Map<String, Integer> printed = new HashMap<>();
+        for (Tidemark.Result result : List.of(first.get(), second.get())) {
+            assertEquals(0, result.exitCode(), result.out() + result.err());
+            Matcher m = Pattern.compile("\"partition\":(\\d+),\"offset\":(\\d+)").matcher(result.out());
+            while (m.find()) {
+                printed.merge(m.group(1) + "@" + m.group(2), 1, Integer::sum);
+            }
+        }
+        assertEquals(200, printed.size(), printed.toString());
+        assertEquals(List.of(), printed.entrySet().stream().filter(e -> e.getValue() != 1).toList(),
+                "each record printed by one process, once");
+        assertEquals(List.of(0L, 0L, 0L, 0L), ok("", "groups", "describe", "--bootstrap", b, "--group", "g",
+                "--output", "json").out().lines().map(line -> {
+                    Matcher lag = Pattern.compile("\"lag\":(\\d+)").matcher(line);
+                    assertTrue(lag.find(), line);
+                    return Long.parseLong(lag.group(1));
+                }).toList(), "what each printed was committed: no lag on any partition");
+    }
+
+    private Tidemark.Result run(String... args) {
+        try {
+            return tidemark("", args);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test
