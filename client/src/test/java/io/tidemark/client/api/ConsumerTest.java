@@ -3,7 +3,10 @@ package io.tidemark.client.api;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatRequest;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatResponse;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.TopicPartitionRef;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -11,11 +14,13 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Consumer;
 
@@ -82,6 +87,64 @@ class ConsumerTest {
             records.addAll(consumer.poll(Duration.ofMillis(100)));
         }
         return records;
+    }
+
+    @Test
+    void aMemberTheGroupFencedLosesItsPartitionsAndJoinsAgain() {
+        cluster.createTopic("__group_offsets", 1);
+        TopicPartition t0 = new TopicPartition("t", 0);
+        TopicPartition t1 = new TopicPartition("t", 1);
+        cluster.heartbeatAnswers.add(request -> membership("m1", 1, t0, t1));
+        cluster.heartbeatAnswers.add(request -> {
+            throw new TidemarkException(ErrorCode.UNKNOWN_MEMBER_ID, "group g has no member m1");
+        });
+        cluster.heartbeatAnswers.add(request -> membership("m2", 3, t1));
+        List<String> events = new ArrayList<>();
+        TidemarkConsumer consumer = consumer(b -> b.group("g").clientId("c1"));
+        consumer.subscribe(List.of("t"), new RebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                events.add("revoked " + new TreeSet<>(partitions.stream().map(String::valueOf).toList()));
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                events.add("assigned " + new TreeSet<>(partitions.stream().map(String::valueOf).toList()));
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                events.add("lost " + new TreeSet<>(partitions.stream().map(String::valueOf).toList()));
+            }
+        });
+
+        consumer.poll(Duration.ofMillis(10));
+        assertEquals(Set.of(t0, t1), consumer.assignment());
+        clock.advance(1_000);
+        consumer.poll(Duration.ofMillis(10));
+
+        assertEquals(List.of("assigned [t-0, t-1]", "lost [t-0, t-1]", "assigned [t-1]"), events);
+        assertEquals(Set.of(t1), consumer.assignment());
+        List<ConsumerGroupHeartbeatRequest> sent = cluster.heartbeats;
+        assertEquals(3, sent.size());
+        assertEquals(List.of("", "m1", ""), sent.stream().map(ConsumerGroupHeartbeatRequest::getMemberId).toList());
+        assertEquals(List.of(0, 1, 0), sent.stream().map(ConsumerGroupHeartbeatRequest::getMemberEpoch).toList());
+        assertEquals(List.of(true, false, true), sent.stream().map(ConsumerGroupHeartbeatRequest::hasSubscription)
+                .toList(), "the subscription goes with each join, not with every heartbeat");
+        assertEquals(2, sent.get(1).getOwned().getPartitionsCount(), "the second heartbeat lists what it owned");
+        assertEquals("c1", sent.get(0).getClientId());
+        assertTrue(cluster.calls.stream().filter(c -> c.startsWith("ConsumerGroupHeartbeat")).allMatch(
+                c -> c.endsWith("@1")), "to the coordinator, the leader of __group_offsets");
+    }
+
+    /** A coordinator's answer: heartbeat again after 1 s. */
+    private static ConsumerGroupHeartbeatResponse membership(String memberId, int epoch, TopicPartition... assigned) {
+        ConsumerGroupHeartbeatResponse.Builder answer = ConsumerGroupHeartbeatResponse.newBuilder()
+                .setMemberId(memberId).setMemberEpoch(epoch).setHeartbeatIntervalMs(1_000);
+        for (TopicPartition tp : assigned) {
+            answer.addAssignment(TopicPartitionRef.newBuilder().setTopic(tp.topic()).setPartition(tp.partition()));
+        }
+        return answer.build();
     }
 
     private static ConsumerRecord record(TopicPartition tp, int offset, long sendTimeMs, long receiveTimeMs) {

@@ -12,6 +12,8 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatRequest;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatResponse;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataResponse;
 import io.tidemark.proto.v1.PartitionInfo;
@@ -33,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -51,6 +54,11 @@ final class FakeCluster implements AutoCloseable {
     final Map<TopicPartition, FakeLog> logs = new ConcurrentHashMap<>();
     final Map<TopicPartition, Integer> leaders = new ConcurrentHashMap<>();
     final Map<String, Map<TopicPartition, OffsetAndMetadata>> groups = new ConcurrentHashMap<>();
+    /** ConsumerGroupHeartbeat requests, in arrival order. */
+    final List<ConsumerGroupHeartbeatRequest> heartbeats = new CopyOnWriteArrayList<>();
+    /** How the coordinator answers the next heartbeats, one each (an answer may throw the error to send). */
+    final Queue<Function<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse>> heartbeatAnswers =
+            new ConcurrentLinkedQueue<>();
     final Map<String, Map<String, String>> topicConfigs = new ConcurrentHashMap<>();
     /** Every ReassignPartition request, in arrival order. */
     final List<io.tidemark.proto.v1.ReassignPartitionRequest> reassignments = new CopyOnWriteArrayList<>();

@@ -5,6 +5,8 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.CommitOffsetsRequest;
 import io.tidemark.proto.v1.CommitOffsetsResponse;
 import io.tidemark.proto.v1.CommittedOffset;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatRequest;
+import io.tidemark.proto.v1.ConsumerGroupHeartbeatResponse;
 import io.tidemark.proto.v1.DescribeGroupRequest;
 import io.tidemark.proto.v1.DescribeGroupResponse;
 import io.tidemark.proto.v1.ErrorCode;
@@ -60,6 +62,20 @@ final class FakeGroupService extends GroupServiceGrpc.GroupServiceImplBase {
                 answer.addOffsets(offset);
             }
             return answer.build();
+        });
+    }
+
+    /** Answers by the next of {@link FakeCluster#heartbeatAnswers}; NOT_AVAILABLE when none is left. */
+    @Override
+    public void consumerGroupHeartbeat(ConsumerGroupHeartbeatRequest request,
+                                       StreamObserver<ConsumerGroupHeartbeatResponse> observer) {
+        cluster.serve("ConsumerGroupHeartbeat", node, observer, () -> {
+            cluster.heartbeats.add(request);
+            var answer = cluster.heartbeatAnswers.poll();
+            if (answer == null) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the test scripted no more heartbeat answers");
+            }
+            return answer.apply(request);
         });
     }
 
