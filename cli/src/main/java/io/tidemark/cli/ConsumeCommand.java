@@ -64,7 +64,9 @@ final class ConsumeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--commit needs --group");
         }
         Duration idle = timeout == null ? null : TimeArguments.parseDuration("--timeout", timeout);
-        ConsumerConfig.Builder config = ConsumerConfig.builder(client.bootstrap)
+        // Only --commit commits, and only what was printed: positions run ahead of it when --max-records stops
+        // inside what a poll returned.
+        ConsumerConfig.Builder config = ConsumerConfig.builder(client.bootstrap).enableAutoCommit(false)
                 .autoOffsetReset(group != null ? ConsumerConfig.OffsetReset.EARLIEST : ConsumerConfig.OffsetReset.LATEST);
         if (group != null) {
             config.group(group);

@@ -24,6 +24,10 @@ import static io.tidemark.client.api.ConfigChecks.inRange;
  *   <tr><td>group.instance.id</td><td>name</td><td>(none)</td><td>makes a subscribed consumer a static member: one
  *       that restarts with the same id within the group's session timeout gets its partitions back without a
  *       rebalance</td></tr>
+ *   <tr><td>enable.auto.commit</td><td>true|false</td><td>true</td><td>a subscribed consumer commits the positions
+ *       of its partitions every auto.commit.interval.ms (from poll), before the group takes a partition away, and when
+ *       it leaves; a consumer assigned partitions by hand commits only when asked</td></tr>
+ *   <tr><td>auto.commit.interval.ms</td><td>ms</td><td>5000</td><td>how often auto commit commits</td></tr>
  *   <tr><td>client.id</td><td>name</td><td>tidemark-consumer</td><td>names the consumer to the group coordinator
  *       (shown with the group's members)</td></tr>
  *   <tr><td>auto.offset.reset</td><td>earliest|latest</td><td>latest</td><td>where a partition without a
@@ -48,6 +52,7 @@ public final class ConsumerConfig {
     public static final int DEFAULT_FETCH_MAX_BYTES = MIB;
     public static final long DEFAULT_FETCH_MAX_WAIT_MS = 500;
     public static final long DEFAULT_RETRY_BACKOFF_MS = 100;
+    public static final long DEFAULT_AUTO_COMMIT_INTERVAL_MS = 5_000;
     /** Largest fetch.max.bytes: leaves 1 MiB of the 64 MiB a default channel accepts for one oversized batch. */
     static final int MAX_FETCH_BYTES = 63 * MIB;
     /** Largest max.poll.records. */
@@ -65,6 +70,8 @@ public final class ConsumerConfig {
     private final Optional<String> group;
     private final Optional<String> groupInstanceId;
     private final String clientId;
+    private final boolean enableAutoCommit;
+    private final long autoCommitIntervalMs;
     private final OffsetReset autoOffsetReset;
     private final int maxPollRecords;
     private final int fetchMaxBytes;
@@ -85,6 +92,9 @@ public final class ConsumerConfig {
         }
         this.groupInstanceId = Optional.ofNullable(b.groupInstanceId);
         this.clientId = ConfigChecks.notNull("client.id", b.clientId);
+        this.enableAutoCommit = b.enableAutoCommit;
+        this.autoCommitIntervalMs = inRange("auto.commit.interval.ms", b.autoCommitIntervalMs, 1, ProducerConfig.MAX_MS,
+                "ms");
         this.autoOffsetReset = ConfigChecks.notNull("auto.offset.reset", b.autoOffsetReset);
         this.maxPollRecords = (int) inRange("max.poll.records", b.maxPollRecords, 1, MAX_POLL_RECORDS_LIMIT,
                 "records");
@@ -112,6 +122,14 @@ public final class ConsumerConfig {
 
     public String clientId() {
         return clientId;
+    }
+
+    public boolean enableAutoCommit() {
+        return enableAutoCommit;
+    }
+
+    public long autoCommitIntervalMs() {
+        return autoCommitIntervalMs;
     }
 
     public OffsetReset autoOffsetReset() {
@@ -147,6 +165,8 @@ public final class ConsumerConfig {
         private String group;
         private String groupInstanceId;
         private String clientId = "tidemark-consumer";
+        private boolean enableAutoCommit = true;
+        private long autoCommitIntervalMs = DEFAULT_AUTO_COMMIT_INTERVAL_MS;
         private OffsetReset autoOffsetReset = OffsetReset.LATEST;
         private long maxPollRecords = DEFAULT_MAX_POLL_RECORDS;
         private long fetchMaxBytes = DEFAULT_FETCH_MAX_BYTES;
@@ -190,6 +210,18 @@ public final class ConsumerConfig {
         /** {@code client.id}: the consumer's name to the group coordinator. Default tidemark-consumer. */
         public Builder clientId(String clientId) {
             this.clientId = clientId;
+            return this;
+        }
+
+        /** {@code enable.auto.commit}: whether a subscribed consumer commits on its own. Default true. */
+        public Builder enableAutoCommit(boolean enableAutoCommit) {
+            this.enableAutoCommit = enableAutoCommit;
+            return this;
+        }
+
+        /** {@code auto.commit.interval.ms}: how often auto commit commits, ms, 1..2147483647. Default 5000. */
+        public Builder autoCommitIntervalMs(long autoCommitIntervalMs) {
+            this.autoCommitIntervalMs = autoCommitIntervalMs;
             return this;
         }
 

@@ -34,7 +34,9 @@ import java.util.regex.Pattern;
  *
  * <p>A partition with no position yet starts at its group's committed offset when there is one, else by
  * {@code auto.offset.reset}; a position that falls out of the log (OFFSET_OUT_OF_RANGE) is reset by
- * {@code auto.offset.reset}. Offsets are committed only when asked ({@link #commitSync}, {@link #commitAsync}).
+ * {@code auto.offset.reset}. A subscribed consumer commits its positions on its own with {@code enable.auto.commit}
+ * (the default): every {@code auto.commit.interval.ms} from poll, before the group takes a partition away, and when it
+ * leaves; otherwise offsets are committed only when asked ({@link #commitSync}, {@link #commitAsync}).
  *
  * <p>Each partition reads one topic: the first fetch answered pins the partition to the id of the topic it read (or
  * {@link #seek(TopicPartition, long, UUID)} pins it), and every later fetch asks for that id. When the topic was
@@ -59,6 +61,8 @@ public final class TidemarkConsumer implements Closeable {
     /** The group membership while subscribed; null while partitions are assigned by hand (or none). */
     private GroupMembership membership;
     private RebalanceListener listener = RebalanceListener.NONE;
+    /** When a subscribed consumer with enable.auto.commit commits next (clock millis). */
+    private long nextAutoCommitAtMs;
     /** What the group's answers do to this consumer's partitions. */
     private final GroupMembership.Changes changes = new GroupMembership.Changes() {
         @Override
@@ -179,6 +183,7 @@ public final class TidemarkConsumer implements Closeable {
             throw new IllegalStateException("no partition is assigned; call assign or subscribe first");
         }
         long deadlineNanos = System.nanoTime() + Math.min(timeout.toNanos(), TimeUnit.DAYS.toNanos(365));
+        maybeAutoCommit(clock.millis());
         for (int round = 0; ; round++) {
             long nowMs = clock.millis();
             if (membership != null) {
@@ -339,11 +344,45 @@ public final class TidemarkConsumer implements Closeable {
     }
 
 
-    /** Tells the listener, which may commit them, then stops reading {@code partitions}. */
+    /**
+     * Commits the positions of {@code partitions} when auto commit is on, tells the listener, which may commit them
+     * too, then stops reading them. A failed auto commit is logged: the group then resumes them from the last commit.
+     */
     private void revoke(Set<TopicPartition> partitions) {
-        if (!partitions.isEmpty()) {
-            listener.onPartitionsRevoked(partitions);
-            states.keySet().removeAll(partitions);
+        if (partitions.isEmpty()) {
+            return;
+        }
+        if (config.enableAutoCommit()) {
+            Map<TopicPartition, OffsetAndMetadata> positions = new LinkedHashMap<>(currentPositions());
+            positions.keySet().retainAll(partitions);
+            try {
+                if (!positions.isEmpty()) {
+                    commitSync(positions);
+                }
+            } catch (TidemarkException e) {
+                LOG.warn("auto commit of {} before giving them up failed: {}", positions.keySet(), e.getMessage());
+            }
+        }
+        listener.onPartitionsRevoked(partitions);
+        states.keySet().removeAll(partitions);
+    }
+
+    /**
+     * Commits every position without waiting when subscribed with enable.auto.commit and auto.commit.interval.ms has
+     * passed: what the polls before this one returned. A failure is logged; the next interval commits again.
+     */
+    private void maybeAutoCommit(long nowMs) {
+        if (membership == null || !config.enableAutoCommit() || nowMs < nextAutoCommitAtMs) {
+            return;
+        }
+        nextAutoCommitAtMs = nowMs + config.autoCommitIntervalMs();
+        Map<TopicPartition, OffsetAndMetadata> positions = currentPositions();
+        if (!positions.isEmpty()) {
+            commitAsync(positions).whenComplete((ignored, error) -> {
+                if (error != null) {
+                    LOG.warn("auto commit of {} failed: {}", positions.keySet(), error.getMessage());
+                }
+            });
         }
     }
 

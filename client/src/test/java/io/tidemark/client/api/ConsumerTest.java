@@ -24,6 +24,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Consumer;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -135,6 +136,31 @@ class ConsumerTest {
         assertEquals("c1", sent.get(0).getClientId());
         assertTrue(cluster.calls.stream().filter(c -> c.startsWith("ConsumerGroupHeartbeat")).allMatch(
                 c -> c.endsWith("@1")), "to the coordinator, the leader of __group_offsets");
+    }
+
+    @Test
+    void aSubscribedConsumerCommitsItsPositionsEveryIntervalAndBeforeAPartitionIsTakenAway() {
+        cluster.createTopic("__group_offsets", 1);
+        TopicPartition t0 = new TopicPartition("t", 0);
+        appendBatch(t0, START_MS, 0, START_MS, START_MS, START_MS);
+        cluster.heartbeatAnswers.add(request -> membership("m1", 1, t0));
+        cluster.heartbeatAnswers.add(request -> membership("m1", 1, t0));
+        cluster.heartbeatAnswers.add(request -> membership("m1", 2));
+        TidemarkConsumer consumer = consumer(b -> b.group("g").autoCommitIntervalMs(5_000));
+        consumer.subscribe(List.of("t"), RebalanceListener.NONE);
+
+        assertEquals(3, pollFor(consumer, 3).size());
+        assertEquals(null, cluster.groups.getOrDefault("g", Map.of()).get(t0), "nothing committed before the interval");
+        appendBatch(t0, clock.millis() + 5_000, 3, START_MS);
+        assertEquals(1, pollFor(consumer, 1).size(), "the interval passed: this poll committed what came before");
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.groups.getOrDefault("g", Map.of()).get(t0) != null);
+        assertEquals(new OffsetAndMetadata(3, ""), cluster.groups.get("g").get(t0));
+
+        clock.advance(1_000);
+        consumer.poll(Duration.ofMillis(10));
+        assertEquals(Set.of(), consumer.assignment(), "the group took t-0 away");
+        assertEquals(new OffsetAndMetadata(4, ""), cluster.groups.get("g").get(t0),
+                "the position was committed before giving it up");
     }
 
     /** A coordinator's answer: heartbeat again after 1 s. */
