@@ -343,7 +343,6 @@ public final class TidemarkConsumer implements Closeable {
         }
     }
 
-
     /**
      * Commits the positions of {@code partitions} when auto commit is on, tells the listener, which may commit them
      * too, then stops reading them. A failed auto commit is logged: the group then resumes them from the last commit.
