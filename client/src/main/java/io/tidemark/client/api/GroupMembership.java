@@ -13,7 +13,6 @@ import org.slf4j.LoggerFactory;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
@@ -170,9 +169,5 @@ final class GroupMembership {
         partitions.forEach(tp -> owned.addPartitions(TopicPartitionRef.newBuilder().setTopic(tp.topic())
                 .setPartition(tp.partition())));
         return owned.build();
-    }
-
-    Optional<String> memberId() {
-        return memberId.isEmpty() ? Optional.empty() : Optional.of(memberId);
     }
 }
