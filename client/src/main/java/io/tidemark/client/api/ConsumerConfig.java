@@ -30,7 +30,7 @@ import static io.tidemark.client.api.ConfigChecks.inRange;
  *   <tr><td>auto.commit.interval.ms</td><td>ms</td><td>5000</td><td>how often auto commit commits</td></tr>
  *   <tr><td>client.id</td><td>name</td><td>tidemark-consumer</td><td>names the consumer to the group coordinator
  *       (shown with the group's members)</td></tr>
- *   <tr><td>auto.offset.reset</td><td>earliest|latest</td><td>latest</td><td>where a partition without a
+ *   <tr><td>auto.offset.reset</td><td>earliest|latest|none</td><td>latest</td><td>where a partition without a
  *       committed offset starts, and where an out-of-range position goes</td></tr>
  *   <tr><td>max.poll.records</td><td>records</td><td>500</td><td>most records one poll returns</td></tr>
  *   <tr><td>fetch.max.bytes</td><td>bytes</td><td>1048576 (1 MiB)</td><td>most bytes one fetch asks a partition
@@ -63,7 +63,12 @@ public final class ConsumerConfig {
         /** The log start offset. */
         EARLIEST,
         /** The log end offset: only records produced from now on. */
-        LATEST
+        LATEST,
+        /**
+         * No position by itself: poll fails with OFFSET_OUT_OF_RANGE naming the partitions that have none, until the
+         * application seeks them.
+         */
+        NONE
     }
 
     private final ConnectionSettings connection;
@@ -225,7 +230,7 @@ public final class ConsumerConfig {
             return this;
         }
 
-        /** {@code auto.offset.reset}: earliest or latest. Default latest. */
+        /** {@code auto.offset.reset}: earliest, latest or none. Default latest. */
         public Builder autoOffsetReset(OffsetReset autoOffsetReset) {
             this.autoOffsetReset = autoOffsetReset;
             return this;

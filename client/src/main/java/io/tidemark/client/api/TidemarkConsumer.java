@@ -448,6 +448,15 @@ public final class TidemarkConsumer implements Closeable {
             GrpcFutures.await(groupOffsets.fetch(config.group().get(), mayUseCommitted))
                     .forEach((tp, committed) -> states.get(tp).reset(committed.offset()));
         }
+        if (config.autoOffsetReset() == ConsumerConfig.OffsetReset.NONE) {
+            List<TopicPartition> without = missing.stream().filter(s -> !s.hasPosition()).map(s -> s.partition)
+                    .toList();
+            if (!without.isEmpty()) {
+                throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, "no position for " + without + ": no "
+                        + "committed offset, or the position fell out of the log, and auto.offset.reset=none; seek them");
+            }
+            return;
+        }
         OffsetSpec reset = config.autoOffsetReset() == ConsumerConfig.OffsetReset.EARLIEST ? OffsetSpec.earliest()
                 : OffsetSpec.latest();
         Map<PartitionState, CompletableFuture<ListOffsetsResponse>> lookups = new LinkedHashMap<>();

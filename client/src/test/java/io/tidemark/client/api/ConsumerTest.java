@@ -22,6 +22,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 import static org.awaitility.Awaitility.await;
@@ -161,6 +162,25 @@ class ConsumerTest {
         assertEquals(Set.of(), consumer.assignment(), "the group took t-0 away");
         assertEquals(new OffsetAndMetadata(4, ""), cluster.groups.get("g").get(t0),
                 "the position was committed before giving it up");
+    }
+
+    @Test
+    void withNoAutoOffsetResetAPartitionWithoutACommittedOffsetWaitsForASeek() {
+        TopicPartition t0 = new TopicPartition("t", 0);
+        TopicPartition t1 = new TopicPartition("t", 1);
+        appendBatch(t0, START_MS, 0, START_MS, START_MS);
+        cluster.groups.put("g", new ConcurrentHashMap<>(Map.of(t1,
+                new OffsetAndMetadata(0, ""))));
+        TidemarkConsumer consumer = consumer(b -> b.group("g").autoOffsetReset(ConsumerConfig.OffsetReset.NONE));
+        consumer.assign(List.of(t0, t1));
+
+        TidemarkException e = assertThrows(TidemarkException.class, () -> consumer.poll(Duration.ofMillis(10)));
+        assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, e.code());
+        assertEquals("no position for [t-0]: no committed offset, or the position fell out of the log, and "
+                + "auto.offset.reset=none; seek them", e.getMessage());
+        assertEquals(0, consumer.position(t1), "t-1 took its committed offset");
+        consumer.seek(t0, 1);
+        assertEquals(List.of(1L), pollFor(consumer, 1).stream().map(ConsumerRecord::offset).toList());
     }
 
     /** A coordinator's answer: heartbeat again after 1 s. */
