@@ -88,8 +88,8 @@ public final class GroupCoordinator {
 
     /**
      * Checks that a commit of {@code partitions} to {@code groupId} may be stored: a member's must come to the
-     * coordinator, at the member's epoch, for partitions it owns; one without a member id only while this broker knows
-     * no member of the group.
+     * coordinator, at the member's epoch, for partitions it owns; one without a member id only while the group has no
+     * member, which only the coordinator knows (another broker takes it unchecked).
      *
      * @throws TidemarkException NOT_LEADER/NOT_AVAILABLE for a member's commit on another broker; UNKNOWN_MEMBER_ID,
      *                           STALE_MEMBER_EPOCH
@@ -98,6 +98,8 @@ public final class GroupCoordinator {
                                          Set<TopicPartition> partitions) {
         if (!memberId.isEmpty()) {
             checkCoordinator();
+        } else if (!coordinates()) {
+            return;
         }
         expireSessions(clock.millis());
         ConsumerGroup group = groups.get(groupId);
@@ -117,6 +119,16 @@ public final class GroupCoordinator {
         } catch (TidemarkException e) {
             groups.clear();
             throw e;
+        }
+    }
+
+    /** Whether this broker coordinates groups now; forgets the groups it held when it does not. */
+    private boolean coordinates() {
+        try {
+            checkCoordinator();
+            return true;
+        } catch (TidemarkException e) {
+            return false;
         }
     }
 
