@@ -71,11 +71,9 @@ public final class GroupCoordinator {
         if (group == null) {
             group = new ConsumerGroup(groupId, assignor(assignorName), settings.sessionTimeoutMs(), memberIds);
         }
-        if (heartbeat.memberEpoch() == ConsumerGroup.JOIN_EPOCH && group.members().size() >= settings.maxSize()
-                && group.members().stream().noneMatch(m -> m.instanceId().isPresent()
-                && m.instanceId().get().equals(heartbeat.instanceId()))) {
-            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "group " + groupId + " has "
-                    + group.members().size() + " members, the most group.consumer.max.size allows");
+        if (group.size() >= settings.maxSize() && group.addsMember(heartbeat)) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "group " + groupId + " has " + group.size()
+                    + " members, the most group.consumer.max.size allows");
         }
         ConsumerGroup.Answer answer = group.heartbeat(heartbeat, existingTopics(), nowMs);
         if (group.hasMembers()) {

@@ -187,6 +187,16 @@ public final class ConsumerGroup {
         return !members.isEmpty();
     }
 
+    /** Whether a join of {@code heartbeat} adds a member, rather than a static member taking over its instance's. */
+    public boolean addsMember(Heartbeat heartbeat) {
+        return heartbeat.memberEpoch() == JOIN_EPOCH && (heartbeat.instanceId() == null || members.values().stream()
+                .noneMatch(m -> heartbeat.instanceId().equals(m.instanceId().orElse(null))));
+    }
+
+    public int size() {
+        return members.size();
+    }
+
     /** The members in member-id order. */
     public List<MemberView> members() {
         List<MemberView> views = new ArrayList<>();

@@ -74,12 +74,22 @@ final class GroupMember {
         return true;
     }
 
-    /** The subscribed topics that exist, in name order: the names listed and those the pattern matches. */
+    /**
+     * The subscribed topics that exist, in name order: the names listed and those the pattern matches (only a pattern
+     * walks every topic of the cluster).
+     */
     Set<String> subscribedTopics(Map<String, Integer> existing) {
         Set<String> resolved = new TreeSet<>();
-        for (String topic : existing.keySet()) {
-            if (topics.contains(topic) || (pattern != null && pattern.matcher(topic).matches())) {
+        for (String topic : topics) {
+            if (existing.containsKey(topic)) {
                 resolved.add(topic);
+            }
+        }
+        if (pattern != null) {
+            for (String topic : existing.keySet()) {
+                if (pattern.matcher(topic).matches()) {
+                    resolved.add(topic);
+                }
             }
         }
         return resolved;
