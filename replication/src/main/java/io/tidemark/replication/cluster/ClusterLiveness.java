@@ -9,6 +9,7 @@ import io.tidemark.core.server.ClusterView;
 import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.ClusterServiceGrpc;
 import io.tidemark.proto.v1.LeaderTerm;
+import io.tidemark.proto.v1.PeerAnswer;
 import io.tidemark.proto.v1.ProbeRequest;
 import io.tidemark.proto.v1.ProbeResponse;
 import io.tidemark.replication.partition.KnownLeaders;
@@ -17,10 +18,10 @@ import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,8 +31,9 @@ import java.util.concurrent.TimeUnit;
  * Whether each broker of the cluster is up, and who leads the partition groups of which this broker holds no replica:
  * every second this broker probes every other broker's client endpoint ({@code ClusterService.Probe}, 2 s
  * deadline). A broker that answered in the last 3 s is up; its answer also lists the groups it leads with their
- * Raft terms and the brokers its own probes find up ({@link ProbeResults}), so this broker knows what each other
- * broker reaches ({@link #reaches}). This broker itself is always up: it is the one answering.
+ * Raft terms and how long ago its own probes last heard from each other broker ({@link ProbeResults}), so this
+ * broker knows what each other broker reaches ({@link #reaches}). This broker itself is always up: it is the one
+ * answering.
  *
  * <p>Why probes rather than Raft state: the metadata group's leader hears from every broker at each heartbeat,
  * but a follower of that group knows only whether its leader is there, so it would have to ask the leader (one
@@ -57,6 +59,15 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
     private static final long PROBE_DEADLINE_MS = 2000;
     /** Down after three probes without an answer: one GC pause or busy second does not flip a broker down. */
     private static final long SILENCE_MS_MAX = 3 * PROBE_INTERVAL_MS;
+    /**
+     * A broker reaches another while it heard from it in the last 2.5 s: what another broker reaches passes two
+     * probes (its own of the other, then this broker's of it), each at most an interval old, plus half a second for
+     * the answers. Shorter than {@link #SILENCE_MS_MAX} on purpose: the leader balancer must see a broker cut off
+     * from the others before it may hand that broker a group, which is one election plus one balance interval after
+     * the cut at the earliest; with up/down's 3 s, and a second more until the cut-off broker's own answer shows it,
+     * a 2 s interval made the cut-off old leader the leader again (NetworkPartitionIT).
+     */
+    static final long REACHED_MS_MAX = 2 * PROBE_INTERVAL_MS + PROBE_INTERVAL_MS / 2;
 
     private final int nodeId;
     private final ClusterMembers members;
@@ -130,7 +141,11 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
         for (LeaderTerm lead : response.getLeadsList()) {
             leaderTerms.put(TopicIds.fromBytes(lead.getGroupId()), lead.getTerm());
         }
-        results.answered(member, clock.millis(), leaderTerms, Set.copyOf(response.getUpNodeIdsList()));
+        Map<Integer, Long> peerAnsweredMsAgo = new HashMap<>();
+        for (PeerAnswer peer : response.getPeerAnswersList()) {
+            peerAnsweredMsAgo.put(peer.getNodeId(), peer.getAnsweredMsAgo());
+        }
+        results.answered(member, clock.millis(), leaderTerms, peerAnsweredMsAgo);
     }
 
     @Override
@@ -141,20 +156,31 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
                 .build()).toList();
     }
 
-    /** The other brokers this broker's probes find up. */
-    List<Integer> upNodeIds() {
+    /** How long ago this broker's probes last heard from each other broker that ever answered them. */
+    List<PeerAnswer> peerAnswers() {
         long nowMs = clock.millis();
-        return members.nodeIds().stream().filter(n -> n != nodeId && results.up(n, nowMs)).toList();
+        List<PeerAnswer> answers = new ArrayList<>();
+        for (int member : channels.keySet()) {
+            long ago = results.answeredMsAgo(member, nowMs);
+            if (ago != Long.MAX_VALUE) {
+                answers.add(PeerAnswer.newBuilder().setNodeId(member).setAnsweredMsAgo(ago).build());
+            }
+        }
+        return answers;
     }
 
-    /** What {@code from}'s own probes find: this broker's, or what {@code from} said in its last answer. */
+    /**
+     * Whether {@code from}'s own probes heard from {@code to} within {@link #REACHED_MS_MAX}: this broker's, or
+     * what {@code from} said in its last answer, aged by the time since.
+     */
     @Override
     public boolean reaches(int from, int to) {
         long nowMs = clock.millis();
         if (from == to) {
             return true;
         }
-        return from == nodeId ? results.up(to, nowMs) : results.seesUp(from, to, nowMs);
+        long ago = from == nodeId ? results.answeredMsAgo(to, nowMs) : results.answeredMsAgo(from, to, nowMs);
+        return ago <= REACHED_MS_MAX;
     }
 
     @Override

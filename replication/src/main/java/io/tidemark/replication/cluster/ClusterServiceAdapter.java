@@ -30,7 +30,7 @@ final class ClusterServiceAdapter extends ClusterServiceGrpc.ClusterServiceImplB
     @Override
     public void probe(ProbeRequest request, StreamObserver<ProbeResponse> observer) {
         ProbeResponse.Builder response = ProbeResponse.newBuilder().setNodeId(nodeId).setClusterName(clusterName)
-                .addAllUpNodeIds(liveness.upNodeIds());
+                .addAllPeerAnswers(liveness.peerAnswers());
         for (PartitionGroup group : replicas.groupsHere()) {
             group.leaderTerm().ifPresent(term -> response.addLeads(LeaderTerm.newBuilder()
                     .setGroupId(TopicIds.toBytes(group.id().getUuid())).setTerm(term)));

@@ -17,13 +17,16 @@ import java.util.UUID;
  *   <li>its preferred replica (the first of its replica list) is another broker;</li>
  *   <li>this broker has led it, in the current term, for at least {@code intervalMs}: a group is not moved
  *       right after an election or a transfer, so leadership does not bounce between brokers;</li>
- *   <li>the preferred replica answered the leader within {@code followerSilenceMsMax} (it is up) and holds every
- *       committed entry (match index at least the commit index), so the transfer completes at once instead of
- *       holding produce up while the replica catches up;</li>
+ *   <li>the preferred replica answered the leader within {@code followerSilenceMsMax} (it is up) and keeps pace:
+ *       it lacks at most {@code matchLagMax} committed entries (the leader's view of its match index against the
+ *       commit index), what a leader has in flight at once, which the other follower may have acknowledged first.
+ *       Ratis holds produce up until the transferee has every entry, so a replica still catching up would stall
+ *       the group; but requiring none missing made a replica that is always the second to answer, as a restarted
+ *       one with a cold JIT is under steady load, wait for minutes;</li>
  *   <li>the preferred replica reaches every replica of the group that this broker reaches, this broker included
- *       ({@link Reachability}: what each broker's own probes find). A replica that answers its leader may still be
- *       cut off from the others in the other direction; made leader, it could not reach a majority, and its
- *       elections would keep the group without a leader.</li>
+ *       ({@link Reachability}: what each broker's own probes heard recently). A replica that answers its leader may
+ *       still be cut off from the others in the other direction; made leader, it could not reach a majority, and
+ *       its elections would keep the group without a leader.</li>
  * </ul>
  * At most {@code maxTransfersPerInterval} transfers start in any window of {@code intervalMs}: those started
  * less than {@code intervalMs} ago use up the allowance. Groups led longest go first, then by id, so the outcome
@@ -43,7 +46,7 @@ final class LeaderBalancePolicy {
         }
     }
 
-    /** Whether a broker's own probes find another up: a broker always reaches itself. */
+    /** Whether a broker's own probes heard from another recently: a broker always reaches itself. */
     @FunctionalInterface
     interface Reachability {
         boolean reaches(int from, int to);
@@ -60,16 +63,20 @@ final class LeaderBalancePolicy {
     private final long intervalMs;
     private final int maxTransfersPerInterval;
     private final long followerSilenceMsMax;
+    private final long matchLagMax;
 
-    LeaderBalancePolicy(int nodeId, long intervalMs, int maxTransfersPerInterval, long followerSilenceMsMax) {
-        if (intervalMs < 1 || maxTransfersPerInterval < 1 || followerSilenceMsMax < 1) {
+    LeaderBalancePolicy(int nodeId, long intervalMs, int maxTransfersPerInterval, long followerSilenceMsMax,
+                        long matchLagMax) {
+        if (intervalMs < 1 || maxTransfersPerInterval < 1 || followerSilenceMsMax < 1 || matchLagMax < 0) {
             throw new IllegalArgumentException("interval " + intervalMs + " ms, limit " + maxTransfersPerInterval
-                    + ", follower silence " + followerSilenceMsMax + " ms: all must be positive");
+                    + ", follower silence " + followerSilenceMsMax + " ms: all must be positive; match lag "
+                    + matchLagMax + " entries: must not be negative");
         }
         this.nodeId = nodeId;
         this.intervalMs = intervalMs;
         this.maxTransfersPerInterval = maxTransfersPerInterval;
         this.followerSilenceMsMax = followerSilenceMsMax;
+        this.matchLagMax = matchLagMax;
     }
 
     /**
@@ -99,7 +106,7 @@ final class LeaderBalancePolicy {
         Map<Integer, LeaderView.Follower> followers = led.view().followers();
         LeaderView.Follower preferred = followers.get(target);
         return preferred != null && preferred.lastResponseAgoMs() <= followerSilenceMsMax
-                && preferred.matchIndex() >= led.view().commitIndex()
+                && preferred.matchIndex() >= led.view().commitIndex() - matchLagMax
                 && led.replicas().stream().filter(r -> r != target && (r == nodeId || reachability.reaches(nodeId, r)))
                 .allMatch(r -> reachability.reaches(target, r));
     }

@@ -6,6 +6,7 @@ import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.replication.partition.LeaderView;
+import io.tidemark.replication.partition.PartitionGroup;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,7 +54,7 @@ public final class PreferredLeaderBalancer implements Closeable {
     record Leading(UUID group, List<Integer> replicas, LeaderView view) {
     }
 
-    /** Moves a group's leadership ({@link RaftLeadership#moveGroup}). */
+    /** Moves a group's leadership ({@link RaftLeadership#move}). */
     @FunctionalInterface
     interface GroupLeadership {
         /** @throws TidemarkException when it did not move */
@@ -87,7 +88,7 @@ public final class PreferredLeaderBalancer implements Closeable {
                             GroupLeadership leadership, InstantSource clock, MetricRegistry registry) {
         this.settings = settings;
         this.policy = new LeaderBalancePolicy(nodeId, settings.intervalMs(), settings.maxTransfersPerInterval(),
-                followerSilenceMsMax);
+                followerSilenceMsMax, PartitionGroup.MAX_ENTRIES_IN_FLIGHT);
         this.leading = leading;
         this.reachability = reachability;
         this.leadership = leadership;

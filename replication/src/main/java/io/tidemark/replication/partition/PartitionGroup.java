@@ -59,7 +59,7 @@ public final class PartitionGroup {
      * Raft entries of the group in flight at once from this broker; the produce requests that arrive meanwhile are
      * coalesced into the next entry ({@link GroupCommit}).
      */
-    static final int MAX_ENTRIES_IN_FLIGHT = 2;
+    public static final int MAX_ENTRIES_IN_FLIGHT = 2;
     /** How long a snapshot asked for by retention may take before the request is given up (the next pass asks again). */
     private static final long SNAPSHOT_TIMEOUT_MS = 60_000;
     /** Longest wait for each leadership event while a handover that refused a batch settles. */

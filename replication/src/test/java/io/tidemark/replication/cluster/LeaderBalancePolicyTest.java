@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 /** Node 1 decides, with a 5 s interval, at most 2 transfers per interval, followers silent over 2 s down. */
 class LeaderBalancePolicyTest {
     private static final long COMMIT = 100;
-    private final LeaderBalancePolicy policy = new LeaderBalancePolicy(1, 5000, 2, 2000);
+    private final LeaderBalancePolicy policy = new LeaderBalancePolicy(1, 5000, 2, 2000, 2);
 
     /** Every broker reaches every other. */
     private static final LeaderBalancePolicy.Reachability ALL_UP = (from, to) -> true;
@@ -52,15 +52,15 @@ class LeaderBalancePolicyTest {
                 led(g(0), 1, 0, COMMIT),
                 led(g(1), 2, 0, COMMIT),
                 led(g(2), 3, 5001, COMMIT),
-                led(g(3), 2, 0, COMMIT - 1),
+                led(g(3), 2, 0, COMMIT - 3),
                 led(g(4), 3, 0, Map.of(3, new LeaderView.Follower(COMMIT, 2001))),
                 led(g(5), 3, 0, Map.of(2, new LeaderView.Follower(COMMIT, 100))),
                 led(g(6), 3, 5000, COMMIT + 5),
                 led(g(7), 2, 0, Map.of(2, new LeaderView.Follower(COMMIT, 2000))));
 
         assertEquals(List.of(new Transfer(g(1), 2), new Transfer(g(7), 2)),
-                policy.plan(10_000, led, List.of(), ALL_UP), "g0 is home; g2 led 4.999 s; g3 lags one entry; g4's "
-                        + "replica silent 2001 ms; g5's replica unknown; of g1, g6 and g7 the limit keeps the "
+                policy.plan(10_000, led, List.of(), ALL_UP), "g0 is home; g2 led 4.999 s; g3 lags three entries (2 "
+                        + "allowed); g4's replica silent 2001 ms; g5's replica unknown; of g1, g6 and g7 the limit keeps the "
                         + "two led longest");
         List<Led> reversed = new ArrayList<>(led);
         Collections.reverse(reversed);
@@ -68,6 +68,14 @@ class LeaderBalancePolicyTest {
                 policy.plan(10_000, reversed, List.of(), ALL_UP), "the input order does not matter");
         assertEquals(List.of(new Transfer(g(6), 3)),
                 policy.plan(10_000, List.of(led.get(6)), List.of(), ALL_UP), "led exactly one interval qualifies");
+    }
+
+    @Test
+    void aReplicaKeepingPaceBehindTheOtherFollowerQualifies() {
+        assertEquals(List.of(new Transfer(g(1), 2)), policy.plan(10_000, List.of(led(g(1), 2, 0, COMMIT - 2)),
+                List.of(), ALL_UP), "two entries behind the commit index: what the leader has in flight");
+        assertEquals(List.of(), new LeaderBalancePolicy(1, 5000, 2, 2000, 0).plan(10_000,
+                List.of(led(g(1), 2, 0, COMMIT - 1)), List.of(), ALL_UP), "no lag allowed");
     }
 
     @Test
@@ -102,9 +110,10 @@ class LeaderBalancePolicyTest {
 
     @Test
     void limitsMustBePositive() {
-        assertThrows(IllegalArgumentException.class, () -> new LeaderBalancePolicy(1, 0, 2, 2000));
-        assertThrows(IllegalArgumentException.class, () -> new LeaderBalancePolicy(1, 5000, 0, 2000));
-        assertThrows(IllegalArgumentException.class, () -> new LeaderBalancePolicy(1, 5000, 2, 0));
+        assertThrows(IllegalArgumentException.class, () -> new LeaderBalancePolicy(1, 0, 2, 2000, 2));
+        assertThrows(IllegalArgumentException.class, () -> new LeaderBalancePolicy(1, 5000, 0, 2000, 2));
+        assertThrows(IllegalArgumentException.class, () -> new LeaderBalancePolicy(1, 5000, 2, 0, 2));
+        assertThrows(IllegalArgumentException.class, () -> new LeaderBalancePolicy(1, 5000, 2, 2000, -1));
     }
 
     @Test
