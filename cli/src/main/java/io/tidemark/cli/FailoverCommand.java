@@ -129,8 +129,8 @@ final class FailoverCommand {
     }
 
     @Command(name = "apply", mixinStandardHelpOptions = true, description = "Plan, then commit the plan's offsets for "
-            + "the group on the target; refused while the group has active consumers there, and when the plan skips "
-            + "records unless --allow-skip; applying twice commits once.")
+            + "the group on the target; refused while the group has members or recent commits there, and when the "
+            + "plan skips records unless --allow-skip; applying twice commits once.")
     static final class Apply implements Callable<Integer> {
         @Spec
         CommandSpec spec;

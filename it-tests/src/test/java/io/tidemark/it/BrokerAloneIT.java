@@ -27,13 +27,17 @@ import io.tidemark.proto.v1.CommitOffsetsRequest;
 import io.tidemark.proto.v1.ConsumerGroupHeartbeatRequest;
 import io.tidemark.proto.v1.ConsumerGroupHeartbeatResponse;
 import io.tidemark.proto.v1.CreateTopicRequest;
+import io.tidemark.proto.v1.DeleteGroupRequest;
+import io.tidemark.proto.v1.DeleteOffsetsRequest;
 import io.tidemark.proto.v1.DeleteTopicRequest;
 import io.tidemark.proto.v1.DescribeGroupRequest;
+import io.tidemark.proto.v1.DescribeGroupResponse;
 import io.tidemark.proto.v1.DescribeTopicsRequest;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchOffsetsRequest;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.GroupMemberDescription;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.GroupServiceGrpc;
 import io.tidemark.proto.v1.ListOffsetsRequest;
@@ -76,6 +80,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.awaitility.Awaitility.await;
@@ -327,20 +332,48 @@ class BrokerAloneIT {
 
         ConsumerGroupHeartbeatResponse revoking = heartbeat(member(a).setOwned(owned(a)));
         assertEquals(List.of(0, 1), partitions(revoking), "a is asked to give up 2 and 3");
-        assertEquals(ErrorCode.UNKNOWN_MEMBER_ID, error(() -> commit("g", "", 0, 0)).code(),
+        assertEquals(ErrorCode.NON_EMPTY_GROUP, error(() -> commit("g", "", 0, 0)).code(),
                 "no commit without a member while the group has members");
         commit("g", a.getMemberId(), 1, 3);
         ConsumerGroupHeartbeatResponse released = heartbeat(member(revoking).setOwned(owned(revoking)));
         assertEquals(2, released.getMemberEpoch());
-        b = heartbeat(member(b).setOwned(owned(b)));
-        assertEquals(List.of(2, 3), partitions(b));
+        ConsumerGroupHeartbeatResponse b2 = heartbeat(member(b).setOwned(owned(b)));
+        assertEquals(List.of(2, 3), partitions(b2));
 
         TidemarkException zombie = error(() -> commit("g", a.getMemberId(), 1, 0));
         assertEquals(ErrorCode.STALE_MEMBER_EPOCH, zombie.code());
         assertEquals("member " + a.getMemberId() + " of group g sent epoch 1 but is at epoch 2", zombie.getMessage());
         assertEquals("member " + a.getMemberId() + " of group g does not own orders-3 (epoch 2): its commit is "
                 + "refused", error(() -> commit("g", a.getMemberId(), 2, 3)).getMessage());
-        commit("g", b.getMemberId(), b.getMemberEpoch(), 3);
+        commit("g", b2.getMemberId(), b2.getMemberEpoch(), 3);
+        nowMs.addAndGet(1_500);
+        heartbeat(member(b2));
+        DescribeGroupResponse described = groups.describeGroup(DescribeGroupRequest.newBuilder().setGroup("g")
+                .build());
+        assertEquals("stable", described.getState());
+        assertEquals(List.of(a.getMemberId(), b2.getMemberId()).stream().sorted().toList(), described.getMembersList()
+                .stream().map(GroupMemberDescription::getMemberId).toList());
+        GroupMemberDescription describedB = described.getMembersList().stream()
+                .filter(m -> m.getMemberId().equals(b2.getMemberId())).findFirst().orElseThrow();
+        assertEquals(List.of("b", "ord.*", "2,3", "0"), List.of(describedB.getClientId(),
+                describedB.getSubscription().getPattern(), describedB.getAssignmentList().stream()
+                        .map(r -> Integer.toString(r.getPartition())).collect(Collectors.joining(",")),
+                Long.toString(describedB.getLastHeartbeatMsAgo())));
+        assertTrue(describedB.getHost().startsWith("127.0.0.1:"), describedB.getHost());
+        assertEquals(1_500, described.getMembersList().stream().filter(m -> m.getMemberId().equals(a.getMemberId()))
+                .findFirst().orElseThrow().getLastHeartbeatMsAgo(), "a heartbeated 1.5 s ago on the broker's clock");
+        assertEquals(List.of(1, 1), List.of(described.getCoordinatorNodeId(), described.getPartitionsCount()),
+                "node 1 coordinates; the group committed orders-3 only");
+        TidemarkException notEmpty = error(() -> groups.deleteGroup(DeleteGroupRequest.newBuilder().setGroup("g")
+                .build()));
+        assertEquals(ErrorCode.NON_EMPTY_GROUP, notEmpty.code());
+        assertEquals("group g has 2 member(s): deleting a group takes only a group without members; stop them, or "
+                + "wait for their sessions to expire", notEmpty.getMessage());
+        TidemarkException subscribed = error(() -> groups.deleteOffsets(DeleteOffsetsRequest.newBuilder()
+                .setGroup("g").addTopics("orders").build()));
+        assertEquals(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, subscribed.code());
+        assertTrue(subscribed.getMessage().endsWith("of group g subscribes to topic orders: its offsets are in use"),
+                subscribed.getMessage());
         assertEquals(ErrorCode.INVALID_REQUEST, error(() -> heartbeat(ConsumerGroupHeartbeatRequest.newBuilder()
                 .setGroup("h").setAssignor("sticky"))).code());
         assertEquals("assignor 'sticky' is not known; allowed: range, uniform", error(() -> heartbeat(
@@ -350,10 +383,50 @@ class BrokerAloneIT {
                 .getMessage());
 
         heartbeat(member(released).setMemberEpoch(ConsumerGroup.LEAVE_EPOCH));
-        heartbeat(member(b).setMemberEpoch(ConsumerGroup.LEAVE_EPOCH));
+        heartbeat(member(b2).setMemberEpoch(ConsumerGroup.LEAVE_EPOCH));
         commit("g", "", 0, 0);
         assertEquals(List.of(0L, 3L), committedOffsets("g"),
                 "orders-3 by a while it gave it up and by b; orders-0 without a member once the group emptied");
+
+        assertEquals(List.of(), groups.deleteOffsets(DeleteOffsetsRequest.newBuilder().setGroup("g")
+                .addTopics("audit").build()).getDeletedList(), "the group committed nothing of audit");
+        assertEquals(List.of(0, 3), groups.deleteGroup(DeleteGroupRequest.newBuilder().setGroup("g").build())
+                .getDeletedList().stream().map(TopicPartitionRef::getPartition).toList());
+        assertEquals(List.of(), committedOffsets("g"));
+        assertEquals(ErrorCode.UNKNOWN_GROUP, error(() -> groups.describeGroup(DescribeGroupRequest.newBuilder()
+                .setGroup("g").build())).code(), "no members, no offsets: no group");
+    }
+
+    /**
+     * The coordinator stores each change of a group's membership, so a coordinator that starts again carries on with
+     * the same members, epochs and partitions, mid-rebalance too: no member joins again.
+     */
+    @Test
+    void aGroupKeepsItsMembersEpochsAndPartitionsThroughACoordinatorRestart() throws Exception {
+        create("orders", 4);
+        ConsumerGroupHeartbeatResponse a = heartbeat(ConsumerGroupHeartbeatRequest.newBuilder().setClientId("a")
+                .setSubscription(Subscription.newBuilder().addTopics("orders")));
+        ConsumerGroupHeartbeatResponse b = heartbeat(ConsumerGroupHeartbeatRequest.newBuilder().setClientId("b")
+                .setSubscription(Subscription.newBuilder().addTopics("orders")));
+        ConsumerGroupHeartbeatResponse revoking = heartbeat(member(a).setOwned(owned(a)));
+        assertEquals(List.of(0, 1), partitions(revoking), "a is asked to give up 2 and 3");
+
+        restart("orders", GroupOffsetStore.TOPIC);
+        ConsumerGroupHeartbeatResponse released = heartbeat(member(revoking).setOwned(owned(revoking)));
+        assertEquals(List.of(a.getMemberId(), 2, List.of(0, 1)), List.of(released.getMemberId(),
+                released.getMemberEpoch(), partitions(released)), "a carries on at its epoch after the restart");
+        ConsumerGroupHeartbeatResponse bNow = heartbeat(member(b).setOwned(owned(b)));
+        assertEquals(List.of(2, 3), partitions(bNow), "b gets what a gave up");
+        DescribeGroupResponse described = groups.describeGroup(DescribeGroupRequest.newBuilder().setGroup("g")
+                .build());
+        assertEquals(List.of("stable", "2"), List.of(described.getState(), Integer.toString(described
+                .getMembersCount())));
+
+        heartbeat(member(released).setMemberEpoch(ConsumerGroup.LEAVE_EPOCH));
+        heartbeat(member(bNow).setMemberEpoch(ConsumerGroup.LEAVE_EPOCH));
+        restart(GroupOffsetStore.TOPIC);
+        assertEquals(ErrorCode.UNKNOWN_MEMBER_ID, error(() -> heartbeat(member(bNow))).code(),
+                "the group emptied before the restart stays empty");
     }
 
     private ConsumerGroupHeartbeatResponse heartbeat(ConsumerGroupHeartbeatRequest.Builder request) {

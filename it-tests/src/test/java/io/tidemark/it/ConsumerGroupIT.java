@@ -11,6 +11,8 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.GroupMemberDescription;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +27,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -33,8 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Consumers that subscribe share a topic's partitions through the group's coordinator: on a broker alone (a cluster
  * of one, in this JVM), a second member takes half of the partitions only after the first gave them up and committed
- * where it was, and when the first leaves the second takes them all; every record is read exactly once. Heartbeats
- * every 200 ms to keep the test short.
+ * where it was, and when the first leaves the second takes them all; on three brokers, the group carries on through a
+ * coordinator failover. Every record is read exactly once. Heartbeats every 200 ms to keep the test short.
  */
 class ConsumerGroupIT {
     private static final int PARTITIONS = 6;
@@ -96,6 +99,54 @@ class ConsumerGroupIT {
                 .toList(), "every record read exactly once");
     }
 
+    /**
+     * On three brokers, the coordinator (the leader of {@code __group_offsets}) stops while two members share the
+     * topic: the broker that coordinates next loads the group as it was stored, so both carry on with the same member
+     * ids and partitions, none is fenced (no partition lost), and every record is still read exactly once.
+     */
+    @Test
+    void membersCarryOnThroughACoordinatorFailoverWithoutARebalance() throws Exception {
+        cluster = InJvmCluster.start(dir, 3, Map.of("group.consumer.heartbeat.interval.ms", "200",
+                "group.consumer.session.timeout.ms", "10000"));
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build())) {
+            admin.createTopic("orders", PARTITIONS, 3, Map.of());
+            produce(0, 50);
+            Map<String, Integer> reads = new HashMap<>();
+            List<String> events = new ArrayList<>();
+            try (TidemarkConsumer a = consumer("a"); TidemarkConsumer b = consumer("b")) {
+                a.subscribe(List.of("orders"), committing(a, "a", events));
+                b.subscribe(List.of("orders"), committing(b, "b", events));
+                await().atMost(Duration.ofSeconds(60)).until(() -> {
+                    read(a, reads);
+                    read(b, reads);
+                    return a.assignment().size() == 3 && b.assignment().size() == 3 && reads.size() == PARTITIONS * 50;
+                });
+                Set<String> members = memberIds(admin);
+                Set<TopicPartition> aOwns = Set.copyOf(a.assignment());
+                int coordinator = admin.describeTopics(List.of("__group_offsets")).get(0).getPartitions(0)
+                        .getLeaderNodeId();
+                events.clear();
+
+                cluster.stop(coordinator);
+                produce(50, 10);
+                await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() -> {
+                    read(a, reads);
+                    read(b, reads);
+                    return reads.size() == PARTITIONS * 60 && memberIds(admin).equals(members);
+                });
+                assertEquals(List.of(), events, "no partition revoked, lost or assigned anew");
+                assertEquals(aOwns, a.assignment());
+            }
+            assertEquals(List.of(), reads.entrySet().stream().filter(e -> e.getValue() != 1)
+                    .map(Map.Entry::getKey).toList(), "every record read exactly once");
+        }
+    }
+
+    private static Set<String> memberIds(TidemarkAdmin admin) {
+        return admin.describeGroup("g").getMembersList().stream().map(GroupMemberDescription::getMemberId)
+                .collect(Collectors.toSet());
+    }
+
     /** A listener that commits the positions of the partitions it gives up, and notes what happened. */
     private static RebalanceListener committing(TidemarkConsumer consumer, String name, List<String> events) {
         return new RebalanceListener() {
@@ -110,6 +161,11 @@ class ConsumerGroupIT {
             @Override
             public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
                 events.add(name + " assigned " + partitions.size());
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                events.add(name + " lost " + partitions.size());
             }
         };
     }

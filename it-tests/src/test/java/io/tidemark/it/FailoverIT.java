@@ -9,6 +9,7 @@ import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.OffsetSpec;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RebalanceListener;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
@@ -426,6 +427,24 @@ class FailoverIT {
                 + " in the last 60.000 s (--active-window), the latest at " + TIME.format(Instant.ofEpochMilli(onB
                 .stream().mapToLong(GroupPartitionLag::getCommitTimeMs).max().orElseThrow()))
                 + "; stop them first: apply would move the positions they read from\n", refused.err());
+
+        // Apply is refused while the group has a live member on B; the plan names it.
+        try (TidemarkConsumer member = new TidemarkConsumer(ConsumerConfig.builder(b).group(TIME_GROUP)
+                .clientId("failover-drill").enableAutoCommit(false).build())) {
+            member.subscribe(List.of(TOPIC), RebalanceListener.NONE);
+            await().atMost(TIMEOUT).until(() -> {
+                member.poll(Duration.ofMillis(200));
+                return !member.assignment().isEmpty();
+            });
+            String members = failover("plan", b, TIME_GROUP, "--time", "last-consumed").out().lines()
+                    .filter(line -> line.startsWith("Members of group audit on the target: ")).findFirst()
+                    .orElseThrow();
+            assertTrue(members.contains(" (client failover-drill, host 127.0.0.1:"), members);
+            Tidemark.Result withMember = failover("apply", b, TIME_GROUP, "--time", "last-consumed");
+            assertEquals(1, withMember.exitCode());
+            assertTrue(withMember.err().startsWith("error: group 'audit' has 1 live member(s) on the target: "),
+                    withMember.err());
+        }
 
         // Time mode: T is the last consumed record's time from the checkpoint, X auto.
         System.out.print(failover("plan", b, TIME_GROUP, "--time", "last-consumed").out());

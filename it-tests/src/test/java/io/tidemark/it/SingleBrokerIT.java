@@ -4,6 +4,9 @@ import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
@@ -24,6 +27,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -164,11 +169,88 @@ class SingleBrokerIT {
         assertEquals(List.of(), printed.entrySet().stream().filter(e -> e.getValue() != 1).toList(),
                 "each record printed by one process, once");
         assertEquals(List.of(0L, 0L, 0L, 0L), ok("", "groups", "describe", "--bootstrap", b, "--group", "g",
-                "--output", "json").out().lines().map(line -> {
+                "--output", "json").out().lines().filter(line -> line.startsWith("{\"type\":\"partition\""))
+                .map(line -> {
                     Matcher lag = Pattern.compile("\"lag\":(\\d+)").matcher(line);
                     assertTrue(lag.find(), line);
                     return Long.parseLong(lag.group(1));
                 }).toList(), "what each printed was committed: no lag on any partition");
+    }
+
+    /**
+     * {@code groups reset-offsets} plans, and with {@code --execute} commits, exact offsets: by SendTime, by
+     * ReceiveTime (the first record stamped at or after the time), shifted and absolute ones clamped into the log;
+     * then {@code delete-offsets} and {@code delete} remove what the group committed.
+     */
+    @Test
+    void resetOffsetsLandOnExactOffsetsAndDeleteRemovesThem() throws Exception {
+        String b = broker.bootstrap();
+        ok("", "topics", "create", "--bootstrap", b, "--topic", "reset", "--partitions", "1",
+                "--config", "send.time.before.max.ms=-1");
+        for (int first : new int[]{0, 5}) {
+            StringBuilder input = new StringBuilder();
+            for (int i = first; i < first + 5; i++) {
+                input.append("{\"value\":\"r").append(i).append("\",\"sendTime\":").append(BASE_MS + i * 1000L)
+                        .append("}\n");
+            }
+            ok(input.toString(), "produce", "--bootstrap", b, "--topic", "reset", "--partition", "0", "--input",
+                    "json", "--sync");
+        }
+        List<Long> receiveTimes = new ArrayList<>();
+        Matcher stamped = Pattern.compile("\"receiveTime\":(\\d+)").matcher(ok("", "consume", "--bootstrap", b,
+                "--topic", "reset", "--partition", "0", "--from", "earliest", "--max-records", "10", "--output",
+                "json").out());
+        while (stamped.find()) {
+            receiveTimes.add(Long.parseLong(stamped.group(1)));
+        }
+        assertEquals(10, receiveTimes.size());
+        assertTrue(receiveTimes.get(4) < receiveTimes.get(5), "two produce runs, two ReceiveTimes: " + receiveTimes);
+        String[] reset = {"groups", "reset-offsets", "--bootstrap", b, "--group", "r", "--topic", "reset:0"};
+        ok("", "groups", "commit", "--bootstrap", b, "--group", "r", "--topic", "reset", "--partition", "0",
+                "--offset", "2");
+
+        Tidemark.Result dryRun = ok("", concat(reset, "--to-datetime", Long.toString(BASE_MS + 6_500), "--by",
+                "send-time"));
+        assertTrue(dryRun.out().contains(String.format("%-24s %9d %16s %16d%n", "reset", 0, "2", 7)), dryRun.out());
+        assertTrue(dryRun.out().contains("Dry run: nothing committed"), dryRun.out());
+        assertEquals(List.of(2L), committed(b, "r"), "a dry run commits nothing");
+        assertEquals("{\"group\":\"r\",\"topic\":\"reset\",\"partition\":0,\"currentOffset\":2,\"newOffset\":7,"
+                + "\"executed\":true}\n", ok("", concat(reset, "--to-datetime", Long.toString(BASE_MS + 6_500),
+                "--by", "send-time", "--execute", "--output", "json")).out());
+        assertEquals(List.of(7L), committed(b, "r"));
+        ok("", concat(reset, "--to-datetime", Instant.ofEpochMilli(receiveTimes.get(5)).toString(), "--execute"));
+        assertEquals(List.of(5L), committed(b, "r"), "the first record stamped at or after the second run's time");
+        ok("", concat(reset, "--shift-by", "-10", "--execute"));
+        assertEquals(List.of(0L), committed(b, "r"), "5 - 10, clamped to the log start");
+        ok("", concat(reset, "--to-offset", "99", "--execute"));
+        assertEquals(List.of(10L), committed(b, "r"), "clamped to the log end");
+        Tidemark.Result badBy = tidemark("", concat(reset, "--to-datetime", "0", "--by", "arrival"));
+        assertEquals(2, badBy.exitCode(), badBy.err());
+        assertTrue(badBy.err().contains("--by is 'arrival'; allowed: receive-time, send-time"), badBy.err());
+
+        assertEquals("Deleted the committed offsets of group r of 1 partition(s): reset-0\n", ok("", "groups",
+                "delete-offsets", "--bootstrap", b, "--group", "r", "--topic", "reset").out());
+        assertEquals(List.of(), committed(b, "r"));
+        ok("", concat(reset, "--to-earliest", "--execute"));
+        assertEquals("Deleted group r: the committed offsets of 1 partition(s)\n", ok("", "groups", "delete",
+                "--bootstrap", b, "--group", "r").out());
+        Tidemark.Result gone = tidemark("", "groups", "describe", "--bootstrap", b, "--group", "r");
+        assertEquals(1, gone.exitCode(), gone.out());
+        assertTrue(gone.err().contains("UNKNOWN_GROUP: group 'r' has no members and has committed no offsets"),
+                gone.err());
+    }
+
+    /** The group's committed offsets, by topic and partition (read in this JVM: each CLI run costs seconds). */
+    private static List<Long> committed(String bootstrap, String group) {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap).build())) {
+            return admin.fetchOffsets(group, List.of()).values().stream().map(OffsetAndMetadata::offset).toList();
+        }
+    }
+
+    private static String[] concat(String[] first, String... rest) {
+        String[] all = Arrays.copyOf(first, first.length + rest.length);
+        System.arraycopy(rest, 0, all, first.length, rest.length);
+        return all;
     }
 
     private Tidemark.Result run(String... args) {

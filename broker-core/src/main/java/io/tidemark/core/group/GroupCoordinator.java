@@ -11,11 +11,20 @@ import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.InstantSource;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 
 /**
@@ -24,29 +33,71 @@ import java.util.function.Supplier;
  * naming it (NOT_AVAILABLE while a new leader gets ready), and this broker then forgets the groups it held, so a
  * coordinator that lost the leadership never answers from old state.
  *
- * <p>Membership lives in this broker's memory only (issue 12's next step keeps it in {@code __group_offsets}): when
- * the coordinator moves, members are told UNKNOWN_MEMBER_ID by the new one, join again and the group rebalances. A
- * group is dropped once its last member is gone. A group's sessions expire when any member of any group heartbeats or
- * commits.
+ * <p>Membership is kept in {@code __group_offsets} too ({@link GroupStateFormat}): whenever a group's state changes
+ * (a member joins, leaves, expires, subscribes anew, gives partitions up or takes them, moves to a new epoch), the
+ * coordinator appends the group's whole state, and a heartbeat is answered once its change is stored. The broker that
+ * coordinates next loads every group from there, its members' sessions starting at the load, so members carry on
+ * with their ids, epochs and partitions: no rebalance. Each load takes a new writer id, stored with every state it
+ * writes; a broker that finds the last state stored by another writer than itself since its load (it lost the
+ * leadership and got it back meanwhile) loads again, and a failed append makes it forget the groups, so it never
+ * answers from a state that is not the stored one. A group leaves memory with its last member, stored then with no
+ * members. A group's sessions expire when any member of any group heartbeats or commits.
  *
- * <p>Thread-safe: one lock for every group (a heartbeat is short: no IO).
+ * <p>Thread-safe: one lock for every group. A heartbeat is short (no IO); an administrative change that needs the
+ * group without members, or without subscribers of a topic, holds the lock while it writes, so no member joins in
+ * between (one Raft round, rare).
  */
 public final class GroupCoordinator {
     private static final Map<String, Supplier<Assignor>> ASSIGNORS = Map.of(UniformAssignor.NAME,
             UniformAssignor::new, RangeAssignor.NAME, RangeAssignor::new);
 
+    private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
+
     private final Topics topics;
+    private final GroupOffsetStore store;
     private final GroupSettings settings;
     private final InstantSource clock;
     private final Supplier<String> memberIds;
     private final Map<String, ConsumerGroup> groups = new HashMap<>();
+    /** This broker's writer id since it last loaded the groups; null while it has not (or forgot them). */
+    private String writerId;
+    /** The offset of the last group state stored when this broker loaded the groups. */
+    private long loadedOffset;
 
-    /** @param memberIds gives each member that joins its id (random in a broker) */
-    public GroupCoordinator(Topics topics, GroupSettings settings, InstantSource clock, Supplier<String> memberIds) {
+    /**
+     * A heartbeat's answer, and the storing of the change it made (completed at once when it made none): the member
+     * must hear the answer only once it completed.
+     */
+    public record Heartbeated(ConsumerGroup.Answer answer, CompletableFuture<?> stored) {
+    }
+
+    /**
+     * @param store     where the groups' states are stored and loaded from
+     * @param memberIds gives each member that joins its id (random in a broker)
+     */
+    public GroupCoordinator(Topics topics, GroupOffsetStore store, GroupSettings settings, InstantSource clock,
+                            Supplier<String> memberIds) {
         this.topics = topics;
+        this.store = store;
         this.settings = settings;
         this.clock = clock;
         this.memberIds = memberIds;
+    }
+
+    /** A group's membership as {@code groups describe} shows it. */
+    public record Membership(ConsumerGroup.State state, int groupEpoch, String assignor,
+                             List<ConsumerGroup.MemberView> members) {
+    }
+
+    /** Work done while a group is in a given shape ({@link #whileEmpty}, {@link #whileUnsubscribed}). */
+    @FunctionalInterface
+    public interface GroupChange<T> {
+        T run() throws InterruptedException, ExecutionException;
+    }
+
+    /** The coordinator's clock: members' last heartbeats are on it. */
+    public long nowMs() {
+        return clock.millis();
     }
 
     /** How often members are told to heartbeat. */
@@ -62,8 +113,8 @@ public final class GroupCoordinator {
      *                           INVALID_REQUEST for an unknown assignor or a join beyond group.consumer.max.size; and
      *                           what {@link ConsumerGroup#heartbeat} throws
      */
-    public synchronized ConsumerGroup.Answer heartbeat(String groupId, ConsumerGroup.Heartbeat heartbeat,
-                                                       String assignorName) {
+    public synchronized Heartbeated heartbeat(String groupId, ConsumerGroup.Heartbeat heartbeat,
+                                              String assignorName) {
         checkCoordinator();
         long nowMs = clock.millis();
         expireSessions(nowMs);
@@ -75,13 +126,15 @@ public final class GroupCoordinator {
             throw new TidemarkException(ErrorCode.INVALID_REQUEST, "group " + groupId + " has " + group.size()
                     + " members, the most group.consumer.max.size allows");
         }
+        long changes = group.changes();
         ConsumerGroup.Answer answer = group.heartbeat(heartbeat, existingTopics(), nowMs);
         if (group.hasMembers()) {
             groups.put(groupId, group);
         } else {
             groups.remove(groupId);
         }
-        return answer;
+        return new Heartbeated(answer, group.changes() == changes ? CompletableFuture.completedFuture(null)
+                : store(group));
     }
 
     /**
@@ -111,13 +164,114 @@ public final class GroupCoordinator {
         }
     }
 
+    /**
+     * The group's membership now: {@link ConsumerGroup.State#EMPTY} with no members for a group this coordinator does
+     * not hold.
+     *
+     * @throws TidemarkException NOT_LEADER/NOT_AVAILABLE when this broker does not coordinate groups now
+     */
+    public synchronized Membership membership(String groupId) {
+        checkCoordinator();
+        expireSessions(clock.millis());
+        ConsumerGroup group = groups.get(groupId);
+        return group == null ? new Membership(ConsumerGroup.State.EMPTY, 0, "", List.of())
+                : new Membership(group.state(), group.groupEpoch(), group.assignorName(), group.members());
+    }
+
+    /**
+     * Runs {@code change} if the group has no members, holding them off until it is done.
+     *
+     * @param what what the change does, for the error
+     * @throws TidemarkException NON_EMPTY_GROUP naming the members' count; NOT_LEADER/NOT_AVAILABLE
+     */
+    public synchronized <T> T whileEmpty(String groupId, String what, GroupChange<T> change)
+            throws InterruptedException, ExecutionException {
+        checkCoordinator();
+        expireSessions(clock.millis());
+        ConsumerGroup group = groups.get(groupId);
+        if (group != null) {
+            throw new TidemarkException(ErrorCode.NON_EMPTY_GROUP, "group " + groupId + " has " + group.size()
+                    + " member(s): " + what + " only a group without members; stop them, or wait for their "
+                    + "sessions to expire");
+        }
+        return change.run();
+    }
+
+    /**
+     * Runs {@code change} if no member of the group subscribes to any of {@code topics}, holding members off until
+     * it is done.
+     *
+     * @throws TidemarkException GROUP_SUBSCRIBED_TO_TOPIC naming the topic and a member; NOT_LEADER/NOT_AVAILABLE
+     */
+    public synchronized <T> T whileUnsubscribed(String groupId, Collection<String> topics, GroupChange<T> change)
+            throws InterruptedException, ExecutionException {
+        checkCoordinator();
+        expireSessions(clock.millis());
+        ConsumerGroup group = groups.get(groupId);
+        if (group != null) {
+            for (String topic : topics) {
+                Optional<String> member = group.subscriber(topic);
+                if (member.isPresent()) {
+                    throw new TidemarkException(ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, "member " + member.get()
+                            + " of group " + groupId + " subscribes to topic " + topic + ": its offsets are in use");
+                }
+            }
+        }
+        return change.run();
+    }
+
     private void checkCoordinator() {
         try {
             topics.partition(GroupOffsetStore.TOPIC, 0).checkClientReadable();
         } catch (TidemarkException e) {
-            groups.clear();
+            forget();
             throw e;
         }
+        GroupOffsetStore.LastGroupState last = store.lastGroupState();
+        if (writerId == null || (!last.writerId().equals(writerId) && last.offset() != loadedOffset)) {
+            load(last);
+        }
+    }
+
+    /** Takes every group with members from the stored states, each member heard from now. */
+    private void load(GroupOffsetStore.LastGroupState last) {
+        groups.clear();
+        long nowMs = clock.millis();
+        store.groupStates().forEach((groupId, state) -> {
+            if (state.getMembersCount() > 0) {
+                groups.put(groupId, ConsumerGroup.restore(groupId, state, assignor(state.getAssignor()),
+                        settings.sessionTimeoutMs(), memberIds, nowMs));
+            }
+        });
+        writerId = UUID.randomUUID().toString();
+        loadedOffset = last.offset();
+        LOG.info("Coordinating consumer groups: loaded {} with members from {} (last group state at offset {})",
+                groups.size(), GroupOffsetStore.TOPIC, last.offset());
+    }
+
+    private void forget() {
+        groups.clear();
+        writerId = null;
+    }
+
+    /**
+     * Appends the group's state; when the append fails, this broker forgets the groups, so the next call loads them
+     * from what is stored.
+     */
+    private CompletableFuture<?> store(ConsumerGroup group) {
+        String writer = writerId;
+        return store.writeGroupState(group.groupId(), Optional.of(group.stored().toBuilder().setWriterId(writer)
+                .build())).whenComplete((stored, failure) -> {
+                    if (failure != null) {
+                        LOG.warn("Could not store the state of consumer group {}; forgetting the groups: {}",
+                                group.groupId(), failure.toString());
+                        synchronized (this) {
+                            if (writer.equals(writerId)) {
+                                forget();
+                            }
+                        }
+                    }
+                });
     }
 
     /** Whether this broker coordinates groups now; forgets the groups it held when it does not. */
@@ -132,7 +286,11 @@ public final class GroupCoordinator {
 
     private void expireSessions(long nowMs) {
         groups.values().removeIf(group -> {
+            long changes = group.changes();
             group.expire(nowMs);
+            if (group.changes() != changes) {
+                store(group);
+            }
             return !group.hasMembers();
         });
     }

@@ -4,6 +4,7 @@ import com.codahale.metrics.Counter;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.v1.ConsumerGroupState;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchReader;
@@ -11,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.InstantSource;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -30,6 +32,9 @@ import java.util.function.Supplier;
  * topic back (all of it after a restart, then what is new) before it answers. The topic is fsynced on every commit (flush.messages=1): commits are few and
  * a consumer must not re-read after a power loss more than it committed.
  *
+ * <p>The same topic holds each group's membership as its coordinator last stored it ({@link GroupStateFormat}), which
+ * the store keeps too, for the next coordinator ({@link GroupCoordinator}).
+ *
  * <p>The topic grows with every commit and is never compacted yet; its retention is unlimited so no group
  * loses its offsets. Compaction (keeping the latest record per key) is the known next step.
  *
@@ -48,10 +53,20 @@ public final class GroupOffsetStore {
     public record Committed(long offset, String metadata, long commitTimeMs) {
     }
 
+    /**
+     * The last group state record read: its offset ({@code -1} before any) and the coordinator that wrote it (empty
+     * for a tombstone).
+     */
+    public record LastGroupState(long offset, String writerId) {
+        static final LastGroupState NONE = new LastGroupState(-1, "");
+    }
+
     private final Supplier<Partition> partition;
     private final InstantSource clock;
     private final Counter skipped;
     private final Map<String, Map<TopicPartition, Committed>> groups = new ConcurrentHashMap<>();
+    private final Map<String, ConsumerGroupState> groupStates = new ConcurrentHashMap<>();
+    private volatile LastGroupState lastGroupState = LastGroupState.NONE;
 
     private long nextOffset;
 
@@ -105,19 +120,72 @@ public final class GroupOffsetStore {
      * broker's format makes one) is skipped with an error and counted, so one record never stops every group.
      */
     private void apply(Record record) {
+        if (GroupStateFormat.isGroupStateKey(record.key())) {
+            applyGroupState(record);
+            return;
+        }
         OffsetCommitFormat.Key key;
         OffsetCommitFormat.Value value;
         try {
             key = OffsetCommitFormat.readKey(record.key());
-            value = OffsetCommitFormat.readValue(record.value());
+            value = record.value() == null ? null : OffsetCommitFormat.readValue(record.value());
         } catch (RuntimeException e) {
             skipped.inc();
             LOG.error("Skipping the record at offset {} of {}: it is not an offset commit ({})", record.offset(),
                     TOPIC, e.toString());
             return;
         }
+        if (value == null) {
+            groups.computeIfPresent(key.group(), (g, offsets) -> {
+                offsets.remove(key.partition());
+                return offsets.isEmpty() ? null : offsets;
+            });
+            return;
+        }
         groups.computeIfAbsent(key.group(), g -> new ConcurrentHashMap<>())
                 .put(key.partition(), new Committed(value.offset(), value.metadata(), value.commitTimeMs()));
+    }
+
+    private void applyGroupState(Record record) {
+        String group;
+        ConsumerGroupState state;
+        try {
+            group = GroupStateFormat.readGroup(record.key());
+            state = record.value() == null ? null : GroupStateFormat.readValue(record.value());
+        } catch (RuntimeException e) {
+            skipped.inc();
+            LOG.error("Skipping the record at offset {} of {}: it is not a group state ({})", record.offset(), TOPIC,
+                    e.toString());
+            return;
+        }
+        if (state == null) {
+            groupStates.remove(group);
+        } else {
+            groupStates.put(group, state);
+        }
+        lastGroupState = new LastGroupState(record.offset(), state == null ? "" : state.getWriterId());
+    }
+
+    /**
+     * Appends a group's state ({@link GroupStateFormat}), or its tombstone when {@code state} is empty, without
+     * waiting: appends keep the order they are made in. The future completes once the record is stored.
+     */
+    public CompletableFuture<AppendResult> writeGroupState(String group, Optional<ConsumerGroupState> state) {
+        byte[] value = state.map(GroupStateFormat::value).orElse(null);
+        return partition.get().append(new RecordBatchBuilder().append(clock.millis(), GroupStateFormat.key(group),
+                value).build());
+    }
+
+    /** The latest state of every group that has one, by group. */
+    public Map<String, ConsumerGroupState> groupStates() {
+        catchUp();
+        return Map.copyOf(groupStates);
+    }
+
+    /** The last group state record read, after reading what is new. */
+    public LastGroupState lastGroupState() {
+        catchUp();
+        return lastGroupState;
     }
 
     /**
@@ -133,6 +201,49 @@ public final class GroupOffsetStore {
             builder.append(now, OffsetCommitFormat.key(group, entry.getKey()), OffsetCommitFormat.value(
                     new OffsetCommitFormat.Value(entry.getValue().offset(), now, entry.getValue().metadata())));
         }
+        append(builder);
+    }
+
+    /**
+     * Deletes the group's committed offsets of {@code partitions} in one batch (a tombstone per partition: the key
+     * with a null value, {@link OffsetCommitFormat}); those the group never committed are left out.
+     *
+     * @return the partitions whose offsets were deleted, ordered by topic and partition
+     */
+    public synchronized List<TopicPartition> delete(String group, Collection<TopicPartition> partitions)
+            throws InterruptedException, ExecutionException {
+        return delete(group, partitions, false);
+    }
+
+    /**
+     * Deletes the group: every committed offset and its stored membership (one tombstone each), in one batch.
+     *
+     * @return the partitions whose offsets were deleted, ordered by topic and partition
+     */
+    public synchronized List<TopicPartition> deleteGroup(String group) throws InterruptedException,
+            ExecutionException {
+        return delete(group, committed(group).keySet(), true);
+    }
+
+    private List<TopicPartition> delete(String group, Collection<TopicPartition> partitions, boolean withState)
+            throws InterruptedException, ExecutionException {
+        Map<TopicPartition, Committed> committed = committed(group);
+        committed.keySet().retainAll(partitions);
+        boolean state = withState && groupStates.containsKey(group);
+        if (committed.isEmpty() && !state) {
+            return List.of();
+        }
+        long now = clock.millis();
+        RecordBatchBuilder builder = new RecordBatchBuilder();
+        committed.keySet().forEach(tp -> builder.append(now, OffsetCommitFormat.key(group, tp), null));
+        if (state) {
+            builder.append(now, GroupStateFormat.key(group), null);
+        }
+        append(builder);
+        return List.copyOf(committed.keySet());
+    }
+
+    private void append(RecordBatchBuilder builder) throws InterruptedException, ExecutionException {
         Partition log = partition.get();
         AppendResult stored = log.append(builder.build()).get();
         awaitLocalReplica(log, stored.lastOffset() + 1);

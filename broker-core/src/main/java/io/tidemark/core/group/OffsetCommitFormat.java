@@ -7,7 +7,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The key and value of an offset commit record in the internal topic {@code __group_offsets}: one record per
- * committed partition. The latest record for a key wins when the topic is replayed at start.
+ * committed partition. The latest record for a key wins when the topic is replayed at start; a record with a null
+ * value (a tombstone) deletes the group's offset of the partition.
  *
  * <h2>Key (big-endian)</h2>
  * <pre>

@@ -6,6 +6,7 @@ import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.group.GroupOffsetStore.Committed;
 import io.tidemark.core.group.membership.ConsumerGroup;
+import io.tidemark.core.group.membership.PartitionRefs;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topics;
@@ -16,20 +17,28 @@ import io.tidemark.proto.v1.CommittedOffset;
 import io.tidemark.proto.v1.ConsumerGroupHeartbeatRequest;
 import io.tidemark.proto.v1.ConsumerGroupHeartbeatResponse;
 import io.tidemark.proto.v1.DescribeGroupRequest;
+import io.tidemark.proto.v1.DeleteGroupRequest;
+import io.tidemark.proto.v1.DeleteGroupResponse;
+import io.tidemark.proto.v1.DeleteOffsetsRequest;
+import io.tidemark.proto.v1.DeleteOffsetsResponse;
 import io.tidemark.proto.v1.DescribeGroupResponse;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchOffsetsRequest;
 import io.tidemark.proto.v1.FetchOffsetsResponse;
+import io.tidemark.proto.v1.GroupMemberDescription;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.GroupServiceGrpc;
 import io.tidemark.proto.v1.ListGroupsRequest;
 import io.tidemark.proto.v1.ListGroupsResponse;
 import io.tidemark.proto.v1.PartitionOffset;
+import io.tidemark.proto.v1.Subscription;
 import io.tidemark.proto.v1.TopicPartitionRef;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -110,20 +119,19 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
                             + " owned partitions (max.offsets.per.commit), not "
                             + request.getOwned().getPartitionsCount());
                 }
-                owned = new HashSet<>();
-                for (TopicPartitionRef ref : request.getOwned().getPartitionsList()) {
-                    owned.add(new TopicPartition(ref.getTopic(), ref.getPartition()));
-                }
+                owned = new HashSet<>(PartitionRefs.partitions(request.getOwned().getPartitionsList()));
             }
-            ConsumerGroup.Answer answer = coordinator.heartbeat(request.getGroup(), new ConsumerGroup.Heartbeat(
+            GroupCoordinator.Heartbeated heartbeated = coordinator.heartbeat(request.getGroup(),
+                    new ConsumerGroup.Heartbeat(
                     request.getMemberId(), request.getMemberEpoch(), request.getInstanceId().isEmpty() ? null
-                    : request.getInstanceId(), request.getClientId(), subscribed, pattern, owned),
-                    request.getAssignor());
+                    : request.getInstanceId(), request.getClientId(), ClientAddress.current(), subscribed, pattern,
+                    owned), request.getAssignor());
+            heartbeated.stored().get();
+            ConsumerGroup.Answer answer = heartbeated.answer();
             ConsumerGroupHeartbeatResponse.Builder response = ConsumerGroupHeartbeatResponse.newBuilder()
                     .setMemberId(answer.memberId()).setMemberEpoch(answer.memberEpoch())
                     .setHeartbeatIntervalMs(coordinator.heartbeatIntervalMs());
-            answer.assignment().forEach(tp -> response.addAssignment(TopicPartitionRef.newBuilder()
-                    .setTopic(tp.topic()).setPartition(tp.partition())));
+            response.addAllAssignment(PartitionRefs.refs(answer.assignment()));
             return response.build();
         });
     }
@@ -174,12 +182,27 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
     public void describeGroup(DescribeGroupRequest request, StreamObserver<DescribeGroupResponse> observer) {
         responses.respond(observer, () -> {
             checkGroup(request.getGroup());
+            GroupCoordinator.Membership membership = coordinator.membership(request.getGroup());
             Map<TopicPartition, Committed> committed = store.committed(request.getGroup());
-            if (committed.isEmpty()) {
+            if (committed.isEmpty() && membership.members().isEmpty()) {
                 throw new TidemarkException(ErrorCode.UNKNOWN_GROUP, "group '" + request.getGroup()
-                        + "' has committed no offsets");
+                        + "' has no members and has committed no offsets");
             }
-            DescribeGroupResponse.Builder response = DescribeGroupResponse.newBuilder().setGroup(request.getGroup());
+            DescribeGroupResponse.Builder response = DescribeGroupResponse.newBuilder().setGroup(request.getGroup())
+                    .setState(membership.state().name().toLowerCase(Locale.ROOT))
+                    .setGroupEpoch(membership.groupEpoch()).setAssignor(membership.assignor())
+                    .setCoordinatorNodeId(config.nodeId());
+            long nowMs = coordinator.nowMs();
+            for (ConsumerGroup.MemberView member : membership.members()) {
+                response.addMembers(GroupMemberDescription.newBuilder().setMemberId(member.memberId())
+                        .setInstanceId(member.instanceId().orElse("")).setClientId(member.clientId())
+                        .setHost(member.host()).setMemberEpoch(member.memberEpoch())
+                        .setSubscription(Subscription.newBuilder().addAllTopics(member.topics())
+                                .setPattern(member.pattern().orElse("")))
+                        .addAllAssignment(PartitionRefs.refs(member.assignment()))
+                        .addAllRevoking(PartitionRefs.refs(member.revoking()))
+                        .setLastHeartbeatMsAgo(nowMs - member.lastHeartbeatMs()));
+            }
             committed.forEach((tp, c) -> {
                 long end = logEndOffset(tp);
                 response.addPartitions(GroupPartitionLag.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
@@ -187,6 +210,36 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
                         .setMetadata(c.metadata()).setCommitTimeMs(c.commitTimeMs()));
             });
             return response.build();
+        });
+    }
+
+    @Override
+    public void deleteGroup(DeleteGroupRequest request, StreamObserver<DeleteGroupResponse> observer) {
+        responses.respond(observer, () -> {
+            checkGroup(request.getGroup());
+            List<TopicPartition> deleted = coordinator.whileEmpty(request.getGroup(), "deleting a group takes",
+                    () -> store.deleteGroup(request.getGroup()));
+            if (deleted.isEmpty()) {
+                throw new TidemarkException(ErrorCode.UNKNOWN_GROUP, "group '" + request.getGroup()
+                        + "' has committed no offsets");
+            }
+            return DeleteGroupResponse.newBuilder().addAllDeleted(PartitionRefs.refs(deleted)).build();
+        });
+    }
+
+    @Override
+    public void deleteOffsets(DeleteOffsetsRequest request, StreamObserver<DeleteOffsetsResponse> observer) {
+        responses.respond(observer, () -> {
+            checkGroup(request.getGroup());
+            if (request.getTopicsCount() < 1 || request.getTopicsCount() > config.maxTopicsPerRequest()) {
+                throw Responses.invalid("DeleteOffsets names 1 to " + config.maxTopicsPerRequest()
+                        + " topics (max.topics.per.request), not " + request.getTopicsCount());
+            }
+            Set<String> named = Set.copyOf(request.getTopicsList());
+            List<TopicPartition> deleted = coordinator.whileUnsubscribed(request.getGroup(), named, () -> store.delete(
+                    request.getGroup(), store.committed(request.getGroup()).keySet().stream()
+                            .filter(tp -> named.contains(tp.topic())).toList()));
+            return DeleteOffsetsResponse.newBuilder().addAllDeleted(PartitionRefs.refs(deleted)).build();
         });
     }
 

@@ -2,6 +2,7 @@ package io.tidemark.core.server;
 
 import io.grpc.BindableService;
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
@@ -43,7 +44,8 @@ public final class GrpcEndpoint implements Closeable {
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
-                .addService(new GroupServiceAdapter(topics, groups, coordinator, config, metrics));
+                .addService(ServerInterceptors.intercept(new GroupServiceAdapter(topics, groups, coordinator, config,
+                        metrics), new ClientAddress()));
         cluster.internalServices().forEach(builder::addService);
         this.server = builder.build();
         this.address = config.listen();

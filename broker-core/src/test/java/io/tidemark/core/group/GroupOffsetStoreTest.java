@@ -76,6 +76,28 @@ class GroupOffsetStoreTest {
         assertEquals(2, skipped.getCount());
     }
 
+    @Test
+    void deletedOffsetsAreGoneAlsoAfterAReplayAndOthersStay() throws Exception {
+        TopicPartition orders1 = new TopicPartition("orders", 1);
+        TopicPartition audit = new TopicPartition("audit", 0);
+        GroupOffsetStore store = GroupOffsetStore.over(local, clock, new Counter());
+        store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(42, "", 0),
+                orders1, new GroupOffsetStore.Committed(7, "", 0), audit, new GroupOffsetStore.Committed(3, "", 0)));
+        store.commit("shipping", Map.of(ORDERS, new GroupOffsetStore.Committed(9, "", 0)));
+
+        assertEquals(List.of(ORDERS, orders1), store.delete("billing", List.of(orders1, ORDERS,
+                new TopicPartition("orders", 2))), "a partition never committed is left out");
+        assertEquals(List.of(), store.delete("billing", List.of(ORDERS)), "already gone: nothing written");
+        assertEquals(6, local.logEndOffset(), "four offsets committed, then two tombstones");
+        assertEquals(List.of(audit), List.copyOf(store.committed("billing").keySet()));
+        assertEquals(List.of(audit), store.delete("billing", List.of(audit)));
+
+        GroupOffsetStore restarted = GroupOffsetStore.over(local, clock, new Counter());
+        assertEquals(List.of("shipping"), List.copyOf(restarted.groups()), "a group with no offsets left is gone");
+        assertEquals(Optional.of(new GroupOffsetStore.Committed(9, "", clock.millis())),
+                restarted.committed("shipping", ORDERS));
+    }
+
     /**
      * A follower's replica of the group offsets: an append is acknowledged as the leader would (committed there,
      * at the replica's log end), but reaches this replica only when someone waits for its next append.

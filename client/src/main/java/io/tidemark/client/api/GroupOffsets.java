@@ -12,23 +12,24 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Commits and reads a consumer group's offsets through GroupService on whichever bootstrap broker answers (any
- * broker serves group offsets). Used by the consumer and the admin. The futures fail with the TidemarkException
- * itself.
+ * Commits and reads a consumer group's offsets through GroupService on the groups' coordinator, the leader of
+ * {@code __group_offsets} ({@link LeaderCaller#coordinator}): it alone knows whether the group has members (a commit
+ * without a member id is taken only while it has none), and it reads back a commit it just took. Used by the consumer
+ * and the admin. The futures fail with the TidemarkException itself.
  *
  * <p>Thread-safe.
  */
 final class GroupOffsets {
-    private final AnyBrokerCaller caller;
+    private final LeaderCaller coordinator;
 
-    GroupOffsets(AnyBrokerCaller caller) {
-        this.caller = caller;
+    GroupOffsets(LeaderCaller coordinator) {
+        this.coordinator = coordinator;
     }
 
     CompletableFuture<Void> commit(String group, Map<TopicPartition, OffsetAndMetadata> offsets) {
         CommitOffsetsRequest built = request(group, offsets).build();
-        return GrpcFutures.unwrapped(caller.call("CommitOffsets of group " + group,
-                channel -> caller.group(channel).commitOffsets(built)).thenApply(response -> null));
+        return GrpcFutures.unwrapped(coordinator.coordinator(stub -> stub.commitOffsets(built))
+                .thenApply(response -> null));
     }
 
     /** A commit of {@code offsets} without a member: add the member's id and epoch for a member's commit. */
@@ -49,8 +50,7 @@ final class GroupOffsets {
         partitions.forEach(tp -> request.addPartitions(TopicPartitionRef.newBuilder().setTopic(tp.topic())
                 .setPartition(tp.partition())));
         FetchOffsetsRequest built = request.build();
-        return GrpcFutures.unwrapped(caller.call("FetchOffsets of group " + group,
-                        channel -> caller.group(channel).fetchOffsets(built))
+        return GrpcFutures.unwrapped(coordinator.coordinator(stub -> stub.fetchOffsets(built))
                 .thenApply(response -> {
                     Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();
                     for (CommittedOffset offset : response.getOffsetsList()) {

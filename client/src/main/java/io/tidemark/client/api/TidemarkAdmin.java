@@ -7,6 +7,8 @@ import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.ClusterStatusResponse;
 import io.tidemark.proto.v1.CreateTopicRequest;
+import io.tidemark.proto.v1.DeleteGroupRequest;
+import io.tidemark.proto.v1.DeleteOffsetsRequest;
 import io.tidemark.proto.v1.DeleteTopicRequest;
 import io.tidemark.proto.v1.DescribeGroupRequest;
 import io.tidemark.proto.v1.DescribeGroupResponse;
@@ -21,6 +23,7 @@ import io.tidemark.proto.v1.MetadataResponse;
 import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.proto.v1.TopicPartitionRef;
 import io.tidemark.proto.v1.TransferLeadershipRequest;
 import io.tidemark.proto.v1.TransferLeadershipResponse;
 import io.tidemark.proto.v1.TopicSummary;
@@ -38,7 +41,8 @@ import java.util.concurrent.CompletableFuture;
  * and replicas, offset lookups by time, and consumer group offsets. Calls go to the bootstrap brokers in turn until
  * one answers (an unreachable or stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline
  * {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets},
- * {@link #read} and {@link #originOffset} go to the partition's leader. Every call blocks until answered and every
+ * {@link #read} and {@link #originOffset} go to the partition's leader, and the group calls but
+ * {@link #listGroups} to the groups' coordinator (the leader of {@code __group_offsets}). Every call blocks until answered and every
  * failure is a {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf
  * messages where they have one; a topic's id is their {@code topic_id} bytes ({@link TopicIds#fromBytes} makes the
  * UUID).
@@ -63,7 +67,7 @@ public final class TidemarkAdmin implements Closeable {
         this.anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels, connection.requestTimeoutMs());
         this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),
                 LeaderCaller.Callbacks.TRANSPORT_THREAD);
-        this.groupOffsets = new GroupOffsets(anyBroker);
+        this.groupOffsets = new GroupOffsets(leaders);
     }
 
     /**
@@ -203,14 +207,40 @@ public final class TidemarkAdmin implements Closeable {
     }
 
     /**
-     * The group's committed offsets with each partition's log end offset and lag.
+     * The group as its coordinator knows it: state, members, and committed offsets with each partition's log end
+     * offset and lag.
      *
-     * @throws TidemarkException UNKNOWN_GROUP when the group committed nothing
+     * @throws TidemarkException UNKNOWN_GROUP when the group has no members and committed nothing
      */
     public DescribeGroupResponse describeGroup(String group) {
         DescribeGroupRequest request = DescribeGroupRequest.newBuilder().setGroup(group).build();
-        return await(anyBroker.call("DescribeGroup",
-                channel -> anyBroker.group(channel).describeGroup(request)));
+        return await(leaders.coordinator(stub -> stub.describeGroup(request)));
+    }
+
+    /**
+     * Deletes every committed offset of a group without members.
+     *
+     * @return the partitions whose offsets were deleted
+     * @throws TidemarkException NON_EMPTY_GROUP while it has members; UNKNOWN_GROUP when it committed nothing
+     */
+    public List<TopicPartition> deleteGroup(String group) {
+        DeleteGroupRequest request = DeleteGroupRequest.newBuilder().setGroup(group).build();
+        return partitions(await(leaders.coordinator(stub -> stub.deleteGroup(request))).getDeletedList());
+    }
+
+    /**
+     * Deletes the group's committed offsets of every partition of {@code topics}.
+     *
+     * @return the partitions whose offsets were deleted (none when the group committed none of them)
+     * @throws TidemarkException GROUP_SUBSCRIBED_TO_TOPIC when a member subscribes to one of them
+     */
+    public List<TopicPartition> deleteOffsets(String group, Collection<String> topics) {
+        DeleteOffsetsRequest request = DeleteOffsetsRequest.newBuilder().setGroup(group).addAllTopics(topics).build();
+        return partitions(await(leaders.coordinator(stub -> stub.deleteOffsets(request))).getDeletedList());
+    }
+
+    private static List<TopicPartition> partitions(List<TopicPartitionRef> refs) {
+        return refs.stream().map(ref -> new TopicPartition(ref.getTopic(), ref.getPartition())).toList();
     }
 
     /** The partitions the group committed, as {@link #describeGroup} answers them; empty when it committed none. */

@@ -96,7 +96,7 @@ public final class TidemarkConsumer implements Closeable {
                 connection.requestTimeoutMs());
         this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),
                 LeaderCaller.Callbacks.CHANNEL_EXECUTOR);
-        this.groupOffsets = new GroupOffsets(anyBroker);
+        this.groupOffsets = new GroupOffsets(leaders);
         this.fetcher = new Fetcher(leaders, config.fetchMaxBytes());
     }
 

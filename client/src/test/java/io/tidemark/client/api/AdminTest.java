@@ -169,6 +169,7 @@ class AdminTest {
     @Test
     void groupOffsetsRoundTrip() {
         cluster.createTopic("t", 2);
+        cluster.createTopic("__group_offsets", 1);
         TopicPartition t0 = new TopicPartition("t", 0);
         TopicPartition t1 = new TopicPartition("t", 1);
         admin.commitOffsets("g", Map.of(t0, new OffsetAndMetadata(7, "m")));

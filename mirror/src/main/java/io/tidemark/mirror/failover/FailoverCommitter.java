@@ -19,11 +19,15 @@ import java.util.Objects;
  * <ul>
  *   <li><b>Refused when the plan skips records</b> the group had not consumed ({@link FailoverPlan#skips}), unless
  *       told to skip them ({@code --allow-skip}): the error names each partition and how many.</li>
- *   <li><b>Refused while the group has active consumers on the target.</b> The group service keeps committed offsets
- *       and no membership, so a consumer shows only by its commits: the group is active when it committed a
- *       partition within the active window ({@code --active-window}, default 1 minute, against each commit's time on
- *       the target broker) with metadata other than the failover's. Consumers that commit less often than the
- *       window, or start between the check and the commit, are not seen: stop them before applying.</li>
+ *   <li><b>Refused while the group has live members on the target</b> ({@link FailoverPlan#targetMembers}, as the
+ *       target's coordinator knows them): the error names each. The commit itself has no member id, and the
+ *       coordinator takes it only while the group has no members, so a consumer that joins after the plan was made
+ *       makes apply fail with NON_EMPTY_GROUP rather than move its position.</li>
+ *   <li><b>Refused while the group shows recent commits on the target.</b> A consumer that assigns itself partitions
+ *       is no member and shows only by its commits: the group is active when it committed a partition within the
+ *       active window ({@code --active-window}, default 1 minute, against each commit's time on the target broker)
+ *       with metadata other than the failover's. Such consumers that commit less often than the window are not
+ *       seen: stop them before applying.</li>
  *   <li><b>Idempotent.</b> When the group's committed offsets on the target already are the plan's, nothing is
  *       written. The plan of a dead source does not change from one run to the next, so applying twice commits
  *       once. A failover commit is not a sign of activity, so a second apply is not refused by the first.</li>
@@ -66,8 +70,8 @@ public final class FailoverCommitter {
     /**
      * Commits the plan's offsets unless the group already has them.
      *
-     * @throws IllegalArgumentException when the group has active consumers on the target, or the plan skips records
-     *                                  and that was not allowed
+     * @throws IllegalArgumentException when the group has live members or recent commits on the target, or the plan
+     *                                  skips records and that was not allowed
      */
     public Decision apply(FailoverPlan plan) {
         Decision decision = decide(plan, target.committedPartitions(plan.group()), clock.millis(), activeWindowMs,
@@ -81,6 +85,12 @@ public final class FailoverCommitter {
     /** The decision, from the group's commits on the target at {@code nowMs}. */
     static Decision decide(FailoverPlan plan, List<GroupPartitionLag> committed, long nowMs, long activeWindowMs,
                            boolean allowSkip) {
+        if (!plan.targetMembers().isEmpty()) {
+            throw new IllegalArgumentException("group '" + plan.group() + "' has " + plan.targetMembers().size()
+                    + " live member(s) on the target: " + String.join("; ", plan.targetMembers().stream()
+                    .map(FailoverPlanFormat::memberText).toList()) + "; stop them first (or wait for their session "
+                    + "timeout): apply would move the positions they read from");
+        }
         List<GroupPartitionLag> active = committed.stream().filter(c -> !c.getMetadata().startsWith(METADATA_PREFIX)
                 && c.getCommitTimeMs() > nowMs - activeWindowMs).toList();
         if (!active.isEmpty()) {

@@ -26,16 +26,32 @@ import java.util.OptionalLong;
  * @param partitions        every partition of the group's topics on the target, by topic and partition
  * @param uncopied          the source partitions of the group's topics that have no partition on the target to be
  *                          copied to (a target topic with fewer partitions): none of their records is on the target
+ * @param targetMembers     the group's live members on the target, as its coordinator there knows them: apply is
+ *                          refused while there are any
  */
 public record FailoverPlan(String group, String sourceCluster, String targetCluster, long plannedAtMs,
                            OptionalLong sourceLastHeardMs, OptionalLong lastHeartbeatMs, long notCopied,
-                           Optional<Buffer> buffer, List<PartitionPlan> partitions, List<MirrorStopped> uncopied) {
+                           Optional<Buffer> buffer, List<PartitionPlan> partitions, List<MirrorStopped> uncopied,
+                           List<TargetMember> targetMembers) {
     public FailoverPlan {
         Objects.requireNonNull(targetCluster, "targetCluster");
         partitions = List.copyOf(partitions);
         uncopied = List.copyOf(uncopied);
+        targetMembers = List.copyOf(targetMembers);
         if (buffer.isEmpty() && partitions.stream().anyMatch(p -> p.basis() instanceof ByTime)) {
             throw new IllegalArgumentException("a plan with partitions that resume by time needs a buffer");
+        }
+    }
+
+    /**
+     * A live member of the group on the target.
+     *
+     * @param host     where its last heartbeat came from (host:port)
+     * @param assigned the partitions the group gives it
+     */
+    public record TargetMember(String memberId, String clientId, String host, List<TopicPartition> assigned) {
+        public TargetMember {
+            assigned = List.copyOf(assigned);
         }
     }
 

@@ -2,6 +2,7 @@ package io.tidemark.mirror.failover;
 
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
+import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.failover.FailoverPlan.ByTime;
 import io.tidemark.mirror.failover.FailoverPlan.Exact;
 import io.tidemark.mirror.failover.FailoverPlan.PartitionPlan;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.stream.Collectors;
 
 /**
  * How a {@link FailoverPlan} is printed: as text for people, or as one JSON object on one line for scripts.
@@ -32,7 +34,10 @@ import java.util.OptionalLong;
  * ...one row per partition
  * Group G: re-reads ~N, skipped N (apply skips them only with --allow-skip), lost N (N not copied, N removed by
  *   retention)
+ * Members of group G on the target: none
  * </pre>
+ * The last line lists the live members instead when there are any, {@code ID (client C, host H, assigned T-P,...)}
+ * separated by {@code ; }, and adds {@code  (apply is refused while there are any)}.
  * The buffer line (one line; wrapped here) is there only when a partition resumes by time; a given buffer reads
  * {@code Buffer X: S s (--buffer)}. Without a heartbeat the source line reads {@code Source A: no heartbeat on the
  * target, records not copied unknown}; its N counts every partition the mirror copied, the last line the group's.
@@ -75,7 +80,8 @@ import java.util.OptionalLong;
  *                  "mirrorStopped": null | {"sourceTopic", "partition", "sourceOffset" (null when none), "code",
  *                                           "message", "records"}}],
  *  "uncopied": [{"sourceTopic", "partition", "sourceOffset", "code", "message", "records"}],
- *  "totals": {"rereads", "skipped", "skippedPositionKnown", "notCopied", "removed"}}
+ *  "totals": {"rereads", "skipped", "skippedPositionKnown", "notCopied", "removed"},
+ *  "targetMembers": [{"memberId", "clientId", "host", "assigned": ["T-P", ...]}]}
  * </pre>
  * After {@code apply}, the object has one more field: {@code "applied": "committed"|"unchanged"}.
  *
@@ -117,7 +123,18 @@ public final class FailoverPlanFormat {
                 .append(totals.skipped() > 0 ? " (apply skips them only with --allow-skip)" : "").append(", lost ")
                 .append(totals.notCopied() + totals.removed()).append(" (").append(totals.notCopied())
                 .append(" not copied, ").append(totals.removed()).append(" removed by retention)\n");
+        text.append("Members of group ").append(plan.group()).append(" on the target: ")
+                .append(plan.targetMembers().isEmpty() ? "none" : String.join("; ", plan.targetMembers().stream()
+                        .map(FailoverPlanFormat::memberText).toList()) + " (apply is refused while there are any)")
+                .append('\n');
         return text.toString();
+    }
+
+    /** {@code ID (client C, host H, assigned T-P,...)}. */
+    static String memberText(FailoverPlan.TargetMember member) {
+        return member.memberId() + " (client " + member.clientId() + ", host " + member.host() + ", assigned "
+                + (member.assigned().isEmpty() ? "nothing" : member.assigned().stream().map(TopicPartition::toString)
+                .collect(Collectors.joining(","))) + ")";
     }
 
     /** The mode's name, in text and JSON. */
@@ -170,6 +187,14 @@ public final class FailoverPlanFormat {
         sums.put("notCopied", totals.notCopied());
         sums.put("removed", totals.removed());
         fields.put("totals", sums);
+        fields.put("targetMembers", plan.targetMembers().stream().map(m -> {
+            Map<String, Object> member = new LinkedHashMap<>();
+            member.put("memberId", m.memberId());
+            member.put("clientId", m.clientId());
+            member.put("host", m.host());
+            member.put("assigned", m.assigned().stream().map(TopicPartition::toString).toList());
+            return member;
+        }).toList());
         return fields;
     }
 

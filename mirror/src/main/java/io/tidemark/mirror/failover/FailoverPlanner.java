@@ -130,7 +130,8 @@ public final class FailoverPlanner {
                 target.clusterName().or(state::targetCluster).orElse(""), nowMs,
                 state.sourceLastHeardMs(), state.lastHeartbeat().map(h -> OptionalLong.of(h.getMirrorTimeMs()))
                 .orElse(OptionalLong.empty()), state.lastHeartbeat().map(MirrorHeartbeat::getRecordsBehind).orElse(0L),
-                buffer, plans, uncopied(state, plans.stream().map(p -> p.partition().topic()).distinct().toList()));
+                buffer, plans, uncopied(state, plans.stream().map(p -> p.partition().topic()).distinct().toList()),
+                target.members(request.group()));
     }
 
     private static void checkNotInFuture(TimeChoice time, long nowMs) {

@@ -6,14 +6,16 @@ import io.tidemark.client.api.OffsetSpec;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.checkpoint.TargetOffsetLookup;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * What the failover planner asks of the target cluster: its name and its partitions. {@link #over} answers from a
+ * What the failover planner asks of the target cluster: its name, its partitions and the group's live members. {@link #over} answers from a
  * running cluster; tests script it. Every answer about a partition is an {@link OffsetLookup}: {@code found} with the
  * record's times, or not found with {@code offset} the log end offset (a consumer starting there waits for the next
  * record).
@@ -50,6 +52,9 @@ public interface TargetFacts {
     /** The first copy of {@code origin} in {@code tp} with origin offset at least {@code originOffset}; empty if none. */
     OptionalLong firstCopyAtOrAbove(TopicPartition tp, OriginPartition origin, long originOffset);
 
+    /** The group's live members, as the target's group coordinator knows them; empty for a group it does not know. */
+    List<FailoverPlan.TargetMember> members(String group);
+
     /** The facts of a running cluster, through its admin client. */
     static TargetFacts over(TidemarkAdmin admin) {
         TargetOffsetLookup copies = new TargetOffsetLookup(admin);
@@ -57,6 +62,20 @@ public interface TargetFacts {
             @Override
             public Optional<String> clusterName() {
                 return admin.clusterName();
+            }
+
+            @Override
+            public List<FailoverPlan.TargetMember> members(String group) {
+                try {
+                    return admin.describeGroup(group).getMembersList().stream().map(m -> new FailoverPlan.TargetMember(
+                            m.getMemberId(), m.getClientId(), m.getHost(), m.getAssignmentList().stream()
+                            .map(r -> new TopicPartition(r.getTopic(), r.getPartition())).toList())).toList();
+                } catch (TidemarkException e) {
+                    if (e.code() == ErrorCode.UNKNOWN_GROUP) {
+                        return List.of();
+                    }
+                    throw e;
+                }
             }
 
             @Override

@@ -35,7 +35,7 @@ class FailoverCommitterTest {
             new PartitionPlan(P1, OptionalLong.of(4), 5, Optional.empty(), 0, OptionalLong.empty(), Skipped.NONE,
                     Lost.NONE, new ByTime(BASE_MS, TimeSource.GIVEN, BASE_MS, OptionalLong.of(4)), Optional.empty()),
             new PartitionPlan(P2, OptionalLong.empty(), 7, Optional.empty(), 0, OptionalLong.empty(), Skipped.NONE,
-                    Lost.NONE, new Uncommitted(BASE_MS), Optional.empty())), List.of());
+                    Lost.NONE, new Uncommitted(BASE_MS), Optional.empty())), List.of(), List.of());
     private static final Map<TopicPartition, OffsetAndMetadata> OFFSETS = Map.of(
             P0, new OffsetAndMetadata(6, "tidemark failover from A (exact)"),
             P1, new OffsetAndMetadata(4, "tidemark failover from A (time)"));
@@ -60,7 +60,7 @@ class FailoverCommitterTest {
                         OptionalLong.empty()), Optional.empty()),
                 new PartitionPlan(P1, OptionalLong.of(9), 10, Optional.empty(), 0, OptionalLong.empty(),
                         new Skipped(5, true), Lost.NONE, new ByTime(BASE_MS, TimeSource.SOURCE_SILENT, BASE_MS,
-                        OptionalLong.of(4)), Optional.empty())), List.of());
+                        OptionalLong.of(4)), Optional.empty())), List.of(), List.of());
 
         assertEquals("the plan skips records group 'g' had not consumed on A: orders-0: up to 506 (no checkpoint: its "
                 + "position is unknown), orders-1: 5 (from its position at the last checkpoint to T - X); resume "
@@ -70,6 +70,18 @@ class FailoverCommitterTest {
         assertEquals(Map.of(P0, new OffsetAndMetadata(506, "tidemark failover from A (time)"),
                         P1, new OffsetAndMetadata(9, "tidemark failover from A (time)")),
                 FailoverCommitter.decide(skipping, List.of(), NOW_MS, WINDOW_MS, true).offsets());
+    }
+
+    @Test
+    void aGroupWithLiveMembersOnTheTargetIsRefusedNamingThem() {
+        FailoverPlan withMembers = new FailoverPlan(PLAN.group(), PLAN.sourceCluster(), PLAN.targetCluster(),
+                PLAN.plannedAtMs(), PLAN.sourceLastHeardMs(), PLAN.lastHeartbeatMs(), PLAN.notCopied(), PLAN.buffer(),
+                PLAN.partitions(), PLAN.uncopied(), List.of(new FailoverPlan.TargetMember("m1", "billing-1",
+                "10.0.0.9:50000", List.of(P0, P1))));
+        assertEquals("group 'g' has 1 live member(s) on the target: m1 (client billing-1, host 10.0.0.9:50000, "
+                + "assigned orders-0,orders-1); stop them first (or wait for their session timeout): apply would move "
+                + "the positions they read from", assertThrows(IllegalArgumentException.class,
+                () -> FailoverCommitter.decide(withMembers, List.of(), NOW_MS, WINDOW_MS, true)).getMessage());
     }
 
     @Test

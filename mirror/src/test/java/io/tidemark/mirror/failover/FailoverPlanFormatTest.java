@@ -52,7 +52,10 @@ class FailoverPlanFormatTest {
             OptionalLong.of(BASE_MS + 9_500), OptionalLong.of(BASE_MS + 12_000), 3,
             Optional.of(new Buffer(1_500, Optional.of(new LatencySample(-200, 1_100, 15, 2, BASE_MS + 5_000,
                     BASE_MS + 9_000)))), ROWS, List.of(new MirrorStopped("orders", 5, OptionalLong.empty(),
-            "UNKNOWN_PARTITION", "target topic orders has 5 partitions, fewer than the 6 of source topic orders", 40)));
+            "UNKNOWN_PARTITION", "target topic orders has 5 partitions, fewer than the 6 of source topic orders", 40)),
+            List.of(new FailoverPlan.TargetMember("m1", "billing-1", "10.0.0.9:50000", List.of(
+                    new TopicPartition("orders", 0), new TopicPartition("orders", 3))),
+                    new FailoverPlan.TargetMember("m2", "billing-2", "10.0.0.8:50001", List.of())));
 
     @Test
     void text() {
@@ -89,26 +92,30 @@ class FailoverPlanFormatTest {
                         + "fewer than the 6 of source topic orders",
                 "Group g: re-reads ~12, skipped <= 22 (apply skips them only with --allow-skip), lost 48 (43 not "
                         + "copied, 5 removed by retention)",
+                "Members of group g on the target: m1 (client billing-1, host 10.0.0.9:50000, assigned "
+                        + "orders-0,orders-3); m2 (client billing-2, host 10.0.0.8:50001, assigned nothing) (apply is "
+                        + "refused while there are any)",
                 ""), FailoverPlanFormat.text(PLAN));
     }
 
     @Test
     void textWithAGivenBufferAndNoHeartbeat() {
         FailoverPlan plan = new FailoverPlan("g", "A", "", BASE_MS, OptionalLong.empty(), OptionalLong.empty(), 0,
-                Optional.of(new Buffer(900_000, Optional.empty())), List.of(), List.of());
+                Optional.of(new Buffer(900_000, Optional.empty())), List.of(), List.of(), List.of());
         assertEquals(String.join("\n",
                 "Failover of group g from cluster A to the target, planned at 2023-11-14T22:13:20.000Z",
                 "Source A: no heartbeat on the target, records not copied unknown",
                 "Buffer X: 900.000 s (--buffer)",
                 HEADER,
                 "Group g: re-reads ~0, skipped 0, lost 0 (0 not copied, 0 removed by retention)",
+                "Members of group g on the target: none",
                 ""), FailoverPlanFormat.text(plan));
     }
 
     @Test
     void whatApplyDidEndsTheTextAndIsAFieldOfTheJson() {
         FailoverPlan plan = new FailoverPlan("g", "A", "B", BASE_MS, OptionalLong.empty(), OptionalLong.empty(), 0,
-                Optional.empty(), List.of(ROWS.get(0)), List.of());
+                Optional.empty(), List.of(ROWS.get(0)), List.of(), List.of());
         FailoverCommitter.Decision committed = new FailoverCommitter.Decision(Map.of(ROWS.get(0).partition(),
                 new OffsetAndMetadata(6)), false);
         FailoverCommitter.Decision unchanged = new FailoverCommitter.Decision(committed.offsets(), true);
@@ -167,6 +174,9 @@ class FailoverPlanFormatTest {
                 + "\"code\":\"UNKNOWN_PARTITION\",\"message\":\"target topic orders has 5 partitions, fewer than the 6 of "
                 + "source topic orders\",\"records\":40}],"
                 + "\"totals\":{\"rereads\":12,\"skipped\":22,\"skippedPositionKnown\":false,\"notCopied\":43,"
-                + "\"removed\":5}}", FailoverPlanFormat.json(PLAN));
+                + "\"removed\":5},\"targetMembers\":[{\"memberId\":\"m1\",\"clientId\":\"billing-1\","
+                + "\"host\":\"10.0.0.9:50000\",\"assigned\":[\"orders-0\",\"orders-3\"]},{\"memberId\":\"m2\","
+                + "\"clientId\":\"billing-2\",\"host\":\"10.0.0.8:50001\",\"assigned\":[]}]}",
+                FailoverPlanFormat.json(PLAN));
     }
 }

@@ -113,7 +113,7 @@ class FailoverPlannerTest {
                         Skipped.NONE, Lost.NONE, EXACT_0, Optional.empty()),
                 new PartitionPlan(P1, OptionalLong.of(2), 5, Optional.of(times(4_000)), 3, OptionalLong.of(3),
                         Skipped.NONE, new Lost(3, 0, 0), new Exact("orders", 2, BASE_MS + 4_100, BASE_MS + 4_500,
-                        false, Optional.empty(), OptionalLong.empty()), Optional.empty())), List.of()), plan,
+                        false, Optional.empty(), OptionalLong.empty()), Optional.empty())), List.of(), List.of()), plan,
                 "orders-0: 1 record/s for the 3 s from the commit to the silence; orders-1: rate unknown, the bound");
         assertEquals(new FailoverPlan.Totals(6, 0, true, 3, 0), plan.totals());
         assertEquals(false, plan.skips());

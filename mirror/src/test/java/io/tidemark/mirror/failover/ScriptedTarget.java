@@ -26,6 +26,20 @@ final class ScriptedTarget implements TargetFacts {
     private final Map<TopicPartition, Integer> logStarts = new HashMap<>();
     private Optional<String> clusterName = Optional.empty();
 
+    /** The group's live members: none unless {@link #withMembers}. */
+    private List<FailoverPlan.TargetMember> members = List.of();
+
+    /** Gives every group these live members. */
+    ScriptedTarget withMembers(FailoverPlan.TargetMember... live) {
+        members = List.of(live);
+        return this;
+    }
+
+    @Override
+    public List<FailoverPlan.TargetMember> members(String group) {
+        return members;
+    }
+
     /** Gives the target a cluster.name. */
     ScriptedTarget named(String name) {
         clusterName = Optional.of(name);

@@ -151,7 +151,7 @@ public final class ClusterNode implements Closeable {
             return partition;
         }, clock, metrics.groupOffsetsSkipped());
         RaftLeadership leadership = new RaftLeadership(members, metadata);
-        GroupCoordinator coordinator = new GroupCoordinator(topics, config.groups(), clock,
+        GroupCoordinator coordinator = new GroupCoordinator(topics, store, config.groups(), clock,
                 () -> UUID.randomUUID().toString());
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),

@@ -2,7 +2,11 @@ package io.tidemark.core.group.membership;
 
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ConsumerGroupState;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupMemberState;
+import io.tidemark.proto.v1.MemberTarget;
+import io.tidemark.proto.v1.TopicPartitionCount;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,11 +41,15 @@ import java.util.regex.Pattern;
  *       then on (a zombie is fenced).</li>
  *   <li><b>Fenced commits.</b> {@link #checkCommit} refuses a commit from an unknown member, from a stale epoch, or for
  *       a partition the member does not own (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); a commit without a member (a
- *       consumer using {@code assign()}) only while the group has no members.</li>
+ *       consumer using {@code assign()}, or {@code groups reset-offsets}) only while the group has no members
+ *       (NON_EMPTY_GROUP).</li>
  * </ul>
  *
- * <p>Deterministic: the same calls with the same times and member ids give the same state, so replicas that apply the
- * same records agree. Not thread-safe: the coordinator calls it from one thread (per group).
+ * <p>Deterministic: the same calls with the same times and member ids give the same state. {@link #stored} is all of
+ * it but the times members were last heard from, for the coordinator to store, and {@link #restore} builds the group
+ * again from it (on the next coordinator), every member heard from at the restore; {@link #changes} counts the changes
+ * of what {@link #stored} holds, so the coordinator stores only a changed group. Not thread-safe: the coordinator
+ * calls it from one thread (per group).
  */
 public final class ConsumerGroup {
     /** The epoch a member sends to join. */
@@ -57,22 +65,39 @@ public final class ConsumerGroup {
      * @param memberId     empty to join
      * @param memberEpoch  {@link #JOIN_EPOCH}, {@link #LEAVE_EPOCH}, {@link #STATIC_LEAVE_EPOCH} or the epoch it has
      * @param instanceId   its {@code group.instance.id}, or null
+     * @param host         where the heartbeat came from (host:port), shown by {@code groups describe}
      * @param topics       the topics it subscribes to by name; null (with {@code pattern} null) when its
      *                     subscription is unchanged since its last heartbeat
      * @param pattern      a pattern whose fully matching topics it subscribes to, or null
      * @param owned        the partitions it owns now; null when unchanged since its last heartbeat
      */
-    public record Heartbeat(String memberId, int memberEpoch, String instanceId, String clientId, Set<String> topics,
-                            Pattern pattern, Set<TopicPartition> owned) {
+    public record Heartbeat(String memberId, int memberEpoch, String instanceId, String clientId, String host,
+                            Set<String> topics, Pattern pattern, Set<TopicPartition> owned) {
     }
 
     /** The coordinator's answer: the member's id and epoch, and the partitions it should own now. */
     public record Answer(String memberId, int memberEpoch, Set<TopicPartition> assignment) {
     }
 
-    /** A member as {@code groups describe} shows it. */
-    public record MemberView(String memberId, Optional<String> instanceId, String clientId, int memberEpoch,
+    /**
+     * A member as {@code groups describe} shows it.
+     *
+     * @param topics  the topics it subscribes to by name, in name order
+     * @param pattern the pattern it subscribes with, if any
+     */
+    public record MemberView(String memberId, Optional<String> instanceId, String clientId, String host,
+                             int memberEpoch, Set<String> topics, Optional<String> pattern,
                              Set<TopicPartition> assignment, Set<TopicPartition> revoking, long lastHeartbeatMs) {
+    }
+
+    /** Where the group is in reaching its target assignment. */
+    public enum State {
+        /** No members. */
+        EMPTY,
+        /** A member has not reached the target yet: it has partitions to give up, or to take once they are free. */
+        RECONCILING,
+        /** Every member is at the target epoch and owns exactly what the target gives it. */
+        STABLE
     }
 
     private final String groupId;
@@ -85,6 +110,7 @@ public final class ConsumerGroup {
     private Map<String, Set<TopicPartition>> target = Map.of();
     private Map<String, Set<String>> targetSubscriptions = Map.of();
     private Map<String, Integer> targetPartitions = Map.of();
+    private long changes;
 
     /**
      * @param memberIds gives a new member its id (random in a broker, scripted in tests)
@@ -94,6 +120,52 @@ public final class ConsumerGroup {
         this.assignor = assignor;
         this.sessionTimeoutMs = sessionTimeoutMs;
         this.memberIds = memberIds;
+    }
+
+    /**
+     * The group as a coordinator stored it ({@link #stored}), every member heard from at {@code nowMs}: the next
+     * coordinator carries on with the same members, epochs and assignment.
+     *
+     * @param assignor the assignor the state names
+     */
+    public static ConsumerGroup restore(String groupId, ConsumerGroupState state, Assignor assignor,
+                                        long sessionTimeoutMs, Supplier<String> memberIds, long nowMs) {
+        ConsumerGroup group = new ConsumerGroup(groupId, assignor, sessionTimeoutMs, memberIds);
+        group.groupEpoch = state.getGroupEpoch();
+        group.targetEpoch = state.getTargetEpoch();
+        for (GroupMemberState member : state.getMembersList()) {
+            group.members.put(member.getMemberId(), GroupMember.restored(member, nowMs));
+        }
+        Map<String, Set<TopicPartition>> target = new HashMap<>();
+        Map<String, Set<String>> subscriptions = new TreeMap<>();
+        for (MemberTarget member : state.getTargetList()) {
+            target.put(member.getMemberId(), new HashSet<>(PartitionRefs.partitions(member.getPartitionsList())));
+            subscriptions.put(member.getMemberId(), new TreeSet<>(member.getSubscribedTopicsList()));
+        }
+        group.target = target;
+        group.targetSubscriptions = subscriptions;
+        Map<String, Integer> partitions = new TreeMap<>();
+        state.getTargetPartitionsList().forEach(t -> partitions.put(t.getTopic(), t.getPartitions()));
+        group.targetPartitions = partitions;
+        return group;
+    }
+
+    /** What a coordinator stores of the group: all but when it last heard from each member. */
+    public ConsumerGroupState stored() {
+        ConsumerGroupState.Builder state = ConsumerGroupState.newBuilder().setAssignor(assignor.name())
+                .setGroupEpoch(groupEpoch).setTargetEpoch(targetEpoch);
+        members.values().forEach(m -> state.addMembers(m.state()));
+        new TreeMap<>(targetSubscriptions).forEach((memberId, topics) -> state.addTarget(MemberTarget.newBuilder()
+                .setMemberId(memberId).addAllPartitions(PartitionRefs.refs(target.getOrDefault(memberId, Set.of())))
+                .addAllSubscribedTopics(new TreeSet<>(topics))));
+        new TreeMap<>(targetPartitions).forEach((topic, count) -> state.addTargetPartitions(TopicPartitionCount
+                .newBuilder().setTopic(topic).setPartitions(count)));
+        return state.build();
+    }
+
+    /** How many times what {@link #stored} holds has changed: a coordinator stores the group when it moved. */
+    public long changes() {
+        return changes;
     }
 
     public String groupId() {
@@ -131,14 +203,17 @@ public final class ConsumerGroup {
             }
             default -> member = current(heartbeat);
         }
-        member.heardFrom(nowMs);
+        if (member.heardFrom(nowMs, heartbeat.host())) {
+            changes++;
+        }
         boolean subscribing = heartbeat.topics() != null || heartbeat.pattern() != null;
         if (subscribing && member.subscribe(heartbeat.topics() == null ? Set.of() : heartbeat.topics(),
                 heartbeat.pattern())) {
             groupEpoch++;
+            changes++;
         }
-        if (heartbeat.owned() != null) {
-            member.reportOwned(heartbeat.owned());
+        if (heartbeat.owned() != null && member.reportOwned(heartbeat.owned())) {
+            changes++;
         }
         updateTarget(topics);
         reconcile(member);
@@ -160,12 +235,12 @@ public final class ConsumerGroup {
      * Checks that a commit of {@code partitions} may be stored: from a member of the group at its current epoch that
      * owns them, or with no member ({@code memberId} empty) while the group has none.
      *
-     * @throws TidemarkException UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH, naming what was wrong
+     * @throws TidemarkException UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH or NON_EMPTY_GROUP, naming what was wrong
      */
     public void checkCommit(String memberId, int memberEpoch, Set<TopicPartition> partitions) {
         if (memberId.isEmpty()) {
             if (!members.isEmpty()) {
-                throw new TidemarkException(ErrorCode.UNKNOWN_MEMBER_ID, "group " + groupId + " has " + members.size()
+                throw new TidemarkException(ErrorCode.NON_EMPTY_GROUP, "group " + groupId + " has " + members.size()
                         + " member(s): a commit without a member id is taken only while the group has none");
             }
             return;
@@ -197,11 +272,34 @@ public final class ConsumerGroup {
         return members.size();
     }
 
+    public String assignorName() {
+        return assignor.name();
+    }
+
+    public State state() {
+        if (members.isEmpty()) {
+            return State.EMPTY;
+        }
+        for (GroupMember m : members.values()) {
+            if (m.epoch() != targetEpoch || !m.revoking().isEmpty()
+                    || !m.owned().equals(target.getOrDefault(m.memberId(), Set.of()))) {
+                return State.RECONCILING;
+            }
+        }
+        return State.STABLE;
+    }
+
+    /** A member subscribing to {@code topic}, by name or by pattern, if there is one. */
+    public Optional<String> subscriber(String topic) {
+        return members.values().stream().filter(m -> m.subscribes(topic)).map(GroupMember::memberId).findFirst();
+    }
+
     /** The members in member-id order. */
     public List<MemberView> members() {
         List<MemberView> views = new ArrayList<>();
         for (GroupMember m : members.values()) {
-            views.add(new MemberView(m.memberId(), m.instanceId(), m.clientId(), m.epoch(), sorted(m.assignment()),
+            views.add(new MemberView(m.memberId(), m.instanceId(), m.clientId(), m.host(), m.epoch(),
+                    new TreeSet<>(m.topics()), m.pattern().map(Pattern::pattern), sorted(m.assignment()),
                     sorted(m.revoking()), m.lastHeartbeatMs()));
         }
         return views;
@@ -225,12 +323,14 @@ public final class ConsumerGroup {
                     GroupMember member = GroupMember.replacing(previous, memberId, heartbeat.clientId());
                     members.put(memberId, member);
                     replaceInTarget(previous.memberId(), memberId);
+                    changes++;
                     return member;
                 }
             }
         }
         GroupMember member = new GroupMember(memberId, heartbeat.instanceId(), heartbeat.clientId());
         members.put(memberId, member);
+        changes++;
         return member;
     }
 
@@ -277,6 +377,7 @@ public final class ConsumerGroup {
     private void remove(GroupMember member) {
         members.remove(member.memberId());
         groupEpoch++;
+        changes++;
     }
 
     /** Computes the target assignment again when the group epoch or the subscribed topics moved since the last. */
@@ -299,6 +400,7 @@ public final class ConsumerGroup {
         targetEpoch = groupEpoch;
         targetSubscriptions = subscriptions;
         targetPartitions = partitions;
+        changes++;
     }
 
     /**
@@ -317,9 +419,12 @@ public final class ConsumerGroup {
             }
         }
         if (!member.revoking().isEmpty()) {
+            changes++;
             return;
         }
-        member.moveToEpoch(targetEpoch);
+        if (member.moveToEpoch(targetEpoch)) {
+            changes++;
+        }
         Set<TopicPartition> ownedByOthers = new HashSet<>();
         members.values().forEach(m -> {
             if (m != member) {
@@ -327,8 +432,8 @@ public final class ConsumerGroup {
             }
         });
         for (TopicPartition tp : wanted) {
-            if (!ownedByOthers.contains(tp)) {
-                member.owned().add(tp);
+            if (!ownedByOthers.contains(tp) && member.owned().add(tp)) {
+                changes++;
             }
         }
     }

@@ -1,6 +1,7 @@
 package io.tidemark.core.group.membership;
 
 import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.proto.v1.GroupMemberState;
 
 import java.util.HashSet;
 import java.util.Map;
@@ -27,11 +28,35 @@ final class GroupMember {
     private final Set<TopicPartition> owned = new HashSet<>();
     private final Set<TopicPartition> revoking = new HashSet<>();
     private long lastHeartbeatMs;
+    private String host = "";
 
     GroupMember(String memberId, String instanceId, String clientId) {
         this.memberId = memberId;
         this.instanceId = instanceId;
         this.clientId = clientId;
+    }
+
+    /** A member as a coordinator stored it ({@link #state}), heard from at {@code nowMs}. */
+    static GroupMember restored(GroupMemberState state, long nowMs) {
+        GroupMember member = new GroupMember(state.getMemberId(), state.getInstanceId().isEmpty() ? null
+                : state.getInstanceId(), state.getClientId());
+        member.host = state.getHost();
+        member.topics = Set.copyOf(state.getTopicsList());
+        member.pattern = state.getPattern().isEmpty() ? null : Pattern.compile(state.getPattern());
+        member.epoch = state.getEpoch();
+        member.previousEpoch = state.getPreviousEpoch();
+        member.owned.addAll(PartitionRefs.partitions(state.getOwnedList()));
+        member.revoking.addAll(PartitionRefs.partitions(state.getRevokingList()));
+        member.lastHeartbeatMs = nowMs;
+        return member;
+    }
+
+    /** What a coordinator stores of the member: all but when it last heard from it. */
+    GroupMemberState state() {
+        return GroupMemberState.newBuilder().setMemberId(memberId).setInstanceId(instanceId == null ? "" : instanceId)
+                .setClientId(clientId).setHost(host).addAllTopics(new TreeSet<>(topics))
+                .setPattern(pattern == null ? "" : pattern.pattern()).setEpoch(epoch).setPreviousEpoch(previousEpoch)
+                .addAllOwned(PartitionRefs.refs(owned)).addAllRevoking(PartitionRefs.refs(revoking)).build();
     }
 
     /** A member with {@code memberId} taking over what {@code previous} (same instance id) owned and its epoch. */
@@ -74,6 +99,19 @@ final class GroupMember {
         return true;
     }
 
+    Set<String> topics() {
+        return topics;
+    }
+
+    Optional<Pattern> pattern() {
+        return Optional.ofNullable(pattern);
+    }
+
+    /** Whether the subscription takes {@code topic}, by name or by pattern, whether it exists or not. */
+    boolean subscribes(String topic) {
+        return topics.contains(topic) || (pattern != null && pattern.matcher(topic).matches());
+    }
+
     /**
      * The subscribed topics that exist, in name order: the names listed and those the pattern matches (only a pattern
      * walks every topic of the cluster).
@@ -103,11 +141,14 @@ final class GroupMember {
         return previousEpoch;
     }
 
-    void moveToEpoch(int newEpoch) {
-        if (newEpoch != epoch) {
-            previousEpoch = epoch;
-            epoch = newEpoch;
+    /** @return whether the epoch changed */
+    boolean moveToEpoch(int newEpoch) {
+        if (newEpoch == epoch) {
+            return false;
         }
+        previousEpoch = epoch;
+        epoch = newEpoch;
+        return true;
     }
 
     /** Partitions given to the member and not released yet, those being revoked included. */
@@ -127,9 +168,13 @@ final class GroupMember {
         return keep;
     }
 
-    /** Takes the member's word on what it owns: partitions being revoked that it no longer lists are released. */
-    void reportOwned(Set<TopicPartition> reported) {
-        revoking.removeIf(tp -> {
+    /**
+     * Takes the member's word on what it owns: partitions being revoked that it no longer lists are released.
+     *
+     * @return whether any was released
+     */
+    boolean reportOwned(Set<TopicPartition> reported) {
+        return revoking.removeIf(tp -> {
             boolean released = !reported.contains(tp);
             if (released) {
                 owned.remove(tp);
@@ -142,7 +187,16 @@ final class GroupMember {
         return lastHeartbeatMs;
     }
 
-    void heardFrom(long nowMs) {
+    /** Where the last heartbeat came from (host:port). */
+    String host() {
+        return host;
+    }
+
+    /** @return whether the host changed */
+    boolean heardFrom(long nowMs, String fromHost) {
         lastHeartbeatMs = nowMs;
+        boolean moved = !fromHost.equals(host);
+        host = fromHost;
+        return moved;
     }
 }

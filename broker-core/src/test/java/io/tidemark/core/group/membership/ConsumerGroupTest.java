@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ConsumerGroupTest {
     private static final long SESSION_MS = 45_000;
     private static final Map<String, Integer> TOPICS = Map.of("orders", 6, "audit", 2);
+    private static final String HOST = "10.0.0.1:40000";
 
     private final List<String> ids = new ArrayList<>(List.of("A", "B", "C", "D", "E", "F", "G", "H"));
     private final ConsumerGroup group = new ConsumerGroup("billing", new UniformAssignor(), SESSION_MS,
@@ -104,9 +106,28 @@ class ConsumerGroupTest {
                 notOwner.getMessage());
         assertEquals(ErrorCode.UNKNOWN_MEMBER_ID,
                 assertThrows(TidemarkException.class, () -> group.checkCommit("Z", 2, orders(0))).code());
+        TidemarkException standalone = assertThrows(TidemarkException.class,
+                () -> group.checkCommit("", -1, orders(0)));
+        assertEquals(ErrorCode.NON_EMPTY_GROUP, standalone.code());
         assertEquals("group billing has 2 member(s): a commit without a member id is taken only while the group has "
-                + "none", assertThrows(TidemarkException.class, () -> group.checkCommit("", -1, orders(0)))
-                .getMessage());
+                + "none", standalone.getMessage());
+    }
+
+    @Test
+    void describesStateMembersAndSubscribers() {
+        assertEquals(ConsumerGroup.State.EMPTY, group.state());
+        join(null, "orders");
+        assertEquals(ConsumerGroup.State.STABLE, group.state(), "alone, A owns all six at once");
+        join("i-2", "orders");
+        assertEquals(ConsumerGroup.State.RECONCILING, group.state(), "A must give three up before B gets them");
+        settle("A", "B");
+        assertEquals(ConsumerGroup.State.STABLE, group.state());
+        assertEquals("uniform", group.assignorName());
+        ConsumerGroup.MemberView b = group.members().get(1);
+        assertEquals(new ConsumerGroup.MemberView("B", Optional.of("i-2"), "c", HOST, 2, Set.of("orders"),
+                Optional.empty(), orders(3, 4, 5), Set.of(), nowMs), b);
+        assertEquals(Optional.of("A"), group.subscriber("orders"));
+        assertEquals(Optional.empty(), group.subscriber("audit"));
     }
 
     @Test
@@ -163,11 +184,12 @@ class ConsumerGroupTest {
     @Test
     void aPatternSubscriptionTakesTopicsAsTheyAppear() {
         Map<String, Integer> topics = new HashMap<>(TOPICS);
-        Answer a = group.heartbeat(new Heartbeat("", 0, null, "h", null, Pattern.compile("orders.*"), null), topics,
-                nowMs);
+        Answer a = group.heartbeat(new Heartbeat("", 0, null, "h", HOST, null, Pattern.compile("orders.*"), null),
+                topics, nowMs);
         assertEquals(new Answer("A", 1, orders(0, 1, 2, 3, 4, 5)), a);
         topics.put("orders-eu", 2);
-        Answer grown = group.heartbeat(new Heartbeat("A", 1, null, "h", null, null, a.assignment()), topics, nowMs);
+        Answer grown = group.heartbeat(new Heartbeat("A", 1, null, "h", HOST, null, null, a.assignment()), topics,
+                nowMs);
         assertEquals(2, grown.memberEpoch(), "a new matching topic moves the group epoch");
         assertTrue(grown.assignment().containsAll(Set.of(new TopicPartition("orders-eu", 0),
                 new TopicPartition("orders-eu", 1))), grown.toString());
@@ -222,18 +244,48 @@ class ConsumerGroupTest {
                 epochs.keySet().retainAll(group.members().stream().map(ConsumerGroup.MemberView::memberId).toList());
             }
             assertNoPartitionOwnedTwice();
+            assertEquals(group.stored(), ConsumerGroup.restore("billing", group.stored(), new UniformAssignor(),
+                    SESSION_MS, () -> "unused", nowMs).stored(), "step " + step + ": stored and restored alike");
         }
     }
 
+    @Test
+    void aGroupRestoredMidRebalanceCarriesOnAsTheOriginalWouldAndCountsOnlyChanges() {
+        join(null, "orders");
+        Answer b = join(null, "orders");
+        Answer revoking = beat("A", 1, orders(0, 1, 2, 3, 4, 5));
+        assertEquals(orders(0, 1, 2), revoking.assignment(), "A is giving 3, 4 and 5 up for B");
+        long changes = group.changes();
+        beat("A", 1, orders(0, 1, 2, 3, 4, 5));
+        assertEquals(changes, group.changes(), "a heartbeat that changes nothing is not a change");
+
+        nowMs += 1_000;
+        ConsumerGroup restored = ConsumerGroup.restore("billing", group.stored(), new UniformAssignor(), SESSION_MS,
+                () -> "Z", nowMs);
+        assertEquals(ConsumerGroup.State.RECONCILING, restored.state());
+        assertEquals(List.of(nowMs, nowMs), restored.members().stream().map(ConsumerGroup.MemberView::lastHeartbeatMs)
+                .toList(), "every member heard from at the restore");
+        for (ConsumerGroup g : List.of(group, restored)) {
+            Answer released = g.heartbeat(new Heartbeat("A", 1, null, "c", HOST, null, null, orders(0, 1, 2)), TOPICS,
+                    nowMs);
+            assertEquals(new Answer("A", 2, orders(0, 1, 2)), released);
+            assertEquals(new Answer("B", 2, orders(3, 4, 5)), g.heartbeat(new Heartbeat("B", b.memberEpoch(), null,
+                    "c", HOST, null, null, Set.of()), TOPICS, nowMs), "B gets what A gave up, with no rebalance");
+        }
+        assertEquals(group.stored(), restored.stored());
+        restored.expire(nowMs + SESSION_MS);
+        assertEquals(ConsumerGroup.State.EMPTY, restored.state(), "sessions count from the restore");
+    }
+
     private Answer join(String instanceId, String topic) {
-        Answer answer = group.heartbeat(new Heartbeat("", ConsumerGroup.JOIN_EPOCH, instanceId, "10.0.0.1",
+        Answer answer = group.heartbeat(new Heartbeat("", ConsumerGroup.JOIN_EPOCH, instanceId, "c", HOST,
                 Set.of(topic), null, Set.of()), TOPICS, nowMs);
         assertNoPartitionOwnedTwice();
         return answer;
     }
 
     private Answer beat(String memberId, int epoch, Set<TopicPartition> owned) {
-        Answer answer = group.heartbeat(new Heartbeat(memberId, epoch, null, "10.0.0.1", null, null, owned), TOPICS,
+        Answer answer = group.heartbeat(new Heartbeat(memberId, epoch, null, "c", HOST, null, null, owned), TOPICS,
                 nowMs);
         assertNoPartitionOwnedTwice();
         return answer;
@@ -241,7 +293,7 @@ class ConsumerGroupTest {
 
     private Answer beat(String memberId, int epoch, int leaveEpoch) {
         assertTrue(epoch >= 0);
-        return group.heartbeat(new Heartbeat(memberId, leaveEpoch, null, "10.0.0.1", null, null, null), TOPICS,
+        return group.heartbeat(new Heartbeat(memberId, leaveEpoch, null, "c", HOST, null, null, null), TOPICS,
                 nowMs);
     }
 
