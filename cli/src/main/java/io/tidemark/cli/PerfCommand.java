@@ -39,9 +39,9 @@ import java.util.concurrent.locks.LockSupport;
  */
 @Command(name = "perf", mixinStandardHelpOptions = true,
         description = "Measure produce and consume throughput, lookups by time, unavailability after a leader crash, "
-                + "and a mirror.",
+                + "a mirror, leadership transfers and consumer-group rebalances.",
         subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, FailoverPerfCommand.class,
-                MirrorPerfCommand.class, LookupPerfCommand.class, TransferPerfCommand.class})
+                MirrorPerfCommand.class, LookupPerfCommand.class, TransferPerfCommand.class, GroupPerfCommand.class})
 final class PerfCommand {
     private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final double MB = 1024 * 1024;

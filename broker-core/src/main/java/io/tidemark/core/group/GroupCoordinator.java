@@ -15,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -63,6 +64,11 @@ public final class GroupCoordinator {
     private String writerId;
     /** The offset of the last group state stored when this broker loaded the groups. */
     private long loadedOffset;
+    /**
+     * The writer id of an append that failed: the next call forgets the groups if it is still this broker's. Set
+     * from the append's completion without the lock, which a thread waiting for an append may hold.
+     */
+    private volatile String failedWriter;
 
     /**
      * A heartbeat's answer, and the storing of the change it made (completed at once when it made none): the member
@@ -227,6 +233,9 @@ public final class GroupCoordinator {
             forget();
             throw e;
         }
+        if (writerId != null && writerId.equals(failedWriter)) {
+            forget();
+        }
         GroupOffsetStore.LastGroupState last = store.lastGroupState();
         if (writerId == null || (!last.writerId().equals(writerId) && last.offset() != loadedOffset)) {
             load(last);
@@ -260,18 +269,19 @@ public final class GroupCoordinator {
      */
     private CompletableFuture<?> store(ConsumerGroup group) {
         String writer = writerId;
-        return store.writeGroupState(group.groupId(), Optional.of(group.stored().toBuilder().setWriterId(writer)
-                .build())).whenComplete((stored, failure) -> {
-                    if (failure != null) {
-                        LOG.warn("Could not store the state of consumer group {}; forgetting the groups: {}",
-                                group.groupId(), failure.toString());
-                        synchronized (this) {
-                            if (writer.equals(writerId)) {
-                                forget();
-                            }
-                        }
-                    }
-                });
+        CompletableFuture<?> append;
+        try {
+            append = store.writeGroupState(group.groupId(), group.stored().toBuilder().setWriterId(writer).build());
+        } catch (RuntimeException e) {
+            append = CompletableFuture.failedFuture(e);
+        }
+        return append.whenComplete((stored, failure) -> {
+            if (failure != null) {
+                LOG.warn("Could not store the state of consumer group {}; forgetting the groups: {}",
+                        group.groupId(), failure.toString());
+                failedWriter = writer;
+            }
+        });
     }
 
     /** Whether this broker coordinates groups now; forgets the groups it held when it does not. */
@@ -285,14 +295,16 @@ public final class GroupCoordinator {
     }
 
     private void expireSessions(long nowMs) {
+        List<ConsumerGroup> expired = new ArrayList<>();
         groups.values().removeIf(group -> {
             long changes = group.changes();
             group.expire(nowMs);
             if (group.changes() != changes) {
-                store(group);
+                expired.add(group);
             }
             return !group.hasMembers();
         });
+        expired.forEach(this::store);
     }
 
     private Map<String, Integer> existingTopics() {

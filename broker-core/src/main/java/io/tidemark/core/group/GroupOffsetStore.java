@@ -38,7 +38,8 @@ import java.util.function.Supplier;
  * <p>The topic grows with every commit and is never compacted yet; its retention is unlimited so no group
  * loses its offsets. Compaction (keeping the latest record per key) is the known next step.
  *
- * <p>Thread-safe: commits and catching up are serialized; the map is updated in the order of the log.
+ * <p>Thread-safe: commits and group states are appended concurrently (the partition orders them), catching up is
+ * serialized, so the maps are updated in the order of the log; deletions are serialized with each other.
  */
 public final class GroupOffsetStore {
     public static final String TOPIC = "__group_offsets";
@@ -167,13 +168,12 @@ public final class GroupOffsetStore {
     }
 
     /**
-     * Appends a group's state ({@link GroupStateFormat}), or its tombstone when {@code state} is empty, without
-     * waiting: appends keep the order they are made in. The future completes once the record is stored.
+     * Appends a group's state ({@link GroupStateFormat}) without waiting: appends keep the order they are made in.
+     * The future completes once the record is stored.
      */
-    public CompletableFuture<AppendResult> writeGroupState(String group, Optional<ConsumerGroupState> state) {
-        byte[] value = state.map(GroupStateFormat::value).orElse(null);
+    public CompletableFuture<AppendResult> writeGroupState(String group, ConsumerGroupState state) {
         return partition.get().append(new RecordBatchBuilder().append(clock.millis(), GroupStateFormat.key(group),
-                value).build());
+                GroupStateFormat.value(state)).build());
     }
 
     /** The latest state of every group that has one, by group. */
@@ -193,7 +193,7 @@ public final class GroupOffsetStore {
      *
      * @param offsets partition -> (offset, metadata), validated by the caller
      */
-    public synchronized void commit(String group, Map<TopicPartition, Committed> offsets)
+    public void commit(String group, Map<TopicPartition, Committed> offsets)
             throws InterruptedException, ExecutionException {
         long now = clock.millis();
         RecordBatchBuilder builder = new RecordBatchBuilder();

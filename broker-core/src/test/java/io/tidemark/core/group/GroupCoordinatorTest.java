@@ -1,0 +1,148 @@
+package io.tidemark.core.group;
+
+import com.codahale.metrics.Counter;
+import io.tidemark.core.ManualClock;
+import io.tidemark.core.config.BrokerConfig.GroupSettings;
+import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.group.membership.Assignor;
+import io.tidemark.core.group.membership.ConsumerGroup;
+import io.tidemark.core.partition.LocalPartition;
+import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.core.topic.Topic;
+import io.tidemark.core.topic.Topics;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * Two coordinators over one {@code __group_offsets} log, as two brokers' replicas of it, taking turns as its leader:
+ * each carries on with the groups as the other stored them, also when leadership comes back after the other changed
+ * them.
+ */
+class GroupCoordinatorTest {
+    private static final GroupSettings SETTINGS = new GroupSettings(45_000, 5_000, 1_000);
+
+    @TempDir
+    Path dir;
+    private final ManualClock clock = new ManualClock(1_700_000_000_000L);
+    private final List<String> ids = new ArrayList<>(List.of("A", "B", "C", "D"));
+    private LocalPartition log;
+    private Broker one;
+    private Broker two;
+
+    /** One broker: its coordinator, and whether it leads {@code __group_offsets}. */
+    private final class Broker implements Topics {
+        boolean leads;
+        final GroupCoordinator coordinator = new GroupCoordinator(this, GroupOffsetStore.over(log, clock,
+                new Counter()), SETTINGS, clock, () -> ids.remove(0));
+
+        @Override
+        public Topic topic(String name) {
+            if (!name.equals(GroupOffsetStore.TOPIC)) {
+                return ordersTopic();
+            }
+            if (!leads) {
+                throw TidemarkException.notLeader("not the leader of " + GroupOffsetStore.TOPIC, -1, "");
+            }
+            return new Topic(GroupOffsetStore.TOPIC, new UUID(0, 2), 1, Map.of(), TopicConfig.parse(Map.of()),
+                    List.of(log));
+        }
+
+        @Override
+        public List<Topic> topics() {
+            return List.of(ordersTopic());
+        }
+
+        @Override
+        public Topic create(String name, int partitions, int replicationFactor, Map<String, String> overrides) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void delete(String name) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Topic alterConfig(String name, Map<String, String> set, Collection<String> remove) {
+            throw new UnsupportedOperationException();
+        }
+
+        ConsumerGroup.Answer beat(String memberId, int epoch, Set<TopicPartition> owned) throws Exception {
+            GroupCoordinator.Heartbeated beat = coordinator.heartbeat("g", new ConsumerGroup.Heartbeat(memberId,
+                    epoch, null, "c", "10.0.0.1:40000", epoch == ConsumerGroup.JOIN_EPOCH ? Set.of("orders") : null,
+                    null, owned), "");
+            beat.stored().get();
+            return beat.answer();
+        }
+    }
+
+    /** Topic orders: 4 partitions (their logs are not read here). */
+    private Topic ordersTopic() {
+        return new Topic("orders", new UUID(0, 1), 1, Map.of(), TopicConfig.parse(Map.of()),
+                Collections.nCopies(4, log));
+    }
+
+    @BeforeEach
+    void open() throws IOException {
+        log = LocalPartition.open(new TopicPartition(GroupOffsetStore.TOPIC, 0), 1, dir,
+                TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG), clock);
+        one = new Broker();
+        two = new Broker();
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        log.close();
+    }
+
+    @Test
+    void eachCoordinatorCarriesOnWithTheGroupAsTheOtherLeftIt() throws Exception {
+        assertEquals(ErrorCode.NOT_LEADER, assertThrows(TidemarkException.class,
+                () -> two.beat("", ConsumerGroup.JOIN_EPOCH, Set.of())).code(), "no broker leads yet");
+        one.leads = true;
+        ConsumerGroup.Answer a = one.beat("", ConsumerGroup.JOIN_EPOCH, Set.of());
+        assertEquals(new ConsumerGroup.Answer("A", 1, orders(0, 1, 2, 3)), a);
+
+        one.leads = false;
+        two.leads = true;
+        ConsumerGroup.Answer b = two.beat("", ConsumerGroup.JOIN_EPOCH, Set.of());
+        assertEquals("B", b.memberId(), "two loaded A: B joins beside it");
+        assertEquals(orders(0, 1), two.beat("A", 1, orders(0, 1, 2, 3)).assignment(), "A gives 2 and 3 up");
+
+        two.leads = false;
+        one.leads = true;
+        ConsumerGroup.Answer released = one.beat("A", 1, orders(0, 1));
+        assertEquals(new ConsumerGroup.Answer("A", 2, orders(0, 1)), released,
+                "one, which never saw that it had lost the leadership, finds two's state stored after its own and "
+                        + "loads it: A gave 2 and 3 up, which the group one knew had not asked of it");
+        assertEquals(orders(2, 3), one.beat("B", b.memberEpoch(), Set.of()).assignment());
+        assertEquals(List.of("A", "B"), one.coordinator.membership("g").members().stream()
+                .map(ConsumerGroup.MemberView::memberId).toList());
+    }
+
+    private static Set<TopicPartition> orders(int... partitions) {
+        Set<TopicPartition> set = new TreeSet<>(Assignor.PARTITION_ORDER);
+        for (int p : partitions) {
+            set.add(new TopicPartition("orders", p));
+        }
+        return set;
+    }
+}
