@@ -32,10 +32,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * {@code tidemark perf group}: how long a consumer group takes to hand its partitions out, and how many commits its
  * coordinator takes. In this process, {@code --members} consumers subscribe to one topic in a new group, each polling
- * on its own thread; the command times, from each event until every partition of the topic is assigned to exactly
- * one live member (as the members' own {@code assignment()} after a poll says): the members joining at once, one
- * more joining, one leaving ({@code close()}), and with {@code --death}, one that stops polling (a crashed process:
- * its partitions move once its session times out). Then every member commits its positions (one CommitOffsets of
+ * on its own thread; the command times, from each event until the group is balanced again (every partition of the
+ * topic assigned to exactly one live member, as the members' own {@code assignment()} after a poll says, and their
+ * counts at most one apart): the members joining at once, one more joining, one leaving ({@code close()}), and with
+ * {@code --death}, one that stops polling (a crashed process: its partitions move once its session times out). Then every member commits its positions (one CommitOffsets of
  * its partitions, through the coordinator, as a member) in a loop for {@code --commit-seconds}: commits per second
  * and their latency percentiles.
  */
@@ -175,20 +175,27 @@ final class GroupPerfCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Waits until every partition is assigned to exactly one of {@code live}; the time since {@code start}. */
+    /**
+     * Waits until the group is balanced again: every partition assigned to exactly one of {@code live}, and each of
+     * them holding its share (the uniform assignor leaves counts at most one apart); the time since {@code start}.
+     */
     private long settle(List<Member> live, long start) throws InterruptedException {
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(SETTLE_TIMEOUT_MS);
+        int fewest = partitions / live.size();
         while (System.nanoTime() < deadline) {
             Set<TopicPartition> owned = new HashSet<>();
             int count = 0;
+            boolean shared = true;
             for (Member member : live) {
                 if (member.failure != null) {
                     throw member.failure;
                 }
-                owned.addAll(member.assignment);
-                count += member.assignment.size();
+                Set<TopicPartition> assigned = member.assignment;
+                owned.addAll(assigned);
+                count += assigned.size();
+                shared &= assigned.size() == fewest || assigned.size() == fewest + 1;
             }
-            if (owned.size() == partitions && count == partitions) {
+            if (owned.size() == partitions && count == partitions && shared) {
                 return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             }
             Thread.sleep(POLL.toMillis());
@@ -198,7 +205,8 @@ final class GroupPerfCommand implements Callable<Integer> {
     }
 
     private void report(PrintWriter out, String event, long ms) {
-        out.printf("%s: every one of %d partitions assigned to one member after %d ms%n", event, partitions, ms);
+        out.printf("%s: balanced again (each of %d partitions assigned to one member, shares at most one apart) "
+                + "after %d ms%n", event, partitions, ms);
         out.flush();
     }
 
