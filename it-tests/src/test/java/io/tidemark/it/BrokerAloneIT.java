@@ -329,6 +329,7 @@ class BrokerAloneIT {
         ConsumerGroupHeartbeatResponse b = heartbeat(ConsumerGroupHeartbeatRequest.newBuilder().setClientId("b")
                 .setSubscription(Subscription.newBuilder().setPattern("ord.*")));
         assertEquals(List.of(), partitions(b), "a still owns them all");
+        assertEquals(250, b.getHeartbeatIntervalMs(), "b waits for partitions: it is to ask again soon");
 
         ConsumerGroupHeartbeatResponse revoking = heartbeat(member(a).setOwned(owned(a)));
         assertEquals(List.of(0, 1), partitions(revoking), "a is asked to give up 2 and 3");

@@ -130,7 +130,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
             ConsumerGroup.Answer answer = heartbeated.answer();
             ConsumerGroupHeartbeatResponse.Builder response = ConsumerGroupHeartbeatResponse.newBuilder()
                     .setMemberId(answer.memberId()).setMemberEpoch(answer.memberEpoch())
-                    .setHeartbeatIntervalMs(coordinator.heartbeatIntervalMs());
+                    .setHeartbeatIntervalMs(heartbeated.heartbeatIntervalMs());
             response.addAllAssignment(PartitionRefs.refs(answer.assignment()));
             return response.build();
         });

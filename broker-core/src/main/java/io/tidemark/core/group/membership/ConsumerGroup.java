@@ -280,13 +280,17 @@ public final class ConsumerGroup {
         if (members.isEmpty()) {
             return State.EMPTY;
         }
-        for (GroupMember m : members.values()) {
-            if (m.epoch() != targetEpoch || !m.revoking().isEmpty()
-                    || !m.owned().equals(target.getOrDefault(m.memberId(), Set.of()))) {
-                return State.RECONCILING;
-            }
-        }
-        return State.STABLE;
+        return members.keySet().stream().anyMatch(this::reconciling) ? State.RECONCILING : State.STABLE;
+    }
+
+    /**
+     * Whether the member has not reached its target yet: it has partitions to give up, partitions of its target that
+     * others still own, or an older epoch. False for a member the group does not have.
+     */
+    public boolean reconciling(String memberId) {
+        GroupMember member = members.get(memberId);
+        return member != null && (member.epoch() != targetEpoch || !member.revoking().isEmpty()
+                || !member.owned().equals(target.getOrDefault(memberId, Set.of())));
     }
 
     /** A member subscribing to {@code topic}, by name or by pattern, if there is one. */

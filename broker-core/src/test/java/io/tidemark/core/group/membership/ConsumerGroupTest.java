@@ -120,8 +120,11 @@ class ConsumerGroupTest {
         assertEquals(ConsumerGroup.State.STABLE, group.state(), "alone, A owns all six at once");
         join("i-2", "orders");
         assertEquals(ConsumerGroup.State.RECONCILING, group.state(), "A must give three up before B gets them");
+        assertEquals(List.of(true, true, false), List.of(group.reconciling("A"), group.reconciling("B"),
+                group.reconciling("Z")), "A has three to give up, B waits for them; Z is no member");
         settle("A", "B");
         assertEquals(ConsumerGroup.State.STABLE, group.state());
+        assertEquals(List.of(false, false), List.of(group.reconciling("A"), group.reconciling("B")));
         assertEquals("uniform", group.assignorName());
         ConsumerGroup.MemberView b = group.members().get(1);
         assertEquals(new ConsumerGroup.MemberView("B", Optional.of("i-2"), "c", HOST, 2, Set.of("orders"),
