@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code tidemark consume}: prints records of a topic (or one partition) from a starting point, until
@@ -29,11 +30,15 @@ import java.util.concurrent.Callable;
  * partitions, each record going to one of them, and partitions move between them as they come and go; with
  * {@code --partition} it reads that partition alone and the group only gives its committed offset. With a group and
  * no {@code --from} it starts at the group's committed offsets (earliest where none); {@code --from} moves every
- * partition it gets. {@code --commit} commits what it printed: of a partition the group takes away, at that moment;
- * of the rest, before it exits.
+ * partition it gets. {@code --commit} commits what it printed: every 5 s, so a process killed re-reads at most that
+ * much after its successor takes over; of a partition the group takes away, at that moment; of the rest, before it
+ * exits.
  */
 @Command(name = "consume", mixinStandardHelpOptions = true, description = "Print records of a topic.")
 final class ConsumeCommand implements Callable<Integer> {
+    /** How often {@code --commit} commits what was printed, as Kafka's default auto.commit.interval.ms. */
+    private static final long COMMIT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
+
     @Spec
     CommandSpec spec;
     @Mixin
@@ -53,7 +58,8 @@ final class ConsumeCommand implements Callable<Integer> {
     @Option(names = "--group", description = "Consumer group: joined (its members split the partitions), or with "
             + "--partition only the committed offsets to start from.")
     String group;
-    @Option(names = "--commit", description = "With --group: commit the offsets of what was printed at the end.")
+    @Option(names = "--commit", description = "With --group: commit the offsets of what was printed, every 5 s "
+            + "(as Kafka's auto.commit.interval.ms), when the group takes a partition away, and at the end.")
     boolean commit;
     @Option(names = "--output", defaultValue = "text", description = "text (values) or json.")
     OutputFormat output;
@@ -85,6 +91,7 @@ final class ConsumeCommand implements Callable<Integer> {
             }
             long count = 0;
             long lastRecordNanos = System.nanoTime();
+            long lastCommitNanos = lastRecordNanos;
             while (maxRecords == null || count < maxRecords) {
                 List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(200));
                 for (ConsumerRecord record : records) {
@@ -96,6 +103,11 @@ final class ConsumeCommand implements Callable<Integer> {
                     count++;
                 }
                 out.flush();
+                if (commit && !printed.isEmpty() && System.nanoTime() - lastCommitNanos >= COMMIT_INTERVAL_NANOS) {
+                    consumer.commitSync(printed);
+                    printed.clear();
+                    lastCommitNanos = System.nanoTime();
+                }
                 if (!records.isEmpty()) {
                     lastRecordNanos = System.nanoTime();
                 } else if (idle != null && System.nanoTime() - lastRecordNanos >= idle.toNanos()) {
