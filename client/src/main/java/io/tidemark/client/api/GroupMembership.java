@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
@@ -45,7 +46,7 @@ final class GroupMembership {
     private final String group;
     private final ConsumerConfig config;
     private final LeaderCaller leaders;
-    private final Subscription subscription;
+    private Subscription subscription;
     private String memberId = "";
     private int memberEpoch;
     private boolean subscriptionSent;
@@ -57,8 +58,25 @@ final class GroupMembership {
         this.group = group;
         this.config = config;
         this.leaders = leaders;
-        this.subscription = Subscription.newBuilder().addAllTopics(topics)
+        this.subscription = subscription(topics, pattern);
+    }
+
+    private static Subscription subscription(Set<String> topics, Pattern pattern) {
+        return Subscription.newBuilder().addAllTopics(new TreeSet<>(topics))
                 .setPattern(pattern == null ? "" : pattern.pattern()).build();
+    }
+
+    /**
+     * Changes the subscription in place, as this member: the next heartbeat, due at once, carries it, and the group
+     * moves partitions as for any change (those of topics no longer subscribed are revoked the usual way).
+     */
+    void resubscribe(Set<String> topics, Pattern pattern) {
+        Subscription changed = subscription(topics, pattern);
+        if (!changed.equals(subscription)) {
+            subscription = changed;
+            subscriptionSent = false;
+            nextHeartbeatAtMs = 0;
+        }
     }
 
     /** The partitions the group gave this consumer and it has not given up. */

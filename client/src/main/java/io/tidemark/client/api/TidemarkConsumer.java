@@ -125,7 +125,8 @@ public final class TidemarkConsumer implements Closeable {
     /**
      * Joins the consumer's group, subscribed to {@code topics}: from the next poll on, the group's coordinator gives
      * this consumer its share of their partitions and moves partitions between the members as they come and go;
-     * {@code listener} hears of each change inside {@code poll}. Each partition starts at the group's committed
+     * {@code listener} hears of each change inside {@code poll}. Called again while subscribed, it changes the
+     * subscription in place, as the same member (partitions of topics it drops are revoked as in any rebalance). Each partition starts at the group's committed
      * offset (else by auto.offset.reset). Commits carry this member's id and epoch, so a commit of a partition the
      * group has given to another member is refused.
      *
@@ -147,9 +148,12 @@ public final class TidemarkConsumer implements Closeable {
             throw new IllegalStateException("partitions are assigned by hand " + states.keySet() + "; assign none "
                     + "before subscribing");
         }
-        unsubscribe();
         this.listener = listener;
-        this.membership = new GroupMembership(group, config, leaders, topics, pattern);
+        if (membership != null) {
+            membership.resubscribe(topics, pattern);
+        } else {
+            this.membership = new GroupMembership(group, config, leaders, topics, pattern);
+        }
     }
 
     /**

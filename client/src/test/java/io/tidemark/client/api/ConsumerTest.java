@@ -22,6 +22,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
@@ -90,6 +91,30 @@ class ConsumerTest {
             records.addAll(consumer.poll(Duration.ofMillis(100)));
         }
         return records;
+    }
+
+    @Test
+    void subscribingAgainChangesTheSubscriptionInPlaceAsTheSameMember() {
+        TopicPartition t0 = new TopicPartition("t", 0);
+        cluster.heartbeatAnswers.add(request -> membership("m1", 1, t0));
+        cluster.heartbeatAnswers.add(request -> membership("m1", 2));
+        TidemarkConsumer consumer = consumer(b -> b.group("g"));
+        consumer.subscribe(List.of("t"), RebalanceListener.NONE);
+        consumer.poll(Duration.ofMillis(10));
+        assertEquals(Set.of(t0), consumer.assignment());
+
+        consumer.subscribe(Pattern.compile("u.*"), RebalanceListener.NONE);
+        consumer.poll(Duration.ofMillis(10));
+
+        List<ConsumerGroupHeartbeatRequest> sent = cluster.heartbeats.subList(0, 2);
+        assertEquals(List.of("", "m1"), sent.stream().map(ConsumerGroupHeartbeatRequest::getMemberId).toList(),
+                "no leave, no join: the same member");
+        assertEquals(List.of(0, 1), sent.stream().map(ConsumerGroupHeartbeatRequest::getMemberEpoch).toList());
+        assertTrue(cluster.heartbeats.stream().skip(2).allMatch(h -> h.getMemberId().equals("m1")
+                && h.getMemberEpoch() >= 0), "then heartbeats as m1 (one at once after giving t-0 up)");
+        assertEquals("u.*", sent.get(1).getSubscription().getPattern(), "sent at once, not after the interval");
+        assertEquals(0, sent.get(1).getSubscription().getTopicsCount());
+        assertEquals(Set.of(), consumer.assignment(), "the coordinator took t-0 back");
     }
 
     @Test
