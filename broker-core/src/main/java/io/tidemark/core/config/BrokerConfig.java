@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static io.tidemark.core.config.ConfigKey.Allowed.atLeast;
@@ -147,12 +148,17 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     public static final ConfigKey GROUP_HEARTBEAT_INTERVAL_MS = new ConfigKey("group.consumer.heartbeat.interval.ms",
             LONG, 5_000, "ms", atLeast(100, 600_000),
             "How often members of consumer groups heartbeat (the coordinator tells them); a member also heartbeats "
-                    + "at once when it has released partitions. Must be below group.consumer.session.timeout.ms. "
-                    + "Kafka's default.");
+                    + "at once when it has released partitions, and within 250 ms while it has not reached its "
+                    + "assignment. Must be below group.consumer.session.timeout.ms. Kafka's default.");
     public static final ConfigKey GROUP_MAX_SIZE = new ConfigKey("group.consumer.max.size", INT, 1_000, "members",
             atLeast(1, 100_000),
             "Most members a consumer group may have; a join beyond it is refused with INVALID_REQUEST, so one "
                     + "misbehaving application cannot grow a coordinator's memory without bound.");
+    public static final ConfigKey OFFSETS_RETENTION_MINUTES = new ConfigKey("offsets.retention.minutes", LONG,
+            10_080, "min", atLeast(1, 5_256_000),
+            "A consumer group without members whose last commit and last membership change are older than this "
+                    + "is deleted (its offsets and stored membership), checked every retention.check.interval.ms "
+                    + "by the coordinator. 7 days, Kafka's default.");
 
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
@@ -160,7 +166,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
             LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL, GROUP_SESSION_TIMEOUT_MS,
-            GROUP_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE);
+            GROUP_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, OFFSETS_RETENTION_MINUTES);
 
     /** Every broker key, {@link #CLUSTER_NAME} and {@link #KEYS}: what docs/configuration.md lists. */
     public static final List<DeclaredKey> ALL_KEYS = Stream.<DeclaredKey>concat(Stream.of(CLUSTER_NAME),
@@ -183,7 +189,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     }
 
     /** The consumer group keys, typed. */
-    public record GroupSettings(long sessionTimeoutMs, long heartbeatIntervalMs, int maxSize) {
+    public record GroupSettings(long sessionTimeoutMs, long heartbeatIntervalMs, int maxSize,
+                                long offsetsRetentionMs) {
         public GroupSettings {
             if (heartbeatIntervalMs >= sessionTimeoutMs) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIG, "group.consumer.heartbeat.interval.ms "
@@ -264,7 +271,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 new LeaderBalance(value(values, LEADER_BALANCE_ENABLED) == 1, value(values, LEADER_BALANCE_INTERVAL_MS),
                         (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)),
                 new GroupSettings(value(values, GROUP_SESSION_TIMEOUT_MS), value(values, GROUP_HEARTBEAT_INTERVAL_MS),
-                        (int) value(values, GROUP_MAX_SIZE)), topicDefaults);
+                        (int) value(values, GROUP_MAX_SIZE),
+                        TimeUnit.MINUTES.toMillis(value(values, OFFSETS_RETENTION_MINUTES))), topicDefaults);
     }
 
     private static long value(Map<String, Long> values, ConfigKey key) {

@@ -231,6 +231,33 @@ public final class GroupCoordinator {
         return change.run();
     }
 
+    /**
+     * Deletes every group without members whose last commit and last membership change are older than
+     * {@code offsets.retention.minutes} (its offsets and stored membership, {@link GroupOffsetStore#deleteGroup}).
+     * Does nothing on a broker that does not coordinate.
+     *
+     * @return the groups deleted
+     */
+    public synchronized List<String> expireOffsets() throws InterruptedException, ExecutionException {
+        if (!coordinates()) {
+            return List.of();
+        }
+        long nowMs = clock.millis();
+        expireSessions(nowMs);
+        List<String> expired = new ArrayList<>();
+        for (Map.Entry<String, Long> group : store.lastActivityMs().entrySet()) {
+            if (!groups.containsKey(group.getKey()) && nowMs - group.getValue() >= settings.offsetsRetentionMs()) {
+                store.deleteGroup(group.getKey());
+                expired.add(group.getKey());
+            }
+        }
+        if (!expired.isEmpty()) {
+            LOG.info("Deleted {} consumer group(s) without members and idle for offsets.retention.minutes: {}",
+                    expired.size(), expired);
+        }
+        return expired;
+    }
+
     private void checkCoordinator() {
         try {
             topics.partition(GroupOffsetStore.TOPIC, 0).checkClientReadable();

@@ -67,6 +67,8 @@ public final class GroupOffsetStore {
     private final Counter skipped;
     private final Map<String, Map<TopicPartition, Committed>> groups = new ConcurrentHashMap<>();
     private final Map<String, ConsumerGroupState> groupStates = new ConcurrentHashMap<>();
+    /** When each group's stored membership last changed (the record's ReceiveTime). */
+    private final Map<String, Long> groupStateTimes = new ConcurrentHashMap<>();
     private volatile LastGroupState lastGroupState = LastGroupState.NONE;
 
     private long nextOffset;
@@ -161,8 +163,10 @@ public final class GroupOffsetStore {
         }
         if (state == null) {
             groupStates.remove(group);
+            groupStateTimes.remove(group);
         } else {
             groupStates.put(group, state);
+            groupStateTimes.put(group, record.receiveTimeMs());
         }
         lastGroupState = new LastGroupState(record.offset(), state == null ? "" : state.getWriterId());
     }
@@ -180,6 +184,18 @@ public final class GroupOffsetStore {
     public Map<String, ConsumerGroupState> groupStates() {
         catchUp();
         return Map.copyOf(groupStates);
+    }
+
+    /**
+     * For every group with committed offsets or a stored membership, the time of its last commit or membership
+     * change, whichever is later.
+     */
+    public Map<String, Long> lastActivityMs() {
+        catchUp();
+        Map<String, Long> last = new TreeMap<>(groupStateTimes);
+        groups.forEach((group, offsets) -> offsets.values().forEach(c -> last.merge(group, c.commitTimeMs(),
+                Math::max)));
+        return last;
     }
 
     /** The last group state record read, after reading what is new. */

@@ -1,6 +1,7 @@
 package io.tidemark.core.server;
 
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
@@ -8,6 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.InstantSource;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +18,8 @@ import java.util.function.Consumer;
 /**
  * The broker's periodic duties on one thread: retention every {@code retention.check.interval.ms}, due flushes
  * every {@code flush.check.interval.ms}, over every partition; a failure of one partition is logged and does not
- * stop the others. A cluster node also runs its own one-off jobs here.
+ * stop the others. With retention, the consumer groups idle for {@code offsets.retention.minutes} are deleted
+ * ({@link GroupCoordinator#expireOffsets}, on the coordinator). A cluster node also runs its own one-off jobs here.
  */
 public final class MaintenanceScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(MaintenanceScheduler.class);
@@ -24,7 +27,8 @@ public final class MaintenanceScheduler {
     private MaintenanceScheduler() {
     }
 
-    public static ScheduledExecutorService start(Topics topics, BrokerConfig config, InstantSource clock) {
+    public static ScheduledExecutorService start(Topics topics, GroupCoordinator groups, BrokerConfig config,
+                                                 InstantSource clock) {
         ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread thread = new Thread(r, "tidemark-maintenance");
             thread.setDaemon(true);
@@ -33,9 +37,21 @@ public final class MaintenanceScheduler {
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Retention",
                 p -> p.applyRetention(clock.millis())), config.retentionCheckIntervalMs(),
                 config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(() -> expireGroups(groups), config.retentionCheckIntervalMs(),
+                config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Flush", p -> p.flushIfDue(clock.millis())),
                 config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
         return executor;
+    }
+
+    private static void expireGroups(GroupCoordinator groups) {
+        try {
+            groups.expireOffsets();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | RuntimeException e) {
+            LOG.error("Deleting the consumer groups idle for offsets.retention.minutes failed", e);
+        }
     }
 
     private static void forEachPartition(Topics topics, String duty, Consumer<Partition> action) {

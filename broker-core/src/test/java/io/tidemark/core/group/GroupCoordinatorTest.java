@@ -37,7 +37,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * them.
  */
 class GroupCoordinatorTest {
-    private static final GroupSettings SETTINGS = new GroupSettings(45_000, 5_000, 1_000);
+    private static final long RETENTION_MS = 7 * 24 * 3_600_000L;
+    private static final GroupSettings SETTINGS = new GroupSettings(45_000, 5_000, 1_000, RETENTION_MS);
 
     @TempDir
     Path dir;
@@ -50,8 +51,8 @@ class GroupCoordinatorTest {
     /** One broker: its coordinator, and whether it leads {@code __group_offsets}. */
     private final class Broker implements Topics {
         boolean leads;
-        final GroupCoordinator coordinator = new GroupCoordinator(this, GroupOffsetStore.over(log, clock,
-                new Counter()), SETTINGS, clock, () -> ids.remove(0));
+        final GroupOffsetStore store = GroupOffsetStore.over(log, clock, new Counter());
+        final GroupCoordinator coordinator = new GroupCoordinator(this, store, SETTINGS, clock, () -> ids.remove(0));
 
         @Override
         public Topic topic(String name) {
@@ -136,6 +137,29 @@ class GroupCoordinatorTest {
         assertEquals(orders(2, 3), one.beat("B", b.memberEpoch(), Set.of()).assignment());
         assertEquals(List.of("A", "B"), one.coordinator.membership("g").members().stream()
                 .map(ConsumerGroup.MemberView::memberId).toList());
+    }
+
+    @Test
+    void groupsWithoutMembersIdleForTheRetentionAreDeletedByTheCoordinator() throws Exception {
+        one.leads = true;
+        Map<TopicPartition, GroupOffsetStore.Committed> offset = Map.of(new TopicPartition("orders", 0),
+                new GroupOffsetStore.Committed(5, "", 0));
+        one.store.commit("old", offset);
+        one.beat("", ConsumerGroup.JOIN_EPOCH, Set.of());
+        one.store.commit("g", offset);
+        clock.advance(RETENTION_MS - 1);
+        one.store.commit("recent", offset);
+
+        assertEquals(List.of(), one.coordinator.expireOffsets(), "old is a millisecond short of the retention; "
+                + "g's member expired just now, a change of its membership");
+        clock.advance(1);
+        assertEquals(List.of(), two.coordinator.expireOffsets(), "two does not coordinate");
+        assertEquals(List.of("old"), one.coordinator.expireOffsets());
+        assertEquals(Map.of(), one.store.committed("old"));
+        assertEquals(List.of("g", "recent"), List.copyOf(one.store.groups()));
+        clock.advance(RETENTION_MS);
+        assertEquals(List.of("g", "recent"), one.coordinator.expireOffsets());
+        assertEquals(Map.of(), one.store.groupStates(), "g's stored membership went with its offsets");
     }
 
     private static Set<TopicPartition> orders(int... partitions) {

@@ -160,7 +160,7 @@ public final class ClusterNode implements Closeable {
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
-        ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, config, clock);
+        ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, config, clock);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
         PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, replicas, liveness, leadership, clock,
                 registry);
