@@ -149,20 +149,16 @@ public final class GroupCoordinator {
     }
 
     /**
-     * Checks that a commit of {@code partitions} to {@code groupId} may be stored: a member's must come to the
-     * coordinator, at the member's epoch, for partitions it owns; one without a member id only while the group has no
-     * member, which only the coordinator knows (another broker takes it unchecked).
+     * Checks that a commit of {@code partitions} to {@code groupId} may be stored: every commit must come to the
+     * coordinator, which alone knows the members; a member's at the member's epoch, for partitions it owns; one
+     * without a member id only while the group has no member.
      *
-     * @throws TidemarkException NOT_LEADER/NOT_AVAILABLE for a member's commit on another broker; UNKNOWN_MEMBER_ID,
-     *                           STALE_MEMBER_EPOCH
+     * @throws TidemarkException NOT_LEADER/NOT_AVAILABLE on another broker; UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH,
+     *                           NON_EMPTY_GROUP
      */
     public synchronized void checkCommit(String groupId, String memberId, int memberEpoch,
                                          Set<TopicPartition> partitions) {
-        if (!memberId.isEmpty()) {
-            checkCoordinator();
-        } else if (!coordinates()) {
-            return;
-        }
+        checkCoordinator();
         expireSessions(clock.millis());
         ConsumerGroup group = groups.get(groupId);
         if (group == null && !memberId.isEmpty()) {

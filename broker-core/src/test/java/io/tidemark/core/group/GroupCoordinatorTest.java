@@ -118,6 +118,9 @@ class GroupCoordinatorTest {
     void eachCoordinatorCarriesOnWithTheGroupAsTheOtherLeftIt() throws Exception {
         assertEquals(ErrorCode.NOT_LEADER, assertThrows(TidemarkException.class,
                 () -> two.beat("", ConsumerGroup.JOIN_EPOCH, Set.of())).code(), "no broker leads yet");
+        assertEquals(ErrorCode.NOT_LEADER, assertThrows(TidemarkException.class,
+                () -> two.coordinator.checkCommit("g", "", -1, orders(0))).code(),
+                "a commit without a member id too: only the coordinator knows whether the group has members");
         one.leads = true;
         ConsumerGroup.Answer a = one.beat("", ConsumerGroup.JOIN_EPOCH, Set.of());
         assertEquals(new ConsumerGroup.Answer("A", 1, orders(0, 1, 2, 3)), a);

@@ -27,6 +27,12 @@ import java.util.function.BooleanSupplier;
 /**
  * This broker's way into the metadata group: submits commands through a Raft client (which finds the group's
  * leader) and reads the locally applied state.
+ *
+ * <p>Thread-safe. Submissions go one at a time: Ratis' blocking client is not safe for concurrent calls while it
+ * looks for the leader (one call resetting a failed peer's proxy left another's send with none, a
+ * NullPointerException inside Ratis' GrpcClientRpc, when an admin's CreateTopic met the broker's own creation of
+ * {@code __group_offsets} during a cluster's first election). Metadata commands are few, and the group commits them
+ * one after the other anyway.
  */
 public final class MetadataGroup implements Closeable {
     private final RaftClient client;
@@ -45,7 +51,9 @@ public final class MetadataGroup implements Closeable {
     public void submit(MetadataCommand command) {
         RaftClientReply reply;
         try {
-            reply = client.io().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(command.toByteArray())));
+            synchronized (client) {
+                reply = client.io().send(Message.valueOf(UnsafeByteOperations.unsafeWrap(command.toByteArray())));
+            }
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the cluster's metadata group did not commit the "
                     + "change (is a majority of the brokers up?): " + e.getMessage());
