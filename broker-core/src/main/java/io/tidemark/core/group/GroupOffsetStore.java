@@ -4,10 +4,10 @@ import com.codahale.metrics.Counter;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
-import io.tidemark.proto.v1.ConsumerGroupState;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.proto.v1.ConsumerGroupState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
