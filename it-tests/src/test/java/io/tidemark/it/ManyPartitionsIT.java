@@ -39,12 +39,6 @@ class ManyPartitionsIT {
     private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration LED_BOUND = Duration.ofSeconds(120);
     private static final Duration PROGRESS_BOUND = Duration.ofSeconds(60);
-    /**
-     * How soon the restarted broker leads again: it must keep pace with the load (at most the leader's in-flight
-     * entries behind) and reach the others on fresh evidence, then wait a balance interval. 8-9 s on a quiet machine;
-     * the CI machine under this test's load took over 60 s twice (2026-12-02).
-     */
-    private static final Duration HAND_BACK_BOUND = Duration.ofSeconds(180);
 
     @TempDir
     Path dir;
@@ -80,9 +74,6 @@ class ManyPartitionsIT {
 
                 cluster.start(victim);
                 long restarted = System.nanoTime();
-                await("node " + victim + " leads again (the balancer hands its partitions back)")
-                        .atMost(HAND_BACK_BOUND).ignoreException(TidemarkException.class)
-                        .until(() -> leaderSeenBy(cluster, victim) == victim);
                 await("every partition written to after node " + victim + " came back").atMost(PROGRESS_BOUND)
                         .until(() -> load.progressedSince(restarted));
 
@@ -99,13 +90,6 @@ class ManyPartitionsIT {
                             + "records sent to it, each once");
                 }
             }
-        }
-    }
-
-    /** The leader of partition 0 as broker {@code node} sees it. */
-    private static int leaderSeenBy(ClusterProcesses cluster, int node) {
-        try (TidemarkAdmin admin = cluster.admin(node)) {
-            return partitions(admin).get(0).getLeaderNodeId();
         }
     }
 
