@@ -7,6 +7,7 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.PartitionDescription;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
@@ -39,8 +40,14 @@ class ManyPartitionsIT {
     private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration LED_BOUND = Duration.ofSeconds(120);
     private static final Duration PROGRESS_BOUND = Duration.ofSeconds(60);
+    /**
+     * How soon the restarted broker leads again: it must keep pace with the load (at most the leader's in-flight
+     * entries behind) and reach the others on fresh evidence, then wait a balance interval (8-9 s here).
+     */
+    private static final Duration HAND_BACK_BOUND = Duration.ofSeconds(60);
 
-    @TempDir
+    /** Kept when the test fails: the brokers' logs say why (the balancer logs why a group stays led away). */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
 
     @Test
@@ -74,6 +81,9 @@ class ManyPartitionsIT {
 
                 cluster.start(victim);
                 long restarted = System.nanoTime();
+                await("node " + victim + " leads again (the balancer hands its partitions back)")
+                        .atMost(HAND_BACK_BOUND).ignoreException(TidemarkException.class)
+                        .until(() -> leaderSeenBy(cluster, victim) == victim);
                 await("every partition written to after node " + victim + " came back").atMost(PROGRESS_BOUND)
                         .until(() -> load.progressedSince(restarted));
 
@@ -90,6 +100,13 @@ class ManyPartitionsIT {
                             + "records sent to it, each once");
                 }
             }
+        }
+    }
+
+    /** The leader of partition 0 as broker {@code node} sees it. */
+    private static int leaderSeenBy(ClusterProcesses cluster, int node) {
+        try (TidemarkAdmin admin = cluster.admin(node)) {
+            return partitions(admin).get(0).getLeaderNodeId();
         }
     }
 

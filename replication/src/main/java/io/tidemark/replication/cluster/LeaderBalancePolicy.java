@@ -4,7 +4,7 @@ import io.tidemark.replication.partition.LeaderView;
 
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -56,6 +56,22 @@ final class LeaderBalancePolicy {
     record Transfer(UUID group, int toNodeId) {
     }
 
+    /** Why a group led away from its preferred replica stays with this broker for now. */
+    enum Reason {
+        /** This broker has led it, in the current term, for less than an interval. */
+        LED_RECENTLY,
+        /** The preferred replica is not among the leader's followers, or has not answered it for too long. */
+        PREFERRED_SILENT,
+        /** The preferred replica lacks more committed entries than a leader has in flight. */
+        PREFERRED_BEHIND,
+        /** The preferred replica does not reach every replica this broker reaches. */
+        PREFERRED_CUT_OFF
+    }
+
+    /** A group led away that does not move now, why, and the figures behind it (for a log line). */
+    record Hold(UUID group, int preferredNodeId, Reason reason, String detail) {
+    }
+
     private static final Comparator<Led> LONGEST_LED_FIRST = Comparator.comparingLong(Led::leaderSinceMs)
             .thenComparing(Led::group);
 
@@ -98,16 +114,44 @@ final class LeaderBalancePolicy {
         return (int) led.stream().filter(l -> l.preferredNodeId() != nodeId).count();
     }
 
+    /** The groups led away from their preferred replica that do not qualify now, each with why. */
+    List<Hold> holds(long nowMs, List<Led> led, Reachability reachability) {
+        return led.stream().filter(l -> l.preferredNodeId() != nodeId).sorted(LONGEST_LED_FIRST)
+                .flatMap(l -> hold(nowMs, l, reachability).stream()).toList();
+    }
+
     private boolean qualifies(long nowMs, Led led, Reachability reachability) {
+        return led.preferredNodeId() != nodeId && hold(nowMs, led, reachability).isEmpty();
+    }
+
+    /** Why a group led away does not qualify, the first failed condition; empty when it qualifies. */
+    private Optional<Hold> hold(long nowMs, Led led, Reachability reachability) {
         int target = led.preferredNodeId();
-        if (target == nodeId || nowMs - led.leaderSinceMs() < intervalMs) {
-            return false;
+        long ledMs = nowMs - led.leaderSinceMs();
+        if (ledMs < intervalMs) {
+            return hold(led, Reason.LED_RECENTLY, "led here for " + ledMs + " ms of " + intervalMs);
         }
-        Map<Integer, LeaderView.Follower> followers = led.view().followers();
-        LeaderView.Follower preferred = followers.get(target);
-        return preferred != null && preferred.lastResponseAgoMs() <= followerSilenceMsMax
-                && preferred.matchIndex() >= led.view().commitIndex() - matchLagMax
-                && led.replicas().stream().filter(r -> r != target && (r == nodeId || reachability.reaches(nodeId, r)))
-                .allMatch(r -> reachability.reaches(target, r));
+        LeaderView.Follower preferred = led.view().followers().get(target);
+        if (preferred == null) {
+            return hold(led, Reason.PREFERRED_SILENT, "not a follower of this leader");
+        }
+        if (preferred.lastResponseAgoMs() > followerSilenceMsMax) {
+            return hold(led, Reason.PREFERRED_SILENT, "last answered " + preferred.lastResponseAgoMs()
+                    + " ms ago, over " + followerSilenceMsMax);
+        }
+        long commitIndex = led.view().commitIndex();
+        if (preferred.matchIndex() < commitIndex - matchLagMax) {
+            return hold(led, Reason.PREFERRED_BEHIND, "holds Raft index " + preferred.matchIndex() + " of "
+                    + commitIndex + " committed, " + matchLagMax + " may lack");
+        }
+        Optional<Integer> unreached = led.replicas().stream()
+                .filter(r -> r != target && (r == nodeId || reachability.reaches(nodeId, r)))
+                .filter(r -> !reachability.reaches(target, r)).findFirst();
+        return unreached.isEmpty() ? Optional.empty() : hold(led, Reason.PREFERRED_CUT_OFF,
+                "has not heard from node " + unreached.get() + " recently");
+    }
+
+    private static Optional<Hold> hold(Led led, Reason reason, String detail) {
+        return Optional.of(new Hold(led.group(), led.preferredNodeId(), reason, detail));
     }
 }

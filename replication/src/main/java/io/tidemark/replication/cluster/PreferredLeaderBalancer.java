@@ -15,14 +15,17 @@ import java.time.InstantSource;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * Hands the leadership of partition groups back to their preferred replicas (the first of a group's replica list), so
@@ -39,11 +42,13 @@ import java.util.function.Supplier;
  *
  * <p>Metrics: {@code leader-balance.transfers} counts completed transfers; the gauge
  * {@code leader-balance.groups-led-away} is how many groups this broker led away from their preferred replica at
- * the last pass (summed over the brokers: 0 when balanced). With {@code leader.balance.enabled=0} the
- * passes still run for the gauge and move nothing.
+ * the last pass (summed over the brokers: 0 when balanced); the gauges {@code leader-balance.held.<reason>}
+ * split those that did not move by why ({@link LeaderBalancePolicy.Reason}, e.g. {@code held.preferred-behind}).
+ * When the reason a group stays changes, one log line says why, with the figures. With
+ * {@code leader.balance.enabled=0} the passes still run for the gauges and move nothing.
  *
  * <p>Threading: one thread, {@code tidemark-leader-balance}, runs every pass and alone touches the tenures and the
- * transfer times; the gauge reads a volatile.
+ * transfer times and the last reasons; the gauges read volatiles.
  */
 public final class PreferredLeaderBalancer implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PreferredLeaderBalancer.class);
@@ -78,7 +83,9 @@ public final class PreferredLeaderBalancer implements Closeable {
         thread.setDaemon(true);
         return thread;
     });
+    private final Map<UUID, LeaderBalancePolicy.Reason> heldFor = new HashMap<>();
     private volatile int ledAway;
+    private volatile Map<LeaderBalancePolicy.Reason, Long> heldByReason = Map.of();
 
     /**
      * @param followerSilenceMsMax a preferred replica that has not answered its leader for longer is taken as down
@@ -95,6 +102,10 @@ public final class PreferredLeaderBalancer implements Closeable {
         this.clock = clock;
         this.transfers = registry.counter("leader-balance.transfers");
         registry.gauge("leader-balance.groups-led-away", () -> (Gauge<Integer>) () -> ledAway);
+        for (LeaderBalancePolicy.Reason reason : LeaderBalancePolicy.Reason.values()) {
+            registry.gauge("leader-balance.held." + reason.name().toLowerCase(Locale.ROOT).replace('_', '-'),
+                    () -> (Gauge<Long>) () -> heldByReason.getOrDefault(reason, 0L));
+        }
     }
 
     /**
@@ -129,6 +140,7 @@ public final class PreferredLeaderBalancer implements Closeable {
         long nowMs = clock.millis();
         List<LeaderBalancePolicy.Led> led = observe(nowMs, leading.get());
         ledAway = policy.ledAway(led);
+        record(policy.holds(nowMs, led, reachability));
         if (!settings.enabled()) {
             return;
         }
@@ -156,6 +168,22 @@ public final class PreferredLeaderBalancer implements Closeable {
         tenures.clear();
         tenures.putAll(current);
         return led;
+    }
+
+    /** Counts the groups held by reason and logs each group whose reason changed since the last pass. */
+    private void record(List<LeaderBalancePolicy.Hold> holds) {
+        Map<UUID, LeaderBalancePolicy.Reason> now = new HashMap<>();
+        for (LeaderBalancePolicy.Hold hold : holds) {
+            now.put(hold.group(), hold.reason());
+            if (hold.reason() != LeaderBalancePolicy.Reason.LED_RECENTLY && hold.reason() != heldFor.get(hold.group())) {
+                LOG.info("Partition group {} stays led here, away from its preferred replica on node {}: {} ({})",
+                        hold.group(), hold.preferredNodeId(), hold.reason(), hold.detail());
+            }
+        }
+        heldFor.clear();
+        heldFor.putAll(now);
+        heldByReason = holds.stream().collect(Collectors.groupingBy(LeaderBalancePolicy.Hold::reason,
+                () -> new EnumMap<>(LeaderBalancePolicy.Reason.class), Collectors.counting()));
     }
 
     private void move(LeaderBalancePolicy.Transfer transfer, long nowMs) {

@@ -33,6 +33,12 @@ import java.util.concurrent.TimeUnit;
  *       not its bytes, so it cannot be shipped as files; Ratis tells a replica that fell behind a purge (or that
  *       joins a group) to install one, and the replica copies the leader's log itself through the brokers' API
  *       (GroupStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
+ *   <li>a leader that stepped down because a majority stopped answering it waits one longest election timeout
+ *       before it campaigns again, instead of 10 s: during a planned transfer the target holds the highest
+ *       priority, and Ratis lets no lower-priority candidate win while it refuses its vote; a target that won but
+ *       then lost its followers (a restarted broker whose cold code answered too slowly, seen under load in
+ *       ManyPartitionsIT) left the group without a leader for those 10 s. Pre-vote keeps a leader cut off from the
+ *       others from disrupting them by campaigning sooner;</li>
  *   <li>one thread (ended when idle) in each group's server and client request pools instead of unbounded
  *       pools, which multiplied threads under load;</li>
  *   <li>a damaged Raft log entry stops the group ({@code CorruptionPolicy.EXCEPTION}) instead of being dropped
@@ -60,6 +66,8 @@ public final class RaftSettings {
         RaftServerConfigKeys.Rpc.setTimeoutMin(properties,
                 TimeDuration.valueOf(tuning.electionTimeoutMinMs(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setTimeoutMax(properties,
+                TimeDuration.valueOf(tuning.electionTimeoutMaxMs(), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(properties,
                 TimeDuration.valueOf(tuning.electionTimeoutMaxMs(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(tuning.logSegmentBytes()));
         RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf(tuning.logWriteBufferBytes()));

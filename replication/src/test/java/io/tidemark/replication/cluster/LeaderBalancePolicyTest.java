@@ -1,6 +1,8 @@
 package io.tidemark.replication.cluster;
 
+import io.tidemark.replication.cluster.LeaderBalancePolicy.Hold;
 import io.tidemark.replication.cluster.LeaderBalancePolicy.Led;
+import io.tidemark.replication.cluster.LeaderBalancePolicy.Reason;
 import io.tidemark.replication.cluster.LeaderBalancePolicy.Transfer;
 import io.tidemark.replication.partition.LeaderView;
 import org.junit.jupiter.api.Test;
@@ -128,5 +130,26 @@ class LeaderBalancePolicyTest {
         cut.add("1->3");
         assertEquals(List.of(new Transfer(g(1), 2)), policy.plan(10_000, List.of(led), List.of(), reach),
                 "node 3 is down for node 1 too: node 2 reaches all that node 1 reaches");
+    }
+
+    @Test
+    void saysWhyEachGroupLedAwayStays() {
+        List<Led> led = List.of(
+                led(g(0), 1, 0, COMMIT),
+                led(g(1), 2, 0, COMMIT),
+                led(g(2), 3, 5001, COMMIT),
+                led(g(3), 2, 0, COMMIT - 3),
+                led(g(4), 3, 0, Map.of(3, new LeaderView.Follower(COMMIT, 2001))),
+                led(g(5), 3, 0, Map.of(2, new LeaderView.Follower(COMMIT, 100))),
+                led(g(6), 3, 0, COMMIT));
+        LeaderBalancePolicy.Reachability reach = (from, to) -> !(from == 3 && to == 1);
+
+        assertEquals(List.of(
+                new Hold(g(3), 2, Reason.PREFERRED_BEHIND, "holds Raft index 97 of 100 committed, 2 may lack"),
+                new Hold(g(4), 3, Reason.PREFERRED_SILENT, "last answered 2001 ms ago, over 2000"),
+                new Hold(g(5), 3, Reason.PREFERRED_SILENT, "not a follower of this leader"),
+                new Hold(g(6), 3, Reason.PREFERRED_CUT_OFF, "has not heard from node 1 recently"),
+                new Hold(g(2), 3, Reason.LED_RECENTLY, "led here for 4999 ms of 5000")),
+                policy.holds(10_000, led, reach), "g0 is home and g1 qualifies; longest led first");
     }
 }

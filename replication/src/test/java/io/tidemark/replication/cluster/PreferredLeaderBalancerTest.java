@@ -130,4 +130,22 @@ class PreferredLeaderBalancerTest {
         assertEquals(List.of(), moves);
         assertEquals(1, ledAway());
     }
+
+    @Test
+    void gaugesCountTheGroupsHeldByReason() {
+        balancer(false, 2);
+        leading.add(caughtUp(G0, 2, 3));
+        leading.add(new Leading(G1, List.of(3, 1), new LeaderView(3, 50, Map.of(3, new LeaderView.Follower(47, 100)))));
+        passAt(0);
+        assertEquals(2L, held("led-recently"));
+        passAt(5000);
+        assertEquals(0L, held("led-recently"));
+        assertEquals(1L, held("preferred-behind"), "g1's replica lacks 3 entries");
+        assertEquals(0L, held("preferred-silent"));
+        assertEquals(0L, held("preferred-cut-off"));
+    }
+
+    private Object held(String reason) {
+        return registry.getGauges().get("leader-balance.held." + reason).getValue();
+    }
 }
