@@ -10,6 +10,7 @@ import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.group.membership.ConsumerGroup;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
+import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
@@ -69,10 +70,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.Map;
@@ -81,9 +85,11 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -464,6 +470,82 @@ class BrokerAloneIT {
     private long logEnd(String topic) {
         return data.listOffsets(ListOffsetsRequest.newBuilder().setTopic(topic).setLatest(true).build())
                 .getLogEndOffset();
+    }
+
+    /**
+     * A compacted topic with one record per segment: the broker's maintenance thread compacts the closed segments
+     * once the partition group's snapshot covers them (asking for one), keeping the latest record of each key there
+     * at its offset (a=2 stays: a=3 is in the active segment, never compacted); the tombstone goes once the clock
+     * passes delete.retention.ms; lookups by time answer the records kept; a restart reads the same.
+     */
+    @Test
+    void aCompactedTopicKeepsTheLatestRecordOfEachKeyAndDropsATombstoneAfterItsRetention() throws Exception {
+        stop();
+        startBroker(Map.of("retention.check.interval.ms", "100"));
+        admin.createTopic(CreateTopicRequest.newBuilder().setName("kv").setPartitions(1)
+                .putConfigs("cleanup.policy", "compact").putConfigs("segment.bytes", "100")
+                .putConfigs("delete.retention.ms", "60000").build());
+        awaitLed("kv");
+        String[][] writes = {{"a", "1"}, {"b", "1"}, {"a", "2"}, {"b", null}, {"c", "1"}, {"a", "3"}};
+        for (String[] write : writes) {
+            data.produce(ProduceRequest.newBuilder().setTopic("kv").setPartition(0).setBatch(ByteString.copyFrom(
+                    new RecordBatchBuilder().append(BASE_MS, write[0].getBytes(StandardCharsets.UTF_8),
+                            write[1] == null ? null : write[1].getBytes(StandardCharsets.UTF_8)).build())).build());
+            nowMs.addAndGet(1000);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> keyValues("kv"),
+                equalTo(List.of("2:a=2", "3:b=null", "4:c=1", "5:a=3")));
+        assertEquals(6, logEnd("kv"), "offsets are unchanged");
+        assertEquals(2, list(spec().setTopic("kv").setReceiveTimeMs(BASE_MS + 1)).getOffset(),
+                "the first record kept at or after the time");
+        nowMs.addAndGet(60_000);
+        await().atMost(Duration.ofSeconds(30)).until(() -> keyValues("kv"),
+                equalTo(List.of("2:a=2", "4:c=1", "5:a=3")));
+        restart("kv");
+        assertEquals(List.of("2:a=2", "4:c=1", "5:a=3"), keyValues("kv"));
+    }
+
+    /** Each record of partition 0, fetched from offset 0 on (a fetch reads one segment), as {@code offset:key=value}. */
+    private List<String> keyValues(String topic) {
+        List<String> shown = new ArrayList<>();
+        long end = logEnd(topic);
+        long offset = 0;
+        while (offset < end) {
+            long from = offset;
+            List<Record> records = fetchAll(topic, 0, from).stream().filter(r -> r.offset() >= from).toList();
+            if (records.isEmpty()) {
+                throw new AssertionError("a fetch at offset " + from + " below the log end " + end + " found nothing");
+            }
+            for (Record r : records) {
+                shown.add(r.offset() + ":" + new String(r.key(), StandardCharsets.UTF_8) + "="
+                        + (r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8)));
+                offset = r.offset() + 1;
+            }
+        }
+        return shown;
+    }
+
+    /**
+     * A broker stopped before its metadata group's first election wrote a configuration (seen when a test stopped a
+     * broker right after starting it): Ratis found the group in storage and started it without peers, and it never
+     * elected. Simulated by leaving only the group's vote file and an empty state machine directory; the broker must
+     * start the group with the cluster's members, keeping its term and vote, and serve.
+     */
+    @Test
+    void aBrokerWhoseMetadataStorageHoldsNoConfigurationStartsAgain() throws Exception {
+        stop();
+        Path group = dataDir.resolve("raft").resolve(RaftGroups.METADATA.getUuid().toString());
+        Path vote = group.resolve("current").resolve("raft-meta");
+        try (Stream<Path> files = Files.walk(group)) {
+            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+                if (!file.equals(vote) && !vote.startsWith(file)) {
+                    Files.delete(file);
+                }
+            }
+        }
+        Files.createDirectories(group.resolve("sm"));
+        startBroker(Map.of());
+        assertEquals("after", create("after", 1).getName());
     }
 
     @Test

@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static io.tidemark.core.config.ConfigKey.Allowed.atLeast;
+import static io.tidemark.core.config.ConfigKey.Allowed.atLeastOrUnlimited;
 import static io.tidemark.core.config.ConfigKey.Type.INT;
 import static io.tidemark.core.config.ConfigKey.Type.LONG;
 
@@ -37,7 +38,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            Optional<HostPort> metricsListen, int maxRequestBytes, int maxFetchBytes,
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
-                           int logOpenFilesMax, long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
+                           long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
                            GroupSettings groups, Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
             OriginPartition::isClusterName, OriginPartition.CLUSTER_NAME_RULE,
@@ -68,6 +69,12 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     public static final ConfigKey RETENTION_CHECK_INTERVAL_MS = new ConfigKey("retention.check.interval.ms", LONG,
             300_000, "ms", atLeast(10, Long.MAX_VALUE),
             "How often retention runs over every partition (Kafka's log.retention.check.interval.ms).");
+    public static final ConfigKey LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND = new ConfigKey(
+            "log.compaction.io.max.bytes.per.second", LONG, 20L << 20, "bytes", atLeastOrUnlimited(1),
+            "Most bytes log compaction reads and writes a second, over every compacted partition of the broker "
+                    + "together, so it never takes the disk from appends and fetches. Compaction passes run every "
+                    + "retention.check.interval.ms, on a thread of their own, over topics whose cleanup.policy "
+                    + "includes compact.");
     public static final ConfigKey FLUSH_CHECK_INTERVAL_MS = new ConfigKey("flush.check.interval.ms", LONG, 1000, "ms",
             atLeast(10, Long.MAX_VALUE), "How often partitions with flush.ms set are checked for a due fsync.");
     public static final ConfigKey LOG_OPEN_FILES_MAX = new ConfigKey("log.open.files.max", INT, 12_000, "files",
@@ -162,7 +169,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
 
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
-            FLUSH_CHECK_INTERVAL_MS, LOG_OPEN_FILES_MAX, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
+            FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
             LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL, GROUP_SESSION_TIMEOUT_MS,
@@ -242,7 +249,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
         Map<String, Long> values = new HashMap<>();
         Map<String, String> topicDefaults = new TreeMap<>();
         Optional<String> clusterName = CLUSTER_NAME.defaultValue();
-        List<String> topicKeys = TopicConfig.KEYS.stream().map(ConfigKey::name).toList();
+        List<String> topicKeys = TopicConfig.KEYS.stream().map(DeclaredKey::name).toList();
         for (Map.Entry<String, String> entry : new TreeMap<>(file).entrySet()) {
             Optional<ConfigKey> key = KEYS.stream().filter(k -> k.name().equals(entry.getKey())).findFirst();
             if (key.isPresent()) {
@@ -263,7 +270,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
-                (int) value(values, LOG_OPEN_FILES_MAX), value(values, CLOCK_OFFSET_MS),
+                value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX), value(values, CLOCK_OFFSET_MS),
                 new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
                         value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
                         value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1,

@@ -7,6 +7,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 
@@ -25,7 +27,8 @@ import static io.tidemark.core.config.ConfigKey.Type.LONG;
  */
 public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexBytes, int indexIntervalBytes,
                           long retentionMs, long retentionBytes, long flushMessages, long flushMs,
-                          long sendTimeAfterMaxMs, long sendTimeBeforeMaxMs, int maxBatchBytes) {
+                          long sendTimeAfterMaxMs, long sendTimeBeforeMaxMs, int maxBatchBytes,
+                          CleanupPolicy cleanupPolicy, long deleteRetentionMs) {
     private static final long DAY_MS = 24L * 60 * 60 * 1000;
 
     public static final ConfigKey SEGMENT_BYTES = new ConfigKey("segment.bytes", INT, 1L << 30, "bytes",
@@ -81,10 +84,23 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
                     + "and is twice the producer's batch.size. A mirror's batch may exceed it by the bytes of its "
                     + "tidemark.origin headers (its records as the source held them are held to it), but never what "
                     + "a Raft entry holds.");
+    public static final TextKey CLEANUP_POLICY = new TextKey("cleanup.policy",
+            Optional.of(CleanupPolicy.DELETE.text()), v -> CleanupPolicy.parse(v).isPresent(), CleanupPolicy.ALLOWED,
+            "delete: retention.ms and retention.bytes delete whole segments. compact: the cleaner keeps the latest "
+                    + "record of each key in the segments before the active one and removes the older ones (records "
+                    + "keep their offsets, so offsets have gaps; a record without a key is kept); a record with a null "
+                    + "value (a tombstone) is removed too, delete.retention.ms after its ReceiveTime. compact,delete: "
+                    + "both. Each segment keeps its last record, so a segment still ends where the next begins.");
+    public static final ConfigKey DELETE_RETENTION_MS = new ConfigKey("delete.retention.ms", LONG, DAY_MS, "ms",
+            atLeast(0, Long.MAX_VALUE),
+            "How long a compacted topic keeps a tombstone (a record with a null value that is the latest of its key) "
+                    + "after its ReceiveTime, so a consumer reading the topic from the start within this time sees "
+                    + "the delete. The same default as Kafka's.");
 
-    public static final List<ConfigKey> KEYS = List.of(SEGMENT_BYTES, SEGMENT_MS, SEGMENT_INDEX_BYTES,
+    /** The keys a topic takes: the numeric ones ({@link ConfigKey}) and {@link #CLEANUP_POLICY}. */
+    public static final List<DeclaredKey> KEYS = List.of(SEGMENT_BYTES, SEGMENT_MS, SEGMENT_INDEX_BYTES,
             INDEX_INTERVAL_BYTES, RETENTION_MS, RETENTION_BYTES, FLUSH_MESSAGES, FLUSH_MS, SEND_TIME_AFTER_MAX_MS,
-            SEND_TIME_BEFORE_MAX_MS, MAX_BATCH_BYTES);
+            SEND_TIME_BEFORE_MAX_MS, MAX_BATCH_BYTES, CLEANUP_POLICY, DELETE_RETENTION_MS);
 
     public TopicConfig {
         SEGMENT_BYTES.validate(segmentBytes);
@@ -98,6 +114,8 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
         SEND_TIME_AFTER_MAX_MS.validate(sendTimeAfterMaxMs);
         SEND_TIME_BEFORE_MAX_MS.validate(sendTimeBeforeMaxMs);
         MAX_BATCH_BYTES.validate(maxBatchBytes);
+        Objects.requireNonNull(cleanupPolicy, "cleanupPolicy");
+        DELETE_RETENTION_MS.validate(deleteRetentionMs);
     }
 
     public static TopicConfig defaults() {
@@ -111,7 +129,7 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
      *         is allowed
      */
     public static TopicConfig parse(Map<String, String> values) {
-        Map<String, ConfigKey> byName = KEYS.stream().collect(Collectors.toMap(ConfigKey::name, k -> k));
+        Map<String, DeclaredKey> byName = KEYS.stream().collect(Collectors.toMap(DeclaredKey::name, k -> k));
         for (String name : new TreeMap<>(values).keySet()) {
             if (!byName.containsKey(name)) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown topic config key '" + name
@@ -119,14 +137,19 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
             }
         }
         Map<ConfigKey, Long> v = new HashMap<>();
-        for (ConfigKey key : KEYS) {
-            String text = values.get(key.name());
-            v.put(key, text == null ? key.defaultValue() : key.parse(text));
+        for (DeclaredKey declared : KEYS) {
+            if (declared instanceof ConfigKey key) {
+                String text = values.get(key.name());
+                v.put(key, text == null ? key.defaultValue() : key.parse(text));
+            }
         }
+        String policy = CLEANUP_POLICY.validate(values.getOrDefault(CLEANUP_POLICY.name(),
+                CLEANUP_POLICY.defaultValue().orElseThrow()));
         return new TopicConfig(v.get(SEGMENT_BYTES).intValue(), v.get(SEGMENT_MS), v.get(SEGMENT_INDEX_BYTES).intValue(),
                 v.get(INDEX_INTERVAL_BYTES).intValue(), v.get(RETENTION_MS), v.get(RETENTION_BYTES),
                 v.get(FLUSH_MESSAGES), v.get(FLUSH_MS), v.get(SEND_TIME_AFTER_MAX_MS), v.get(SEND_TIME_BEFORE_MAX_MS),
-                v.get(MAX_BATCH_BYTES).intValue());
+                v.get(MAX_BATCH_BYTES).intValue(), CleanupPolicy.parse(policy).orElseThrow(),
+                v.get(DELETE_RETENTION_MS));
     }
 
     /** A copy with {@code name} set to {@code value}, validated like {@link #parse}. */
@@ -141,9 +164,11 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
         long[] v = {segmentBytes, segmentMs, segmentIndexBytes, indexIntervalBytes, retentionMs, retentionBytes,
                 flushMessages, flushMs, sendTimeAfterMaxMs, sendTimeBeforeMaxMs, maxBatchBytes};
         Map<String, String> map = new TreeMap<>();
-        for (int i = 0; i < KEYS.size(); i++) {
+        for (int i = 0; i < v.length; i++) {
             map.put(KEYS.get(i).name(), Long.toString(v[i]));
         }
+        map.put(CLEANUP_POLICY.name(), cleanupPolicy.text());
+        map.put(DELETE_RETENTION_MS.name(), Long.toString(deleteRetentionMs));
         return map;
     }
 

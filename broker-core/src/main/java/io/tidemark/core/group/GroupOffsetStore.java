@@ -43,9 +43,13 @@ import java.util.function.Supplier;
  */
 public final class GroupOffsetStore {
     public static final String TOPIC = "__group_offsets";
-    /** Config of the internal topic: unlimited retention, fsync per commit. */
-    public static final Map<String, String> TOPIC_CONFIG = Map.of("retention.ms", "-1", "flush.messages", "1",
-            "send.time.before.max.ms", "-1");
+    /**
+     * Config of the internal topic: compacted (a group's state is bounded by its keys: the latest commit per partition,
+     * the latest membership, tombstones of deleted groups for delete.retention.ms), 100 MiB segments (Kafka's for its
+     * offsets topic) so closed segments come to compaction, fsync per commit.
+     */
+    public static final Map<String, String> TOPIC_CONFIG = Map.of("cleanup.policy", "compact",
+            "segment.bytes", Integer.toString(100 << 20), "flush.messages", "1", "send.time.before.max.ms", "-1");
     private static final Logger LOG = LoggerFactory.getLogger(GroupOffsetStore.class);
     private static final int REPLAY_FETCH_BYTES = 1 << 20;
     private static final long LOCAL_REPLICA_WAIT_MS = 5_000;

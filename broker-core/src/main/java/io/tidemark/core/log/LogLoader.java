@@ -31,18 +31,21 @@ import java.util.regex.Pattern;
  *       truncated. When a segment before the last loses batches, the segments after it are deleted, since a
  *       log has no gaps; the loss is logged as an error.</li>
  * </ul>
- * Index files without a log file are deleted. A gap between two segments that recovery did not make is
+ * Index files and compaction markers without a log file are deleted, and so is what an interrupted compaction left
+ * in its staging directory ({@link LogCompactor}). A gap between two segments that recovery did not make is
  * refused: it means files were removed by hand, and deciding what to do is the operator's.
  */
 final class LogLoader {
     private static final Logger LOG = LoggerFactory.getLogger(LogLoader.class);
-    private static final Pattern SEGMENT_FILE = Pattern.compile("(\\d{20})(\\.log|\\.index|\\.timeindex|\\.sendindex)");
+    private static final Pattern SEGMENT_FILE = Pattern.compile(
+            "(\\d{20})(\\.log|\\.index|\\.timeindex|\\.sendindex|\\.compacted)");
 
     private LogLoader() {
     }
 
     static LogSegment[] load(Path dir, TopicConfig config, OpenFileCache files) throws IOException {
         boolean clean = Files.deleteIfExists(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE));
+        DurableFiles.deleteTree(LogCompactor.stagingDir(dir));
         List<Long> bases = segmentBases(dir);
         SegmentSettings settings = SegmentSettings.of(config, files);
         if (bases.isEmpty()) {
@@ -83,6 +86,7 @@ final class LogLoader {
                     segment.closeForAppends();
                 }
             }
+            segment.followReceiveTime(previousMaxReceiveTime);
             if (segment.maxReceiveTimeMs() != LogSegment.NO_TIME) {
                 previousMaxReceiveTime = segment.maxReceiveTimeMs();
             }

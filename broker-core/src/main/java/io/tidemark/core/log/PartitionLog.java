@@ -10,7 +10,10 @@ import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.core.log.segment.CompactionMarker;
 import io.tidemark.core.log.segment.LogSegment;
+import io.tidemark.core.log.segment.SegmentLoader;
+import io.tidemark.core.log.segment.SegmentRecovery;
 import io.tidemark.core.log.segment.SegmentSettings;
 import io.tidemark.proto.v1.ErrorCode;
 import org.slf4j.Logger;
@@ -22,6 +25,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -98,6 +102,9 @@ public final class PartitionLog implements Closeable {
      * so a crash cannot bring the marker back over unchecked bytes, and a log never written pays nothing.
      */
     private boolean markerDeletionUnsynced;
+    /** The end of the segments the last compaction pass covered, and when a tombstone it kept expires. */
+    private volatile long compactedThroughOffset = -1;
+    private volatile long nextTombstoneExpiryMs = Long.MAX_VALUE;
 
     private PartitionLog(Path dir, TopicConfig config, OpenFileCache files, LogSegment[] segments, long nowMs) {
         this.dir = dir;
@@ -294,9 +301,13 @@ public final class PartitionLog implements Closeable {
      * appended). Idempotent producers' batches are recorded but never deduplicated: a copy holds what the
      * source holds.
      *
+     * In a topic that compacts, a batch above the log end (the source's log was compacted) continues it across the
+     * gap ({@link #skipTo}).
+     *
      * @throws TidemarkException CORRUPT_BATCH when the bytes are not exactly one valid batch; OFFSET_OUT_OF_RANGE
-     *                           when its base offset is not this log's end offset (a copy has no gaps or
-     *                           overlaps); INVALID_TIMESTAMP when its ReceiveTime is below the log's last one.
+     *                           when its base offset is not this log's end offset (a copy has no overlaps, and gaps
+     *                           only in a topic that compacts); INVALID_TIMESTAMP when its ReceiveTime is below the
+     *                           log's last one.
      *                           Nothing of a refused batch is written.
      */
     public AppendResult appendStamped(ByteBuffer batch) {
@@ -307,17 +318,44 @@ public final class PartitionLog implements Closeable {
             int size = batch.remaining();
             BatchAdmission.checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.UNBOUNDED));
             long baseOffset = RecordBatchFormat.baseOffset(batch, position);
-            if (baseOffset != logEndOffset) {
+            if (baseOffset < logEndOffset || baseOffset > logEndOffset && !config.cleanupPolicy().compacts()) {
                 throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, "a copied batch must continue the log: "
                         + "this one starts at offset " + baseOffset + " but the log " + dir + " ends at "
                         + logEndOffset);
             }
             checkReceiveTime(RecordBatchFormat.receiveTime(batch, position));
+            if (baseOffset > logEndOffset) {
+                skipToLocked(baseOffset);
+            }
             return write(batch, position, size, originOf(batch, position));
         } catch (IOException e) {
             throw new UncheckedIOException("appending a copied batch to " + dir, e);
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Moves the log end up to {@code endOffset} over offsets a compacted log no longer holds, so a copy of it ends
+     * where its source does: the active segment is marked compacted ({@link LogSegment#endCompactedAt}). Nothing
+     * when the log already ends there or later.
+     */
+    public void skipTo(long endOffset) {
+        lock.lock();
+        try {
+            checkOpen();
+            skipToLocked(endOffset);
+        } catch (IOException e) {
+            throw new UncheckedIOException("moving the end of " + dir + " to offset " + endOffset, e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void skipToLocked(long endOffset) throws IOException {
+        if (endOffset > logEndOffset) {
+            segments[segments.length - 1].endCompactedAt(endOffset);
+            logEndOffset = endOffset;
         }
     }
 
@@ -403,8 +441,8 @@ public final class PartitionLog implements Closeable {
     }
 
     /**
-     * Reads whole batches from the one that holds {@code offset}: at most {@code maxBytes}, but always at least
-     * that batch.
+     * Reads whole batches from the one that holds {@code offset} (in a compacted log, the first at or after it): at
+     * most {@code maxBytes}, but always at least that batch.
      *
      * @throws TidemarkException OFFSET_OUT_OF_RANGE naming the log's offsets when {@code offset} is below the log
      *                           start or above the log end offset
@@ -420,11 +458,18 @@ public final class PartitionLog implements Closeable {
         if (offset == end) {
             return new LogReadResult(ByteBuffer.allocate(0), start, end);
         }
-        LogSegment segment = snapshot[floorSegment(snapshot, offset)];
+        int index = floorSegment(snapshot, offset);
+        LogSegment segment = snapshot[index];
         try {
-            return new LogReadResult(segment.read(offset, maxBytes), start, end);
+            ByteBuffer batches = segment.read(offset, maxBytes);
+            // compaction may have removed every record from the offset to the segment's end: read on in the next
+            while (!batches.hasRemaining() && index < snapshot.length - 1) {
+                segment = snapshot[++index];
+                batches = segment.read(segment.baseOffset(), maxBytes);
+            }
+            return new LogReadResult(batches, start, end);
         } catch (IOException e) {
-            if (segments[0].baseOffset() > offset) {
+            if (gone(segment)) {
                 return read(offset, maxBytes);
             }
             throw new UncheckedIOException("reading " + segment.logFile(), e);
@@ -453,7 +498,8 @@ public final class PartitionLog implements Closeable {
         long end = logEndOffset;
         LogSegment[] snapshot = segments;
         // ReceiveTime never decreases, so neither does a segment's largest: binary search for the first segment
-        // that reaches the target. Only the active segment can be empty; it sorts last.
+        // that reaches the target. An empty segment is the active one, which sorts last, or a compacted one, which
+        // carries the largest ReceiveTime before it (LogSegment.followReceiveTime).
         int low = 0;
         int high = snapshot.length;
         while (low < high) {
@@ -494,16 +540,31 @@ public final class PartitionLog implements Closeable {
         LogSegment.SegmentMatch apply(LogSegment segment) throws IOException;
     }
 
-    /** Runs a search; a segment deleted by retention meanwhile counts as holding no match. */
+    /**
+     * Runs a search; a segment deleted by retention meanwhile counts as holding no match, and one compaction replaced
+     * is searched again in its replacement.
+     */
     private LogSegment.SegmentMatch find(LogSegment segment, SegmentSearch search) {
         try {
             return search.apply(segment);
         } catch (IOException e) {
-            if (segments[0].baseOffset() > segment.baseOffset()) {
-                return null;
+            if (gone(segment)) {
+                LogSegment[] current = segments;
+                int i = floorSegment(current, segment.baseOffset());
+                return current[i].baseOffset() == segment.baseOffset() ? find(current[i], search) : null;
             }
             throw new UncheckedIOException("searching " + segment.logFile(), e);
         }
+    }
+
+    /** Whether the log no longer holds this segment object: retention deleted it, or compaction replaced it. */
+    private boolean gone(LogSegment segment) {
+        for (LogSegment s : segments) {
+            if (s == segment) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -546,10 +607,95 @@ public final class PartitionLog implements Closeable {
     }
 
     /**
+     * The segments compaction may rewrite, oldest first: the closed ones that end at or below
+     * {@code keepFromOffset}.
+     */
+    List<LogSegment> compactableSegments(long keepFromOffset) {
+        LogSegment[] current = segments;
+        List<LogSegment> closed = new ArrayList<>();
+        for (int i = 0; i < current.length - 1 && current[i].nextOffset() <= keepFromOffset; i++) {
+            closed.add(current[i]);
+        }
+        return closed;
+    }
+
+    /**
+     * Whether a compaction pass over the segments up to {@code endOffset} may remove something the last did not: a
+     * segment was closed since, or a tombstone it kept has expired by {@code nowMs}.
+     */
+    boolean compactionDue(long endOffset, long nowMs) {
+        return endOffset > compactedThroughOffset || nowMs >= nextTombstoneExpiryMs;
+    }
+
+    /** Notes a compaction pass over the segments up to {@code endOffset}. */
+    void compactedThrough(long endOffset, long tombstoneExpiryMs) {
+        compactedThroughOffset = endOffset;
+        nextTombstoneExpiryMs = tombstoneExpiryMs;
+    }
+
+    /**
+     * Swaps the compacted copy of {@code segment} in {@code stagingDir} (its log, indexes and
+     * {@link io.tidemark.core.log.segment.CompactionMarker}, fsynced) into the log. In this order, so that a crash
+     * leaves a segment the loader opens: the marker, then the old indexes deleted, then the log renamed over the old
+     * one (the switch), then the new indexes, then the directory fsynced. Reads that leased the old files finish on
+     * them; later ones find the segment closed and read its replacement.
+     *
+     * @return false, having deleted the staged files, when the log no longer holds {@code segment}
+     */
+    boolean replaceCompacted(LogSegment segment, Path stagingDir) throws IOException {
+        lock.lock();
+        try {
+            checkOpen();
+            LogSegment[] current = segments;
+            int index = Arrays.asList(current).indexOf(segment);
+            if (index < 0 || index == current.length - 1) {
+                DurableFiles.deleteTree(stagingDir);
+                return false;
+            }
+            long base = segment.baseOffset();
+            segment.close();
+            Files.move(CompactionMarker.file(stagingDir, base), CompactionMarker.file(dir, base),
+                    StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            for (String suffix : LogSegment.INDEX_SUFFIXES) {
+                Files.deleteIfExists(LogSegment.file(dir, base, suffix));
+            }
+            List<String> logThenIndexes = new ArrayList<>(List.of(LogSegment.LOG_SUFFIX));
+            logThenIndexes.addAll(LogSegment.INDEX_SUFFIXES);
+            for (String suffix : logThenIndexes) {
+                Files.move(LogSegment.file(stagingDir, base, suffix), LogSegment.file(dir, base, suffix),
+                        StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
+            DurableFiles.syncDirectory(dir);
+            DurableFiles.deleteTree(stagingDir);
+            SegmentSettings settings = SegmentSettings.of(config, files);
+            LogSegment replacement = LogSegment.open(dir, base, settings, false);
+            String problem = SegmentLoader.load(replacement);
+            if (problem != null) {
+                LOG.warn("Recovering the compacted {} ({})", replacement.logFile(), problem);
+                SegmentRecovery.recover(replacement, index == 0 ? LogSegment.NO_TIME
+                        : lastReceiveTime(Arrays.copyOf(current, index)), validator, settings);
+                replacement.closeForAppends();
+            }
+            replacement.followReceiveTime(index == 0 ? LogSegment.NO_TIME
+                    : lastReceiveTime(Arrays.copyOf(current, index)));
+            if (replacement.nextOffset() != segment.nextOffset()) {
+                throw new IOException("the compacted " + replacement.logFile() + " ends at offset "
+                        + replacement.nextOffset() + ", not " + segment.nextOffset() + " as the segment it replaced");
+            }
+            LogSegment[] replaced = current.clone();
+            replaced[index] = replacement;
+            segments = replaced;
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Applies {@code retention.ms} and {@code retention.bytes}: deletes segments, oldest first, whose largest
      * ReceiveTime is older than {@code nowMs - retention.ms}, then while the log without the oldest segment
-     * still holds at least {@code retention.bytes}. Never the active segment. The log start offset moves up to
-     * the first segment kept.
+     * still holds at least {@code retention.bytes}. Never the active segment, nor any with {@code cleanup.policy}
+     * {@code compact} alone. The log start offset moves up to the first segment kept.
      */
     public RetentionResult deleteExpiredSegments(long nowMs) {
         return deleteExpiredSegments(nowMs, Long.MAX_VALUE);
@@ -596,6 +742,9 @@ public final class PartitionLog implements Closeable {
      * {@code retention.ms}, then more while the log stays above {@code retention.bytes}; never the active segment.
      */
     private int expiredSegments(LogSegment[] current, long nowMs) {
+        if (!config.cleanupPolicy().deletes()) {
+            return 0;
+        }
         int closed = current.length - 1;
         int expired = 0;
         long retentionMs = TopicConfig.limit(config.retentionMs());
@@ -668,6 +817,11 @@ public final class PartitionLog implements Closeable {
 
     public TopicConfig config() {
         return config;
+    }
+
+    /** The partition's directory. */
+    public Path dir() {
+        return dir;
     }
 
     /** The last origin offset of {@code origin} this partition holds through mirrored batches, and where it is. */

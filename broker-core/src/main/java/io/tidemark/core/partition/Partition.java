@@ -3,6 +3,7 @@ package io.tidemark.core.partition;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.HeldOrigin;
+import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.proto.record.OriginPartition;
@@ -74,6 +75,12 @@ public interface Partition extends Closeable {
 
     /** Deletes segments past retention.ms or retention.bytes; the broker calls it periodically. */
     void applyRetention(long nowMs);
+
+    /**
+     * Compacts the log when its cleanup.policy includes compact ({@link LogCompactor}); the broker calls it
+     * periodically.
+     */
+    void compact(long nowMs, LogCompactor compactor) throws IOException;
 
     /** fsyncs when flush.ms is due; the broker calls it periodically. */
     void flushIfDue(long nowMs);

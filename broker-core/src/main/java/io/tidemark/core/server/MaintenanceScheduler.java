@@ -2,46 +2,65 @@ package io.tidemark.core.server;
 
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
+import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.InstantSource;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
- * The broker's periodic duties on one thread: retention every {@code retention.check.interval.ms}, due flushes
- * every {@code flush.check.interval.ms}, over every partition; a failure of one partition is logged and does not
+ * The broker's periodic duties on two threads: retention and compaction ({@link LogCompactor}) every
+ * {@code retention.check.interval.ms}, due flushes every {@code flush.check.interval.ms}, over every partition; a failure of one partition is logged and does not
  * stop the others. With retention, the consumer groups idle for {@code offsets.retention.minutes} are deleted
  * ({@link GroupCoordinator#expireOffsets}, on the coordinator). A cluster node also runs its own one-off jobs here.
  */
 public final class MaintenanceScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(MaintenanceScheduler.class);
+    /** Two, so a long compaction pass (held to its I/O rate) does not hold up flushes and retention. */
+    private static final int THREADS = 2;
 
     private MaintenanceScheduler() {
     }
 
     public static ScheduledExecutorService start(Topics topics, GroupCoordinator groups, BrokerConfig config,
                                                  InstantSource clock) {
-        ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread thread = new Thread(r, "tidemark-maintenance");
+        AtomicInteger threads = new AtomicInteger();
+        ScheduledExecutorService executor = Executors.newScheduledThreadPool(THREADS, r -> {
+            Thread thread = new Thread(r, "tidemark-maintenance-" + threads.incrementAndGet());
             thread.setDaemon(true);
             return thread;
         });
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Retention",
                 p -> p.applyRetention(clock.millis())), config.retentionCheckIntervalMs(),
                 config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        LogCompactor compactor = new LogCompactor(config.logCompactionIoMaxBytesPerSecond());
+        executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Compaction",
+                p -> compact(p, compactor, clock.millis())), config.retentionCheckIntervalMs(),
+                config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
         executor.scheduleWithFixedDelay(() -> expireGroups(groups), config.retentionCheckIntervalMs(),
                 config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Flush", p -> p.flushIfDue(clock.millis())),
                 config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
         return executor;
+    }
+
+    private static void compact(Partition partition, LogCompactor compactor, long nowMs) {
+        try {
+            partition.compact(nowMs, compactor);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static void expireGroups(GroupCoordinator groups) {

@@ -27,6 +27,22 @@ class TopicConfigTest {
         assertEquals(3_600_000, config.sendTimeAfterMaxMs());
         assertEquals(-1, config.sendTimeBeforeMaxMs());
         assertEquals(512 << 10, config.maxBatchBytes());
+        assertEquals(CleanupPolicy.DELETE, config.cleanupPolicy());
+        assertEquals(24L * 3600 * 1000, config.deleteRetentionMs());
+    }
+
+    @Test
+    void cleanupPolicyTakesKafkasSpellings() {
+        assertEquals(CleanupPolicy.COMPACT, TopicConfig.parse(Map.of("cleanup.policy", "compact")).cleanupPolicy());
+        assertEquals(CleanupPolicy.COMPACT_DELETE,
+                TopicConfig.parse(Map.of("cleanup.policy", "delete, compact")).cleanupPolicy());
+        TopicConfig both = TopicConfig.parse(Map.of("cleanup.policy", "compact,delete"));
+        assertEquals("compact,delete", both.toMap().get("cleanup.policy"));
+        assertEquals(both, TopicConfig.parse(both.toMap()));
+        assertEquals("invalid value for cleanup.policy: 'compacted' is not allowed; allowed: delete, compact, or "
+                + "compact,delete", invalid(Map.of("cleanup.policy", "compacted")));
+        assertEquals("invalid value for cleanup.policy: 'compact,compact,x' is not allowed; allowed: delete, "
+                + "compact, or compact,delete", invalid(Map.of("cleanup.policy", "compact,compact,x")));
     }
 
     @Test
@@ -49,16 +65,16 @@ class TopicConfigTest {
                 + "unlimited (ms)", invalid(Map.of("retention.ms", "-2")));
         assertEquals("invalid value for segment.ms: -1 is not allowed; allowed: an integer >= 1 (ms)",
                 invalid(Map.of("segment.ms", "-1")));
-        assertEquals("unknown topic config key 'segment.byte'; known keys: flush.messages, flush.ms, "
-                + "index.interval.bytes, max.batch.bytes, retention.bytes, retention.ms, segment.bytes, "
-                + "segment.index.bytes, segment.ms, send.time.after.max.ms, send.time.before.max.ms",
+        assertEquals("unknown topic config key 'segment.byte'; known keys: cleanup.policy, delete.retention.ms, "
+                + "flush.messages, flush.ms, index.interval.bytes, max.batch.bytes, retention.bytes, retention.ms, "
+                + "segment.bytes, segment.index.bytes, segment.ms, send.time.after.max.ms, send.time.before.max.ms",
                 invalid(Map.of("segment.byte", "1")));
     }
 
     @Test
     void valuesSetInCodeAreCheckedToo() {
         TidemarkException e = assertThrows(TidemarkException.class, () -> new TopicConfig(10, 1, 12, 0, 0, 0, 1, 0,
-                0, 0, 60));
+                0, 0, 60, CleanupPolicy.DELETE, 0));
         assertEquals("invalid value for segment.bytes: 10 is not allowed; allowed: an integer in [60, 2147483647] "
                 + "(bytes)", e.getMessage());
     }

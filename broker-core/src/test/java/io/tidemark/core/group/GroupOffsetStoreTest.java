@@ -5,6 +5,7 @@ import io.tidemark.core.ManualClock;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.HeldOrigin;
+import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.partition.LocalPartition;
@@ -186,6 +187,11 @@ class GroupOffsetStoreTest {
         @Override
         public void applyRetention(long nowMs) {
             replica.applyRetention(nowMs);
+        }
+
+        @Override
+        public void compact(long nowMs, LogCompactor compactor) throws IOException {
+            replica.compact(nowMs, compactor);
         }
 
         @Override

@@ -3,9 +3,10 @@ package io.tidemark.core.partition;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.BatchAdmission;
-import io.tidemark.core.log.LogTestUtils;
 import io.tidemark.core.log.HeldOrigin;
+import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
+import io.tidemark.core.log.LogTestUtils;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.log.SegmentInfo;
 import io.tidemark.core.log.TimeLookup;
@@ -141,6 +142,11 @@ public final class LocalPartition implements Partition {
     @Override
     public void applyRetention(long nowMs) {
         log.deleteExpiredSegments(nowMs);
+    }
+
+    @Override
+    public void compact(long nowMs, LogCompactor compactor) throws IOException {
+        compactor.compact(log, nowMs, Long.MAX_VALUE);
     }
 
     @Override

@@ -26,7 +26,6 @@ import io.tidemark.replication.statemachine.MetadataStateMachine;
 import io.tidemark.replication.statemachine.GroupStateMachine;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.slf4j.Logger;
@@ -109,14 +108,18 @@ public final class ClusterNode implements Closeable {
                 snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
         RunningDivisions divisions = new RunningDivisions();
+        RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new GroupStateMachine(config::topicConfig, catchUp, clock,
                                 new GroupReplicaListener(divisions, replicasRef)))
                 .setOption(RaftStorage.StartupOption.RECOVER)
+                // The metadata group with the cluster's members: what Ratis starts it with when its storage holds no
+                // configuration yet, as after a stop before its first election (started as a group found in storage,
+                // it came back without peers and never elected); a stored configuration takes over as it loads.
+                .setGroup(metadataGroup)
                 .build();
-        RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
         RaftClient admin = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(metadataGroup)
                 .build();
         MetadataGroup metadata = new MetadataGroup(RaftClient.newBuilder().setProperties(RaftSettings.client())
@@ -139,7 +142,6 @@ public final class ClusterNode implements Closeable {
                     + self.raftPort() + ") did not start its Raft groups: "
                     + Throwables.getRootCause(e).getMessage(), e);
         }
-        joinMetadataGroup(server, admin, metadataGroup, config.nodeId());
 
         AtomicReference<Partition> offsets = new AtomicReference<>();
         GroupOffsetStore store = GroupOffsetStore.awaiting(() -> {
@@ -197,20 +199,6 @@ public final class ClusterNode implements Closeable {
         } catch (TidemarkException e) {
             LOG.info("Group offsets topic not ready ({}); retrying", e.getMessage());
             retries.schedule(() -> createOffsetsTopic(topics, offsets, retries), 1, TimeUnit.SECONDS);
-        }
-    }
-
-    private static void joinMetadataGroup(RaftServer server, RaftClient admin, RaftGroup group, int nodeId)
-            throws IOException {
-        for (var id : server.getGroupIds()) {
-            if (id.equals(RaftGroups.METADATA)) {
-                return;
-            }
-        }
-        try {
-            admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).add(group);
-        } catch (AlreadyExistsException e) {
-            LOG.debug("metadata group already here");
         }
     }
 

@@ -3,6 +3,7 @@ package io.tidemark.replication.partition;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.HeldOrigin;
+import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.partition.Partition;
@@ -114,6 +115,10 @@ public final class RemotePartition implements Partition {
 
     @Override
     public void applyRetention(long nowMs) {
+    }
+
+    @Override
+    public void compact(long nowMs, LogCompactor compactor) {
     }
 
     @Override

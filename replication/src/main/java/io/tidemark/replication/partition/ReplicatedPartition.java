@@ -4,6 +4,7 @@ import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.BatchAdmission;
 import io.tidemark.core.log.HeldOrigin;
+import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.log.RetentionResult;
@@ -19,6 +20,7 @@ import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.HostedPartition;
 import io.tidemark.replication.statemachine.PartitionKey;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Optional;
@@ -196,6 +198,26 @@ public final class ReplicatedPartition implements Partition {
                 group.requestSnapshot();
             }
         });
+    }
+
+    /**
+     * Compaction, like retention, leaves what the group's last snapshot does not cover: a restart replays it. When
+     * that holds back closed segments of a topic that compacts, it asks this replica for a snapshot, so the next pass
+     * covers them.
+     */
+    @Override
+    public void compact(long nowMs, LogCompactor compactor) throws IOException {
+        Optional<HostedPartition> hosted = hostedNow();
+        if (hosted.isEmpty() || !hosted.get().log().config().cleanupPolicy().compacts()) {
+            return;
+        }
+        PartitionLog log = hosted.get().log();
+        long snapshotEnd = group.stateMachine().snapshotLogEndOffset(key);
+        compactor.compact(log, nowMs, snapshotEnd);
+        List<SegmentInfo> segments = log.segments();
+        if (segments.get(segments.size() - 1).baseOffset() > snapshotEnd) {
+            group.requestSnapshot();
+        }
     }
 
     @Override

@@ -19,8 +19,9 @@ import java.util.function.BooleanSupplier;
 /**
  * Copies the batches of a partition of a group snapshot, {@code [logStartOffset, logEndOffset)}, from another
  * broker's replica into an empty log that starts at {@code logStartOffset}, unchanged: each batch keeps its base offset, ReceiveTime and
- * CRC ({@link PartitionLog#appendStamped}, which also checks the CRC and that offsets follow on). Batches at or
- * after the snapshot's log end are not copied: Raft gives them to the replica after the install.
+ * CRC ({@link PartitionLog#appendStamped}, which also checks the CRC and that offsets follow on, across the gaps of a
+ * compacted source). Batches at or after the snapshot's log end are not copied: Raft gives them to the replica after
+ * the install; when compaction removed the records just below that end, the copy's end is moved up to it.
  *
  * <p>Progress goes to the log at every tenth of the offsets copied (batches, bytes, offset reached), and a
  * summary at the end.
@@ -68,6 +69,7 @@ final class SegmentCopy {
             for (int position = chunk.position(); position < chunk.limit(); ) {
                 int size = wholeBatchAt(chunk, position, nodeId);
                 if (RecordBatchFormat.baseOffset(chunk, position) >= end) {
+                    into.skipTo(end);
                     break;
                 }
                 into.appendStamped(chunk.duplicate().position(position).limit(position + size));

@@ -11,6 +11,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.List;
 
 import static io.tidemark.proto.record.RecordBatchFormat.*;
 
@@ -19,6 +20,11 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
  * starts at {@link #baseOffset()}, and its three sparse indexes: {@code .index} ({@link OffsetIndex}),
  * {@code .timeindex} and {@code .sendindex} ({@link TimeIndex}). Every file is named by the base offset in
  * 20 digits, e.g. {@code 00000000000000000300.log}.
+ *
+ * <p>A segment the log compactor rewrote has a marker beside it, {@code .compacted} ({@link CompactionMarker}): its
+ * batches may start above the base offset and leave gaps between them (never inside a batch), which loading and
+ * recovery accept only there, so a damaged base offset is still caught elsewhere; and the marker says where the
+ * segment ends (the next segment's base offset), which its last batch no longer says when its last records went.
  *
  * <p>The three indexes get an entry at the same batches: the first batch appended after at least
  * {@code index.interval.bytes} of batches since the previous entry. Loading a segment checks that they agree
@@ -39,6 +45,11 @@ public final class LogSegment implements Closeable {
     /** A time field of a segment that holds no batch. */
     public static final long NO_TIME = Long.MIN_VALUE;
     public static final String LOG_SUFFIX = ".log";
+    /** The suffixes of the three index files: offsets, ReceiveTimes, SendTimes. */
+    public static final List<String> INDEX_SUFFIXES = List.of(OffsetIndex.SUFFIX, TimeIndex.RECEIVE_TIME_SUFFIX,
+            TimeIndex.SEND_TIME_SUFFIX);
+    /** The marker of a segment whose offsets may have gaps (see the class comment). */
+    public static final String COMPACTED_SUFFIX = ".compacted";
     /**
      * The window a SendTime lookup reads a batch's records through: 64 KiB, so a batch of the producer's default
      * {@code batch.size} (256 KiB) takes at most 4 reads, about 2 for a target in its middle.
@@ -111,10 +122,12 @@ public final class LogSegment implements Closeable {
         bytesSinceLastIndexEntry = 0;
     }
 
-    /** Sets what {@link SegmentLoader} learned from the files. */
+    /**
+     * Sets what {@link SegmentLoader} learned from the files; a compacted segment ends where its marker says.
+     */
     void restore(int size, long next, long firstReceiveTime, long maxReceiveTime, long maxSendTime,
                  int bytesSinceEntry) {
-        nextOffset = next;
+        nextOffset = Math.max(next, files.compactedEnd().orElse(next));
         firstReceiveTimeMs = firstReceiveTime;
         maxReceiveTimeMs = maxReceiveTime;
         maxSendTimeMs = maxSendTime;
@@ -159,6 +172,33 @@ public final class LogSegment implements Closeable {
         maxSendTimeMs = sendTimeSoFar;
         nextOffset = lastOffset + 1;
         sizeBytes = position + size;
+    }
+
+    /**
+     * Lets the segment take batches above its next offset, copied from a compacted log, and end at
+     * {@code endOffset} when that is past its last batch: writes its compaction marker.
+     */
+    public void endCompactedAt(long endOffset) throws IOException {
+        files.markCompacted(endOffset);
+        nextOffset = Math.max(nextOffset, endOffset);
+    }
+
+    /**
+     * After {@link SegmentRecovery} kept every batch of a compacted segment: it ends where its marker says, past its
+     * last batch when compaction removed the last records.
+     */
+    void endAsCompacted() {
+        files.compactedEnd().ifPresent(end -> nextOffset = Math.max(nextOffset, end));
+    }
+
+    /**
+     * Gives a compacted segment left without batches the largest ReceiveTime of the segments before it, so the
+     * segments' largest ReceiveTimes never decrease along the log, which a lookup by ReceiveTime binary-searches.
+     */
+    public void followReceiveTime(long previousMaxReceiveTimeMs) {
+        if (sizeBytes == 0 && compacted()) {
+            maxReceiveTimeMs = previousMaxReceiveTimeMs;
+        }
     }
 
     /** Whether an index has no room for another entry; the log rolls before the next append then. */
@@ -343,10 +383,15 @@ public final class LogSegment implements Closeable {
      * Cuts the segment just before the batch that starts at {@code batchBaseOffset} and rebuilds its indexes, so it
      * can take appends again: for a replica that throws away what its Raft log will give it again.
      *
+     * A compacted segment's marker then says it ends there.
+     *
      * @throws IllegalArgumentException when no batch starts at that offset
      */
     public void truncateBefore(long batchBaseOffset, long previousMaxReceiveTimeMs, RecordBatchValidator validator,
                                SegmentSettings settings) throws IOException {
+        if (compacted()) {
+            files.markCompacted(batchBaseOffset);
+        }
         ByteBuffer header = ByteBuffer.allocate(HEADER_SIZE_BYTES);
         try (OpenSegment open = files.acquire()) {
             int position = findBatch(open, batchBaseOffset, header, sizeBytes);
@@ -376,6 +421,11 @@ public final class LogSegment implements Closeable {
 
     public long baseOffset() {
         return baseOffset;
+    }
+
+    /** Whether the segment was compacted: its batches may leave gaps between their offsets. */
+    public boolean compacted() {
+        return files.compactedEnd().isPresent();
     }
 
     /** Offset after the last record; the base offset when empty. */

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * A segment's four files, by name and state, and the way to them while they are open. The segment keeps only this
@@ -36,11 +37,14 @@ final class SegmentFiles {
     private volatile IndexFile sendTimeIndex;
     private volatile OpenSegment open;
     private volatile boolean closed;
+    /** The end offset of a compacted segment ({@link CompactionMarker}): read at open, or since written. */
+    private volatile OptionalLong compactedEnd;
     /** The first fsync that failed when the cache closed the log file ({@link OpenSegment#closeFiles()}); sticky. */
     private volatile IOException fsyncAtCloseFailure;
 
     private SegmentFiles(Path dir, long baseOffset, OpenFileCache cache, IndexFile offsetIndex,
-                         IndexFile receiveTimeIndex, IndexFile sendTimeIndex) {
+                         IndexFile receiveTimeIndex, IndexFile sendTimeIndex, OptionalLong compactedEnd) {
+        this.compactedEnd = compactedEnd;
         this.dir = dir;
         this.baseOffset = baseOffset;
         this.cache = cache;
@@ -60,7 +64,8 @@ final class SegmentFiles {
                 IndexFile.create(indexPath(dir, baseOffset, TimeIndex.RECEIVE_TIME_SUFFIX), baseOffset,
                         TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, 0)),
                 IndexFile.create(indexPath(dir, baseOffset, TimeIndex.SEND_TIME_SUFFIX), baseOffset,
-                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, 0)));
+                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, 0)),
+                OptionalLong.empty());
     }
 
     /**
@@ -77,7 +82,7 @@ final class SegmentFiles {
                     IndexFile.open(indexPath(dir, baseOffset, TimeIndex.RECEIVE_TIME_SUFFIX), baseOffset,
                             TimeIndex.ENTRY_SIZE),
                     IndexFile.open(indexPath(dir, baseOffset, TimeIndex.SEND_TIME_SUFFIX), baseOffset,
-                            TimeIndex.ENTRY_SIZE));
+                            TimeIndex.ENTRY_SIZE), CompactionMarker.read(dir, baseOffset));
         }
         long logBytes = Files.size(log);
         return new SegmentFiles(dir, baseOffset, settings.files(),
@@ -86,7 +91,8 @@ final class SegmentFiles {
                 IndexFile.openWritable(indexPath(dir, baseOffset, TimeIndex.RECEIVE_TIME_SUFFIX), baseOffset,
                         TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, logBytes)),
                 IndexFile.openWritable(indexPath(dir, baseOffset, TimeIndex.SEND_TIME_SUFFIX), baseOffset,
-                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, logBytes)));
+                        TimeIndex.ENTRY_SIZE, settings.indexPreallocationBytes(TimeIndex.ENTRY_SIZE, logBytes)),
+                CompactionMarker.read(dir, baseOffset));
     }
 
     private static Path indexPath(Path dir, long baseOffset, String suffix) {
@@ -193,13 +199,28 @@ final class SegmentFiles {
         }
     }
 
-    /** Closes the files and deletes them. */
+    /** Closes the files and deletes them (the log file last, then the compaction marker). */
     void delete() throws IOException {
         close();
         for (IndexFile index : indexes()) {
             index.delete();
         }
         Files.deleteIfExists(logFile());
+        Files.deleteIfExists(CompactionMarker.file(dir, baseOffset));
+    }
+
+    /** Writes the segment's compaction marker with {@code endOffset}: its offsets may have gaps from now on. */
+    void markCompacted(long endOffset) throws IOException {
+        CompactionMarker.write(dir, baseOffset, endOffset);
+        compactedEnd = OptionalLong.of(endOffset);
+    }
+
+    /**
+     * Where a compacted segment ends, from its marker; empty for a segment not
+     * compacted, whose offsets are contiguous.
+     */
+    OptionalLong compactedEnd() {
+        return compactedEnd;
     }
 
     /** The index files: offsets, ReceiveTimes, SendTimes. */

@@ -19,7 +19,7 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
  *   <li>each index file is a whole number of entries, in order;</li>
  *   <li>the three indexes have the same number of entries at the same offsets;</li>
  *   <li>the last entry points at a batch with that offset and that ReceiveTime;</li>
- *   <li>the batches after it are whole, with contiguous offsets;</li>
+ *   <li>the batches after it are whole, with contiguous offsets (increasing ones in a compacted segment);</li>
  *   <li>none of them should have had an index entry (else the index is short).</li>
  * </ul>
  * CRCs are not checked here: a clean shutdown fsynced every byte.
@@ -69,10 +69,15 @@ public final class SegmentLoader {
             if (size < 0) {
                 return "the batch at position " + position + " is torn";
             }
-            if (baseOffset(header, 0) != expectedOffset) {
-                return "the batch at position " + position + " has offset " + baseOffset(header, 0) + " where "
-                        + expectedOffset + " was expected";
+            long base = baseOffset(header, 0);
+            String offsetProblem = position != entryPosition
+                    ? SegmentRecovery.offsetProblem(segment, base, expectedOffset)
+                    : base == expectedOffset ? null : "has offset " + base + " where its index entry says "
+                    + expectedOffset;
+            if (offsetProblem != null) {
+                return "the batch at position " + position + " " + offsetProblem;
             }
+            expectedOffset = base;
             if (position == entryPosition) {
                 long indexed = open.receiveTimeIndex().timeAt(entries - 1);
                 if (indexed != receiveTime(header, 0)) {

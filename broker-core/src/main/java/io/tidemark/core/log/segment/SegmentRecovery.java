@@ -14,9 +14,12 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
 /**
  * Rebuilds a segment from its log file after a crash or when its indexes cannot be trusted: reads every
  * batch, checks it fully ({@link RecordBatchValidator}: lengths, CRC, record layout), checks that offsets
- * are contiguous from the segment's base offset and that ReceiveTime never decreases, and rebuilds the three
+ * are contiguous from the segment's base offset (increasing, in a compacted segment) and that ReceiveTime never
+ * decreases, and rebuilds the three
  * indexes as it goes. At the first batch that fails, the log file is truncated there and the loss is
- * reported with the file, the position and the reason. SendTime windows are not applied: they were checked
+ * reported with the file, the position and the reason. A compacted segment that keeps every batch ends where its
+ * marker says ({@link CompactionMarker}); one that lost batches ends after the last batch kept, so the loader sees
+ * the loss. SendTime windows are not applied: they were checked
  * when the batch was appended, under the configuration of that day.
  */
 public final class SegmentRecovery {
@@ -60,15 +63,18 @@ public final class SegmentRecovery {
             }
             batch.clear().limit(size);
             open.readFully(batch, position);
-            reason = problem(validator, batch, size, expectedOffset, lastReceiveTime);
+            reason = problem(segment, validator, batch, size, expectedOffset, lastReceiveTime);
             if (reason == null) {
                 long receiveTime = receiveTime(batch, 0);
-                segment.track(open, position, size, expectedOffset, lastOffset(batch, 0), receiveTime,
+                segment.track(open, position, size, baseOffset(batch, 0), lastOffset(batch, 0), receiveTime,
                         maxSendTime(batch, 0));
                 expectedOffset = lastOffset(batch, 0) + 1;
                 lastReceiveTime = receiveTime;
                 position += size;
             }
+        }
+        if (position == fileSize) {
+            segment.endAsCompacted();
         }
         if (position < fileSize) {
             if (reason == null) {
@@ -80,19 +86,32 @@ public final class SegmentRecovery {
         }
     }
 
-    private static String problem(RecordBatchValidator validator, ByteBuffer batch, int size, long expectedOffset,
-                                  long lastReceiveTime) {
+    /**
+     * Why a batch cannot start at {@code baseOffset} when the previous one ended just before {@code expectedOffset}
+     * (or the segment starts there), or null when it can: exactly there, or anywhere above in a compacted segment.
+     */
+    static String offsetProblem(LogSegment segment, long baseOffset, long expectedOffset) {
+        if (baseOffset == expectedOffset || segment.compacted() && baseOffset > expectedOffset) {
+            return null;
+        }
+        return "has offset " + baseOffset + " where " + (segment.compacted() ? "at least " : "") + expectedOffset
+                + " was expected";
+    }
+
+    private static String problem(LogSegment segment, RecordBatchValidator validator, ByteBuffer batch, int size,
+                                  long expectedOffset, long lastReceiveTime) {
         try {
             validator.validate(batch, 0, size, SendTimeWindow.UNBOUNDED);
         } catch (TidemarkException e) {
             return e.getMessage();
         }
-        if (baseOffset(batch, 0) != expectedOffset) {
-            return "batch has offset " + baseOffset(batch, 0) + " where " + expectedOffset + " was expected";
+        String offsetProblem = offsetProblem(segment, baseOffset(batch, 0), expectedOffset);
+        if (offsetProblem != null) {
+            return "batch " + offsetProblem;
         }
         long receiveTime = receiveTime(batch, 0);
         if (receiveTime < 0 || receiveTime < lastReceiveTime) {
-            return "batch at offset " + expectedOffset + " has ReceiveTime " + receiveTime
+            return "batch at offset " + baseOffset(batch, 0) + " has ReceiveTime " + receiveTime
                     + ", below the previous batch's " + lastReceiveTime;
         }
         return null;
