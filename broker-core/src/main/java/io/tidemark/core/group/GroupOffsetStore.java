@@ -35,8 +35,9 @@ import java.util.function.Supplier;
  * <p>The same topic holds each group's membership as its coordinator last stored it ({@link GroupStateFormat}), which
  * the store keeps too, for the next coordinator ({@link GroupCoordinator}).
  *
- * <p>The topic grows with every commit and is never compacted yet; its retention is unlimited so no group
- * loses its offsets. Compaction (keeping the latest record per key) is the known next step.
+ * <p>The topic is compacted and has no retention ({@link #TOPIC_CONFIG}), so no group loses its offsets and what a
+ * start replays is bounded by the keys (the latest commit per group and partition, the latest state per group, and
+ * tombstones for {@code delete.retention.ms}), not by the history.
  *
  * <p>Thread-safe: commits and group states are appended concurrently (the partition orders them), catching up is
  * serialized, so the maps are updated in the order of the log; deletions are serialized with each other.
@@ -107,14 +108,21 @@ public final class GroupOffsetStore {
         RecordBatchReader reader = new RecordBatchReader();
         long start = nextOffset;
         nextOffset = Math.max(nextOffset, partition.logStartOffset());
-        while (nextOffset < partition.highWatermark()) {
+        long highWatermark = partition.highWatermark();
+        while (nextOffset < highWatermark) {
             List<Record> batch = reader.records(partition.read(nextOffset, REPLAY_FETCH_BYTES).batches());
+            if (batch.isEmpty()) {
+                // compaction removed every record from here to the end of the segments before an empty active one
+                nextOffset = highWatermark;
+                break;
+            }
             for (Record record : batch) {
                 if (record.offset() >= nextOffset) {
                     apply(record);
                 }
             }
             nextOffset = batch.get(batch.size() - 1).offset() + 1;
+            highWatermark = partition.highWatermark();
         }
         if (start == 0 && nextOffset > 0) {
             LOG.info("Loaded committed offsets of {} groups from {} records of {}", groups.size(), nextOffset,

@@ -13,8 +13,10 @@ import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.RecordBatchReader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,6 +26,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -97,6 +101,34 @@ class GroupOffsetStoreTest {
         assertEquals(List.of("shipping"), List.copyOf(restarted.groups()), "a group with no offsets left is gone");
         assertEquals(Optional.of(new GroupOffsetStore.Committed(9, "", clock.millis())),
                 restarted.committed("shipping", ORDERS));
+    }
+
+    @Test
+    void aStoreStartedOnTheCompactedTopicReadsTheLatestCommitsAndNoDeletedGroup() throws Exception {
+        local.updateConfig(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));
+        GroupOffsetStore store = GroupOffsetStore.over(local, clock, new Counter());
+        for (int offset = 1; offset <= 5; offset++) {
+            store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(offset, "", 0)));
+        }
+        store.commit("shipping", Map.of(ORDERS, new GroupOffsetStore.Committed(9, "", 0)));
+        store.deleteGroup("shipping");
+        store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(6, "", 0)));
+        clock.set(clock.millis() + Duration.ofDays(2).toMillis());
+        local.compact(clock.millis(), new LogCompactor(-1));
+
+        List<Long> left = new ArrayList<>();
+        for (long offset = 0; offset < local.logEndOffset(); ) {
+            for (Record record : new RecordBatchReader().records(local.read(offset, 1 << 20).batches())) {
+                left.add(record.offset());
+                offset = record.offset() + 1;
+            }
+        }
+        assertEquals(List.of(4L, 7L), left, "billing's commit of offset 5 (the latest in the closed segments), "
+                + "shipping's commit at 5 and its tombstone at 6 gone (after delete.retention.ms), and in the active "
+                + "segment billing's commit of offset 6");
+        GroupOffsetStore restarted = GroupOffsetStore.over(local, clock, new Counter());
+        assertEquals(List.of("billing"), List.copyOf(restarted.groups()));
+        assertEquals(6, restarted.committed("billing", ORDERS).orElseThrow().offset());
     }
 
     /**
