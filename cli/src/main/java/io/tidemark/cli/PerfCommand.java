@@ -4,6 +4,7 @@ import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RebalanceListener;
 import io.tidemark.client.api.Retry;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
@@ -155,7 +156,8 @@ final class PerfCommand {
     }
 
     @Command(name = "consume", mixinStandardHelpOptions = true,
-            description = "Read N records of a topic from the earliest offsets, as fast as possible.")
+            description = "Read N records of a topic from the earliest offsets, as fast as possible, assigning every "
+                    + "partition or (--group) as the one member of a consumer group.")
     static final class Consume implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -167,6 +169,9 @@ final class PerfCommand {
         long records;
         @Option(names = "--timeout", defaultValue = "30s", description = "Give up when no record came for this long.")
         String timeout;
+        @Option(names = "--group", description = "Join this consumer group (subscribe; a new group starts at the "
+                + "earliest offsets, auto commit on) instead of assigning every partition to the consumer.")
+        String group;
 
         /** Times {@code --timeout}. */
         InstantSource clock = Clock.systemUTC();
@@ -185,10 +190,16 @@ final class PerfCommand {
             long bytes = 0;
             TidemarkException idleFor = null;
             long start = System.nanoTime();
-            try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(client.bootstrap)
-                    .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(10_000).build())) {
-                consumer.assign(partitions);
-                consumer.seekToBeginning(partitions);
+            ConsumerConfig.Builder config = ConsumerConfig.builder(client.bootstrap)
+                    .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(10_000);
+            try (TidemarkConsumer consumer = new TidemarkConsumer(group == null ? config.build()
+                    : config.group(group).build())) {
+                if (group == null) {
+                    consumer.assign(partitions);
+                    consumer.seekToBeginning(partitions);
+                } else {
+                    consumer.subscribe(List.of(topic), RebalanceListener.NONE);
+                }
                 Retry nextRecords = Retry.within(clock, idle.toMillis(), ConsumerConfig.DEFAULT_RETRY_BACKOFF_MS);
                 while (count < records && idleFor == null) {
                     try {

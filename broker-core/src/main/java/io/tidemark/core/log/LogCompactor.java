@@ -1,5 +1,7 @@
 package io.tidemark.core.log;
 
+import com.codahale.metrics.Counter;
+import com.codahale.metrics.MetricRegistry;
 import com.google.common.util.concurrent.RateLimiter;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.segment.CompactionMarker;
@@ -59,6 +61,8 @@ public final class LogCompactor {
 
     /** Null when unlimited. */
     private final RateLimiter throttle;
+    private final Counter rewrittenSegments;
+    private final Counter removedRecords;
     /**
      * The staged segment's files: a cache of its own, since a rewrite writes them while it leases the segment it
      * reads from the log's cache, and one cache must not lease two files at once ({@link OpenFileCache}).
@@ -69,13 +73,17 @@ public final class LogCompactor {
 
     /**
      * @param maxBytesPerSecond bytes read and written per second by every compaction together, or -1 for unlimited
+     * @param registry          gets the counters {@code log-compaction.rewritten-segments} and
+     *                          {@code log-compaction.removed-records}
      */
-    public LogCompactor(long maxBytesPerSecond) {
+    public LogCompactor(long maxBytesPerSecond, MetricRegistry registry) {
         if (maxBytesPerSecond == 0 || maxBytesPerSecond < -1) {
             throw new IllegalArgumentException("a compaction rate of " + maxBytesPerSecond
                     + " bytes/s: must be positive, or -1 for unlimited");
         }
         this.throttle = maxBytesPerSecond == -1 ? null : RateLimiter.create(maxBytesPerSecond);
+        this.rewrittenSegments = registry.counter("log-compaction.rewritten-segments");
+        this.removedRecords = registry.counter("log-compaction.removed-records");
     }
 
     /** Where compaction stages the segments of the log in {@code dir}; the loader deletes what a crash left. */
@@ -113,7 +121,9 @@ public final class LogCompactor {
             }
         }
         log.compactedThrough(end, totals.nextTombstoneExpiryMs);
+        rewrittenSegments.inc(rewritten);
         if (rewritten > 0) {
+            removedRecords.inc(totals.removed);
             LOG.info("Compacted {} segments of {}: removed {} of {} records; next pass at a new segment or at {}",
                     rewritten, log.dir(), totals.removed, totals.removed + totals.kept,
                     totals.nextTombstoneExpiryMs == Long.MAX_VALUE ? "never" : totals.nextTombstoneExpiryMs);

@@ -1,5 +1,6 @@
 package io.tidemark.core.server;
 
+import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.log.LogCompactor;
@@ -34,7 +35,7 @@ public final class MaintenanceScheduler {
     }
 
     public static ScheduledExecutorService start(Topics topics, GroupCoordinator groups, BrokerConfig config,
-                                                 InstantSource clock) {
+                                                 InstantSource clock, MetricRegistry registry) {
         AtomicInteger threads = new AtomicInteger();
         ScheduledExecutorService executor = Executors.newScheduledThreadPool(THREADS, r -> {
             Thread thread = new Thread(r, "tidemark-maintenance-" + threads.incrementAndGet());
@@ -44,7 +45,7 @@ public final class MaintenanceScheduler {
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Retention",
                 p -> p.applyRetention(clock.millis())), config.retentionCheckIntervalMs(),
                 config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
-        LogCompactor compactor = new LogCompactor(config.logCompactionIoMaxBytesPerSecond());
+        LogCompactor compactor = new LogCompactor(config.logCompactionIoMaxBytesPerSecond(), registry);
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Compaction",
                 p -> compact(p, compactor, clock.millis())), config.retentionCheckIntervalMs(),
                 config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);

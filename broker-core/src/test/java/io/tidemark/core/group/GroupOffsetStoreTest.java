@@ -1,6 +1,7 @@
 package io.tidemark.core.group;
 
 import com.codahale.metrics.Counter;
+import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.ManualClock;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
@@ -114,7 +115,7 @@ class GroupOffsetStoreTest {
         store.deleteGroup("shipping");
         store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(6, "", 0)));
         clock.set(clock.millis() + Duration.ofDays(2).toMillis());
-        local.compact(clock.millis(), new LogCompactor(-1));
+        local.compact(clock.millis(), new LogCompactor(-1, new MetricRegistry()));
 
         List<Long> left = new ArrayList<>();
         for (long offset = 0; offset < local.logEndOffset(); ) {

@@ -1,5 +1,6 @@
 package io.tidemark.core.log;
 
+import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.segment.CompactionMarker;
 import io.tidemark.core.log.segment.LogSegment;
@@ -49,7 +50,8 @@ class LogCompactorTest {
     @TempDir
     Path copyDir;
 
-    private final LogCompactor compactor = new LogCompactor(-1);
+    private final MetricRegistry registry = new MetricRegistry();
+    private final LogCompactor compactor = new LogCompactor(-1, registry);
 
     private static TopicConfig compacted() {
         return config("cleanup.policy", "compact", "segment.bytes", "100", "delete.retention.ms",
@@ -97,6 +99,8 @@ class LogCompactorTest {
             assertEquals(new LogCompactor.CompactionResult(3, 4, 5), result, "B0, B1 and B3 rewritten; a0, b0, a1 "
                     + "and c0 removed; the active segment is not counted");
             assertEquals(COMPACTED, contents(log));
+            assertEquals(3, registry.counter("log-compaction.rewritten-segments").getCount());
+            assertEquals(4, registry.counter("log-compaction.removed-records").getCount());
             assertEquals(0, log.logStartOffset(), "offsets are unchanged: the log still starts at 0");
             assertEquals(10, log.logEndOffset());
             assertEquals(List.of(0L, 1L, 2L, 3L, 7L, 8L, 9L), log.segments().stream().map(SegmentInfo::baseOffset)

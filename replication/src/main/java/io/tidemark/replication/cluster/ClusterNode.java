@@ -162,7 +162,8 @@ public final class ClusterNode implements Closeable {
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
-        ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, config, clock);
+        ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, config, clock,
+                registry);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
         PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, replicas, liveness, leadership, clock,
                 registry);

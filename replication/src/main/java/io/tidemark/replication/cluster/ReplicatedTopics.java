@@ -16,6 +16,8 @@ import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.TopicAssignment;
 import io.tidemark.replication.partition.ReplicatedPartition;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,6 +49,7 @@ import java.util.function.Supplier;
  * <p>Thread-safe.
  */
 public final class ReplicatedTopics implements Topics, MetadataStateMachine.Listener {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicatedTopics.class);
     private static final Duration APPLY_WAIT = Duration.ofSeconds(30);
 
     private final ClusterMembers members;
@@ -81,11 +84,20 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         return createTopic(name, partitions, replicationFactor, overrides);
     }
 
-    /** Creates an internal topic unless it exists. */
+    /**
+     * Creates an internal topic unless it exists; an existing one missing some of {@code overrides} (created by an
+     * older broker, e.g. {@code __group_offsets} before it was compacted) takes them.
+     */
     public Topic ensureInternal(String name, int partitions, Map<String, String> overrides) {
         Topic existing = topics.get(name);
         if (existing != null) {
-            return existing;
+            if (existing.overrides().entrySet().containsAll(overrides.entrySet())) {
+                return existing;
+            }
+            Map<String, String> updated = new HashMap<>(existing.overrides());
+            updated.putAll(overrides);
+            LOG.info("Internal topic {} takes the configuration of this version: {}", name, updated);
+            return setOverrides(name, updated);
         }
         try {
             return createTopic(name, partitions, Math.min(3, members.all().size()), overrides);
@@ -144,6 +156,11 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         Map<String, String> overrides = new HashMap<>(topic.overrides());
         remove.forEach(overrides::remove);
         overrides.putAll(set);
+        return setOverrides(name, overrides);
+    }
+
+    /** Replaces a topic's overrides through the metadata group and waits until this broker applied them. */
+    private Topic setOverrides(String name, Map<String, String> overrides) {
         replicas.effectiveConfig(overrides);
         TopicAssignment current = metadata.assignment(name);
         metadata.submit(MetadataCommand.newBuilder().setAlterTopic(current.toBuilder().clearOverrides()

@@ -381,9 +381,8 @@ public final class LogSegment implements Closeable {
 
     /**
      * Cuts the segment just before the batch that starts at {@code batchBaseOffset} and rebuilds its indexes, so it
-     * can take appends again: for a replica that throws away what its Raft log will give it again.
-     *
-     * A compacted segment's marker then says it ends there.
+     * can take appends again: for a replica that throws away what its Raft log will give it again. A compacted
+     * segment's marker then says it ends there.
      *
      * @throws IllegalArgumentException when no batch starts at that offset
      */

@@ -53,10 +53,14 @@ final class SegmentFiles {
         this.sendTimeIndex = sendTimeIndex;
     }
 
-    /** Creates the files of an empty segment that takes appends, deleting any left under its names. */
+    /**
+     * Creates the files of an empty segment that takes appends, deleting any left under its names (a compaction
+     * marker too).
+     */
     static SegmentFiles create(Path dir, long baseOffset, SegmentSettings settings) throws IOException {
         Path log = LogSegment.file(dir, baseOffset, LogSegment.LOG_SUFFIX);
         Files.deleteIfExists(log);
+        Files.deleteIfExists(CompactionMarker.file(dir, baseOffset));
         Files.createFile(log);
         return new SegmentFiles(dir, baseOffset, settings.files(),
                 IndexFile.create(indexPath(dir, baseOffset, OffsetIndex.SUFFIX), baseOffset, OffsetIndex.ENTRY_SIZE,
