@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Kafka's side of {@code tidemark perf group}, step for step, for a side-by-side run (bench/group-side-by-side.sh):
  * MEMBERS consumers of one group (Kafka 4's consumer protocol, KIP-848, as Tidemark's) join a topic of PARTITIONS at
- * once, then one more joins, one leaves (close), and, with {@code death}, one stops polling (a session timeout);
+ * once, then one more joins, one leaves (close), and, with {@code death}, one stops polling (it leaves after
+ * {@code max.poll.interval.ms}, set to the 45 s session timeout);
  * after each, the time until the group is balanced again (each partition assigned to one member, shares at most one
  * apart). Then every member commits its positions in a loop for COMMIT_SECONDS: commits per second and their latency.
  * Prints lines in the format of {@code tidemark perf group}.
@@ -52,6 +53,10 @@ public final class KafkaGroupPerf {
             props.put("client.id", "perf-group-" + index);
             props.put("enable.auto.commit", "false");
             props.put("auto.offset.reset", "latest");
+            // Kafka's consumer heartbeats from a background thread: one that stops polling stays a member until it
+            // leaves by itself after max.poll.interval.ms. 45 s, the session timeout, so the dying step waits as long
+            // as Tidemark's, whose members heartbeat from poll and expire after the session timeout.
+            props.put("max.poll.interval.ms", "45000");
             consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
             thread = new Thread(() -> run(topic), "perf-group-member-" + index);
             thread.setDaemon(true);
