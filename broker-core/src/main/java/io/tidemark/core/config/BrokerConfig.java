@@ -73,8 +73,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "log.compaction.io.max.bytes.per.second", LONG, 20L << 20, "bytes", atLeastOrUnlimited(1),
             "Most bytes log compaction reads and writes a second, over every compacted partition of the broker "
                     + "together, so it never takes the disk from appends and fetches. Compaction passes run every "
-                    + "retention.check.interval.ms, on a thread of their own, over topics whose cleanup.policy "
-                    + "includes compact.");
+                    + "retention.check.interval.ms, on one of the broker's two maintenance threads (the other keeps "
+                    + "flushes and retention going), over topics whose cleanup.policy includes compact.");
     public static final ConfigKey FLUSH_CHECK_INTERVAL_MS = new ConfigKey("flush.check.interval.ms", LONG, 1000, "ms",
             atLeast(10, Long.MAX_VALUE), "How often partitions with flush.ms set are checked for a due fsync.");
     public static final ConfigKey LOG_OPEN_FILES_MAX = new ConfigKey("log.open.files.max", INT, 12_000, "files",

@@ -301,7 +301,7 @@ public final class PartitionLog implements Closeable {
      * appended). Idempotent producers' batches are recorded but never deduplicated: a copy holds what the
      * source holds.
      *
-     * In a topic that compacts, a batch above the log end (the source's log was compacted) continues it across the
+     * <p>In a topic that compacts, a batch above the log end (the source's log was compacted) continues it across the
      * gap ({@link #skipTo}).
      *
      * @throws TidemarkException CORRUPT_BATCH when the bytes are not exactly one valid batch; OFFSET_OUT_OF_RANGE
