@@ -48,16 +48,25 @@ class LeaderBalancePolicyTest {
         return new Led(group, replicas(preferred), new LeaderView(7, COMMIT, followers), sinceMs);
     }
 
-    @Test
-    void handsBackOnlyPartitionsLedForAnIntervalWhosePreferredReplicaIsUpAndCaughtUp() {
-        List<Led> led = List.of(
+    /**
+     * Groups g0-g5, one of each kind, then {@code more}: g0 at home; g1 qualifies; g2 led 4.999 s at 10 s; g3's
+     * replica 3 entries behind; g4's silent 2001 ms; g5's not a follower.
+     */
+    private static List<Led> withSixKinds(Led... more) {
+        List<Led> led = new ArrayList<>(List.of(
                 led(g(0), 1, 0, COMMIT),
                 led(g(1), 2, 0, COMMIT),
                 led(g(2), 3, 5001, COMMIT),
                 led(g(3), 2, 0, COMMIT - 3),
                 led(g(4), 3, 0, Map.of(3, new LeaderView.Follower(COMMIT, 2001))),
-                led(g(5), 3, 0, Map.of(2, new LeaderView.Follower(COMMIT, 100))),
-                led(g(6), 3, 5000, COMMIT + 5),
+                led(g(5), 3, 0, Map.of(2, new LeaderView.Follower(COMMIT, 100)))));
+        led.addAll(List.of(more));
+        return List.copyOf(led);
+    }
+
+    @Test
+    void handsBackOnlyPartitionsLedForAnIntervalWhosePreferredReplicaIsUpAndCaughtUp() {
+        List<Led> led = withSixKinds(led(g(6), 3, 5000, COMMIT + 5),
                 led(g(7), 2, 0, Map.of(2, new LeaderView.Follower(COMMIT, 2000))));
 
         assertEquals(List.of(new Transfer(g(1), 2), new Transfer(g(7), 2)),
@@ -134,14 +143,7 @@ class LeaderBalancePolicyTest {
 
     @Test
     void saysWhyEachGroupLedAwayStays() {
-        List<Led> led = List.of(
-                led(g(0), 1, 0, COMMIT),
-                led(g(1), 2, 0, COMMIT),
-                led(g(2), 3, 5001, COMMIT),
-                led(g(3), 2, 0, COMMIT - 3),
-                led(g(4), 3, 0, Map.of(3, new LeaderView.Follower(COMMIT, 2001))),
-                led(g(5), 3, 0, Map.of(2, new LeaderView.Follower(COMMIT, 100))),
-                led(g(6), 3, 0, COMMIT));
+        List<Led> led = withSixKinds(led(g(6), 3, 0, COMMIT));
         LeaderBalancePolicy.Reachability reach = (from, to) -> !(from == 3 && to == 1);
 
         assertEquals(List.of(
