@@ -228,10 +228,12 @@ public record FailoverPlan(String group, String sourceCluster, String targetClus
      * @param checkpointTimeMs   when the mirror made the checkpoint (mirror clock)
      * @param mirrorBehind       the group had consumed records the target did not hold yet
      * @param commitRate         the group's commit rate before the checkpoint; empty when unknown
-     * @param checkpointOffset   the checkpoint's target offset when the planner resumes elsewhere: the record there
-     *                           is not where the checkpoint says (the target topic was deleted and made again, or
-     *                           the checkpoint is wrong), and a search of the target found the copy of the group's
-     *                           next record; empty when the checkpoint's offset was checked and is the resume offset
+     * @param checkpointOffset   the checkpoint's target offset when the planner resumes elsewhere, at the copy of
+     *                           the group's next record a search of the target found: below it, the record there is
+     *                           not where the checkpoint says (the target topic was deleted and made again, or the
+     *                           checkpoint is wrong); above it, the mirror was behind the group, and every record
+     *                           from the checkpoint's offset to the copy is a copy the group consumed on the source;
+     *                           empty when the checkpoint's offset was checked and is the resume offset
      */
     public record Exact(String sourceTopic, long sourceOffset, long sourceCommitTimeMs, long checkpointTimeMs,
                         boolean mirrorBehind, Optional<CommitRate> commitRate, OptionalLong checkpointOffset)

@@ -50,7 +50,10 @@ import java.util.stream.Collectors;
  * silent} (0 for one written right after the last answer from the source, whose offsets it holds; {@code made at
  * TIME} when the silence is unknown; {@code , the mirror was behind the group} added when it was) followed by
  * {@code , group rate R records/s} or {@code , group rate unknown} and, when the checkpoint's target offset held
- * another record, {@code , its target offset N did not hold the copy: found at M}; or {@code T TIME
+ * another record, {@code , its target offset N did not hold the copy: found at M}, or when the mirror was behind and
+ * the records from there to the copy of the committed offset are copies the group consumed on the source,
+ * {@code , its target offset N was where the copies went on; all up to the copy of the committed offset were consumed
+ * on the source: found at M}; or {@code T TIME
  * (given|last-consumed|source-silent), T - X TIME} followed by {@code , checkpoint position N} or {@code , no
  * checkpoint: position unknown}; or {@code no commit on A, checkpoint made S s before the source went silent: left
  * uncommitted, the group's auto.offset.reset applies}; each followed by {@code ; removed by retention: N on A
@@ -256,9 +259,10 @@ public final class FailoverPlanFormat {
                     + time(exact.sourceCommitTimeMs()) + ", " + made(plan, exact.checkpointTimeMs())
                     + (exact.mirrorBehind() ? ", the mirror was behind the group" : "") + ", group rate "
                     + exact.commitRate().map(r -> String.format(Locale.ROOT, "%.3f records/s", r.perSecond()))
-                    .orElse("unknown") + (exact.checkpointOffset().isPresent() ? ", its target offset "
-                    + exact.checkpointOffset().getAsLong() + " did not hold the copy: found at "
-                    + p.offset().getAsLong() : "");
+                    .orElse("unknown") + exact.checkpointOffset().stream().mapToObj(at -> ", its target offset "
+                    + at + (at < p.offset().getAsLong() ? " was where the copies went on; all up to the copy of the "
+                    + "committed offset were consumed on the source: found at " : " did not hold the copy: found at ")
+                    + p.offset().getAsLong()).findFirst().orElse("");
         } else if (p.basis() instanceof ByTime byTime) {
             basis = "T " + time(byTime.timeMs()) + " (" + byTime.source().label() + "), T - X "
                     + time(byTime.lookupMs()) + (byTime.position().isPresent() ? ", checkpoint position "

@@ -61,8 +61,11 @@ import java.util.OptionalLong;
  * refused a record) says so, with the reason, from the mirror's partition status; a source partition with no
  * partition on the target (a target topic with fewer partitions) is listed with its records, none of them copied.
  * <p><b>Re-reads</b> are records the group had consumed on the source and reads again. In exact mode they are the
- * copies between the resume offset and the copy of the committed offset (none unless the mirror was behind the group),
- * plus what the group committed on the source after the checkpoint:
+ * records between the resume offset and the copy of the committed offset, plus what the group committed on the source
+ * after the checkpoint. The first are none unless the mirror was behind the group: its checkpoint then names where
+ * the copies went on (the target's log end then), and the plan resumes at the copy of the committed offset when every
+ * record between is a copy of the source partition below that offset (the group consumed them on the source), else,
+ * or when more than {@link TargetFacts#MAX_SCANNED_RECORDS} lie between, at the checkpoint's offset. The second are:
  * <ul>
  *   <li>at most the copies of the source partition at or above the checkpoint's source offset o (the last origin
  *       offset the target holds + 1 - o, less the records of the gaps above o, not below 0);</li>
@@ -212,9 +215,11 @@ public final class FailoverPlanner {
         long logStart = end.logStartOffset();
         long logEnd = end.logEndOffset();
         OptionalLong copyOfCommitted = copyOfCommitted(tp, origin, committed, checkpointOffset, logStart, logEnd);
-        boolean misplaced = copyOfCommitted.isPresent() && copyOfCommitted.getAsLong() < checkpointOffset;
-        long offset = misplaced ? copyOfCommitted.getAsLong()
-                : Math.min(Math.max(checkpointOffset, logStart), logEnd);
+        long held = Math.min(Math.max(checkpointOffset, logStart), logEnd);
+        boolean moved = copyOfCommitted.isPresent() && (copyOfCommitted.getAsLong() < checkpointOffset
+                || copyOfCommitted.getAsLong() > held
+                && target.onlyCopiesBelow(tp, held, copyOfCommitted.getAsLong(), origin, committed));
+        long offset = moved ? copyOfCommitted.getAsLong() : held;
         Optional<TargetFacts.Copy> last = target.lastCopy(tp, origin);
         long nextCopyAtOrAbove = copyOfCommitted.orElse(last.map(c -> c.offset() + 1).orElse(offset));
         long below = Math.max(0, nextCopyAtOrAbove - offset);
@@ -222,8 +227,8 @@ public final class FailoverPlanner {
         long above = last.map(c -> Math.max(0, c.originOffset() + 1 - committed - removedBySource)).orElse(0L);
         long estimate = CommitRate.of(checkpoint).map(r -> Math.min(above,
                 r.recordsIn(silentMs - checkpoint.getSourceCommitTimeMs()))).orElse(above);
-        long removedOnTarget = misplaced ? 0 : Math.max(0, logStart - checkpointOffset);
-        return new Position(offset, misplaced ? OptionalLong.of(checkpointOffset) : OptionalLong.empty(), below, above,
+        long removedOnTarget = moved && offset < checkpointOffset ? 0 : Math.max(0, logStart - checkpointOffset);
+        return new Position(offset, moved ? OptionalLong.of(checkpointOffset) : OptionalLong.empty(), below, above,
                 estimate, removedOnTarget, logEnd);
     }
 

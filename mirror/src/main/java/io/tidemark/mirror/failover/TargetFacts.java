@@ -21,6 +21,13 @@ import java.util.OptionalLong;
  * record).
  */
 public interface TargetFacts {
+    /**
+     * Most records {@link #onlyCopiesBelow} reads of a running cluster before it answers false (about 100 MB of
+     * 1 KiB records, a hundred reads of 1 MiB): the plan must come back while an operator waits.
+     */
+    long MAX_SCANNED_RECORDS = 100_000;
+    /** Bytes each read of {@link #onlyCopiesBelow} asks a running cluster for. */
+    int SCAN_READ_BYTES = 1 << 20;
     /** The target's own name (its brokers' cluster.name); empty when it has none. */
     Optional<String> clusterName();
 
@@ -51,6 +58,14 @@ public interface TargetFacts {
 
     /** The first copy of {@code origin} in {@code tp} with origin offset at least {@code originOffset}; empty if none. */
     OptionalLong firstCopyAtOrAbove(TopicPartition tp, OriginPartition origin, long originOffset);
+
+    /**
+     * Whether every record of {@code tp} from {@code fromOffset} up to {@code toOffset} (not included) is a copy of
+     * {@code origin} below origin offset {@code originOffset}; false when one is not, or when there are more than
+     * {@link #MAX_SCANNED_RECORDS} to read.
+     */
+    boolean onlyCopiesBelow(TopicPartition tp, long fromOffset, long toOffset, OriginPartition origin,
+                            long originOffset);
 
     /** The group's live members, as the target's group coordinator knows them; empty for a group it does not know. */
     List<FailoverPlan.TargetMember> members(String group);
@@ -126,6 +141,35 @@ public interface TargetFacts {
             @Override
             public OptionalLong firstCopyAtOrAbove(TopicPartition tp, OriginPartition origin, long originOffset) {
                 return copies.firstCopyAtOrAbove(tp, origin, originOffset);
+            }
+
+            @Override
+            public boolean onlyCopiesBelow(TopicPartition tp, long fromOffset, long toOffset, OriginPartition origin,
+                                           long originOffset) {
+                if (toOffset - fromOffset > MAX_SCANNED_RECORDS) {
+                    return false;
+                }
+                long next = fromOffset;
+                while (next < toOffset) {
+                    long before = next;
+                    for (ConsumerRecord record : admin.read(tp, next, SCAN_READ_BYTES)) {
+                        if (record.offset() < next) {
+                            continue;
+                        }
+                        if (record.offset() >= toOffset) {
+                            return true;
+                        }
+                        if (TargetOffsetLookup.provenance(record).filter(p -> p.origin().equals(origin)
+                                && p.originOffset() < originOffset).isEmpty()) {
+                            return false;
+                        }
+                        next = record.offset() + 1;
+                    }
+                    if (next == before) {
+                        return false;
+                    }
+                }
+                return true;
             }
         };
     }

@@ -24,15 +24,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** Golden text and JSON of failover plans. */
 class FailoverPlanFormatTest {
     /**
-     * An exact row with the group's rate, one by time that skips records and the mirror stopped copying, an exact one
+     * An exact row with the group's rate, made while the mirror was behind, resuming past its checkpoint's offset, one
+     * by time that skips records and the mirror stopped copying, an exact one
      * without rate whose
      * checkpoint's target offset was corrected, one left uncommitted, and one by time without checkpoint.
      */
     private static final List<PartitionPlan> ROWS = List.of(
             new PartitionPlan(new TopicPartition("orders", 0), OptionalLong.of(6), 10, Optional.of(new RecordTimes(
                     BASE_MS + 6_050, BASE_MS + 6_000)), 3, OptionalLong.of(4), Skipped.NONE, Lost.NONE,
-                    new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, false,
-                            Optional.of(new CommitRate(2, 2_000)), OptionalLong.empty()), Optional.empty()),
+                    new Exact("orders", 6, BASE_MS + 6_500, BASE_MS + 7_000, true,
+                            Optional.of(new CommitRate(2, 2_000)), OptionalLong.of(4)), Optional.empty()),
             new PartitionPlan(new TopicPartition("orders", 1), OptionalLong.of(5), 5, Optional.empty(), 0,
                     OptionalLong.empty(), new Skipped(2, true), new Lost(3, 0, 0),
                     new ByTime(BASE_MS + 9_500, TimeSource.SOURCE_SILENT, BASE_MS + 8_000, OptionalLong.of(3)),
@@ -70,7 +71,9 @@ class FailoverPlanFormatTest {
                 "orders                           0 exact                6               10 2023-11-14T22:13:26.050Z "
                         + "2023-11-14T22:13:26.000Z          ~3 (<= 4)          0          0  checkpoint: source "
                         + "offset 6 committed 2023-11-14T22:13:26.500Z, made 2.500 s before the source went silent, "
-                        + "group rate 1.000 records/s",
+                        + "the mirror was behind the group, group rate 1.000 records/s, its target offset 4 was where "
+                        + "the copies went on; all up to the copy of the committed offset were consumed on the source: "
+                        + "found at 6",
                 "orders                           1 time                 5                5 -                        "
                         + "-                                        ~0          2          3  T 2023-11-14T22:13:29.500Z "
                         + "(source-silent), T - X 2023-11-14T22:13:28.000Z, checkpoint position 3; the mirror stopped "
@@ -143,8 +146,8 @@ class FailoverPlanFormatTest {
                 + "\"rereadsKind\":\"estimate\",\"rereadsAtMost\":4,\"skipped\":0,\"skippedPositionKnown\":true,"
                 + "\"notCopied\":0,\"removedBySource\":0,\"removedOnTarget\":0,"
                 + "\"checkpoint\":{\"sourceTopic\":\"orders\",\"sourceOffset\":6,\"sourceCommitTime\":1700000006500,"
-                + "\"checkpointTime\":1700000007000,\"mirrorBehind\":false,\"commitRecordsPerSecond\":1.0,"
-                + "\"checkpointOffset\":null},\"time\":null,\"uncommitted\":null,\"mirrorStopped\":null},"
+                + "\"checkpointTime\":1700000007000,\"mirrorBehind\":true,\"commitRecordsPerSecond\":1.0,"
+                + "\"checkpointOffset\":4},\"time\":null,\"uncommitted\":null,\"mirrorStopped\":null},"
                 + "{\"topic\":\"orders\",\"partition\":1,\"mode\":\"time\",\"offset\":5,\"logEndOffset\":5,"
                 + "\"receiveTime\":null,\"sendTime\":null,\"rereads\":0,\"rereadsKind\":\"estimate\","
                 + "\"rereadsAtMost\":null,\"skipped\":2,\"skippedPositionKnown\":true,\"notCopied\":3,"

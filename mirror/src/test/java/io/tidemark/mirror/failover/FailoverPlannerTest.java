@@ -296,7 +296,7 @@ class FailoverPlannerTest {
     }
 
     @Test
-    void aCheckpointMadeWhileTheMirrorWasBehindRereadsTheCopiesBelowTheCommittedOffset() {
+    void aCheckpointMadeWhileTheMirrorWasBehindResumesAtTheCopyOfTheCommittedOffsetWhenOnlyConsumedCopiesLieBetween() {
         ScriptedTarget behind = new ScriptedTarget().topic("orders", 1);
         for (int i = 0; i < 10; i++) {
             behind.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, ORIGIN_0, i);
@@ -305,8 +305,31 @@ class FailoverPlannerTest {
                 .setCheckpointTimeMs(BASE_MS + 5_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
 
         PartitionPlan p0 = plan.partitions().get(0);
-        assertEquals(OptionalLong.of(5), p0.offset(), "the copies came after the checkpoint, from 5 on");
-        assertEquals(OptionalLong.of(3 + 2), p0.rereadsAtMost(), "5, 6 and 7, consumed on A, and the 2 above 8");
+        assertEquals(OptionalLong.of(8), p0.offset(), "the copies of 5, 6 and 7 came after the checkpoint, and the "
+                + "group had consumed them on A");
+        assertEquals(OptionalLong.of(2), p0.rereadsAtMost(), "only the 2 copies at and above 8");
+        assertEquals(OptionalLong.of(5), ((Exact) p0.basis()).checkpointOffset());
+        assertEquals(0, p0.lost().removedOnTarget());
+    }
+
+    @Test
+    void aCheckpointMadeWhileTheMirrorWasBehindKeepsItsOffsetWhenARecordThatIsNoConsumedCopyLiesBetween() {
+        ScriptedTarget behind = new ScriptedTarget().topic("orders", 1);
+        for (int i = 0; i < 10; i++) {
+            if (i == 6) {
+                behind.produce(P0, BASE_MS + 1000L * i + 10, BASE_MS + 1000L * i);
+            }
+            behind.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, ORIGIN_0, i);
+        }
+        FailoverPlan plan = new FailoverPlanner(behind).plan(state(record(checkpoint(0, 8, 5).setMirrorBehind(true)
+                .setCheckpointTimeMs(BASE_MS + 5_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+
+        PartitionPlan p0 = plan.partitions().get(0);
+        assertEquals(OptionalLong.of(5), p0.offset(), "offset 6 holds a record produced on B, which the group never "
+                + "read: resuming at the copy of 8 (offset 9) would skip it");
+        assertEquals(OptionalLong.of(4 + 2), p0.rereadsAtMost(), "the copies of 5, 6 and 7 and B's record below the "
+                + "copy of 8, and the 2 copies at and above 8");
+        assertEquals(OptionalLong.empty(), ((Exact) p0.basis()).checkpointOffset());
     }
 
     @Test

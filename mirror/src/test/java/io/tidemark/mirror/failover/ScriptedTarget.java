@@ -152,6 +152,19 @@ final class ScriptedTarget implements TargetFacts {
         return OptionalLong.empty();
     }
 
+    @Override
+    public boolean onlyCopiesBelow(TopicPartition tp, long fromOffset, long toOffset, OriginPartition origin,
+                                   long originOffset) {
+        List<Stored> log = log(tp);
+        for (long i = Math.max(fromOffset, logStart(tp)); i < Math.min(toOffset, log.size()); i++) {
+            Stored record = log.get((int) i);
+            if (!origin.equals(record.origin()) || record.originOffset() >= originOffset) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private OffsetLookup found(TopicPartition tp, int offset) {
         List<Stored> log = log(tp);
         Stored record = log.get(offset);
