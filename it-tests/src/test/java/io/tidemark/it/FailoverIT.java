@@ -16,10 +16,14 @@ import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.mirror.failover.MirrorState;
 import io.tidemark.mirror.failover.MirrorStateReader;
+import io.tidemark.mirror.failover.TargetFacts;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
+import io.tidemark.proto.v1.MirrorCheckpoint;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -53,6 +57,7 @@ import java.util.stream.LongStream;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -403,6 +408,21 @@ class FailoverIT {
             }
             assertEquals(exactState.checkpoints().get(tp).getSourceOffset(), checkpoint.get("sourceOffset").getAsLong());
             assertEquals(exactState.notCopied(tp), row.get("notCopied").getAsLong());
+        }
+        // What the planner reads of B through the brokers' API: its partitions hold A's copies and nothing else.
+        TargetFacts facts = TargetFacts.over(adminB);
+        for (TopicPartition tp : partitions()) {
+            MirrorCheckpoint checkpoint = exactState.checkpoints().get(tp);
+            OriginPartition origin = new OriginPartition(exactState.sourceCluster(), checkpoint.getSourceTopic(),
+                    TopicIds.fromBytes(checkpoint.getSourceTopicId()), checkpoint.getPartition());
+            OriginPartition otherPartition = new OriginPartition(exactState.sourceCluster(),
+                    checkpoint.getSourceTopic(), TopicIds.fromBytes(checkpoint.getSourceTopicId()),
+                    checkpoint.getPartition() + 1);
+            long end = logEnd(adminB, tp);
+            long lastOrigin = facts.lastCopy(tp, origin).orElseThrow().originOffset();
+            assertTrue(facts.onlyCopiesBelow(tp, 0, end, origin, lastOrigin + 1), tp + " holds only copies of A");
+            assertFalse(facts.onlyCopiesBelow(tp, 0, end, origin, lastOrigin), "the last copy is not below itself");
+            assertFalse(facts.onlyCopiesBelow(tp, 0, end, otherPartition, Long.MAX_VALUE), "another origin's");
         }
         assertEquals("committed", failoverJson("apply", b, EXACT_GROUP).get("applied").getAsString());
         assertEquals("unchanged", failoverJson("apply", b, EXACT_GROUP).get("applied").getAsString(), "idempotent");
