@@ -23,9 +23,9 @@ import java.util.function.Consumer;
 /**
  * The broker's periodic duties on two threads: retention and compaction ({@link LogCompactor}) every
  * {@code retention.check.interval.ms}, due flushes every {@code flush.check.interval.ms}, over every partition; a
- * failure of one partition is logged and does not
- * stop the others. With retention, the consumer groups idle for {@code offsets.retention.minutes} are deleted
- * ({@link GroupCoordinator#expireOffsets}, on the coordinator). A cluster node also runs its own one-off jobs here.
+ * failure of one partition is logged and does not stop the others. With retention, the consumer groups idle for
+ * {@code offsets.retention.minutes} are deleted ({@link GroupCoordinator#expireOffsets}, on the coordinator). A
+ * cluster node also runs its own one-off jobs here.
  */
 public final class MaintenanceScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(MaintenanceScheduler.class);

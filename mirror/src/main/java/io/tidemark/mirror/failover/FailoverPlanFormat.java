@@ -252,6 +252,17 @@ public final class FailoverPlanFormat {
         return p.rereadsEstimated() ? estimate + " (" + atMost + ")" : atMost;
     }
 
+    /** Why the plan resumes away from the checkpoint's target offset; "" when it resumes there. */
+    private static String movedText(OptionalLong checkpointOffset, long offset) {
+        if (checkpointOffset.isEmpty()) {
+            return "";
+        }
+        long at = checkpointOffset.getAsLong();
+        return ", its target offset " + at + (at < offset ? " was where the copies went on; all up to the copy of the "
+                + "committed offset were consumed on the source: found at " : " did not hold the copy: found at ")
+                + offset;
+    }
+
     private static String basisText(FailoverPlan plan, PartitionPlan p) {
         String basis;
         if (p.basis() instanceof Exact exact) {
@@ -259,10 +270,7 @@ public final class FailoverPlanFormat {
                     + time(exact.sourceCommitTimeMs()) + ", " + made(plan, exact.checkpointTimeMs())
                     + (exact.mirrorBehind() ? ", the mirror was behind the group" : "") + ", group rate "
                     + exact.commitRate().map(r -> String.format(Locale.ROOT, "%.3f records/s", r.perSecond()))
-                    .orElse("unknown") + exact.checkpointOffset().stream().mapToObj(at -> ", its target offset "
-                    + at + (at < p.offset().getAsLong() ? " was where the copies went on; all up to the copy of the "
-                    + "committed offset were consumed on the source: found at " : " did not hold the copy: found at ")
-                    + p.offset().getAsLong()).findFirst().orElse("");
+                    .orElse("unknown") + movedText(exact.checkpointOffset(), p.offset().getAsLong());
         } else if (p.basis() instanceof ByTime byTime) {
             basis = "T " + time(byTime.timeMs()) + " (" + byTime.source().label() + "), T - X "
                     + time(byTime.lookupMs()) + (byTime.position().isPresent() ? ", checkpoint position "

@@ -297,14 +297,8 @@ class FailoverPlannerTest {
 
     @Test
     void aCheckpointMadeWhileTheMirrorWasBehindResumesAtTheCopyOfTheCommittedOffsetWhenOnlyConsumedCopiesLieBetween() {
-        ScriptedTarget behind = new ScriptedTarget().topic("orders", 1);
-        for (int i = 0; i < 10; i++) {
-            behind.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, ORIGIN_0, i);
-        }
-        FailoverPlan plan = new FailoverPlanner(behind).plan(state(record(checkpoint(0, 8, 5).setMirrorBehind(true)
-                .setCheckpointTimeMs(BASE_MS + 5_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+        PartitionPlan p0 = planBehind(tenCopies(-1));
 
-        PartitionPlan p0 = plan.partitions().get(0);
         assertEquals(OptionalLong.of(8), p0.offset(), "the copies of 5, 6 and 7 came after the checkpoint, and the "
                 + "group had consumed them on A");
         assertEquals(OptionalLong.of(2), p0.rereadsAtMost(), "only the 2 copies at and above 8");
@@ -314,22 +308,35 @@ class FailoverPlannerTest {
 
     @Test
     void aCheckpointMadeWhileTheMirrorWasBehindKeepsItsOffsetWhenARecordThatIsNoConsumedCopyLiesBetween() {
-        ScriptedTarget behind = new ScriptedTarget().topic("orders", 1);
-        for (int i = 0; i < 10; i++) {
-            if (i == 6) {
-                behind.produce(P0, BASE_MS + 1000L * i + 10, BASE_MS + 1000L * i);
-            }
-            behind.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, ORIGIN_0, i);
-        }
-        FailoverPlan plan = new FailoverPlanner(behind).plan(state(record(checkpoint(0, 8, 5).setMirrorBehind(true)
-                .setCheckpointTimeMs(BASE_MS + 5_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS);
+        PartitionPlan p0 = planBehind(tenCopies(6));
 
-        PartitionPlan p0 = plan.partitions().get(0);
         assertEquals(OptionalLong.of(5), p0.offset(), "offset 6 holds a record produced on B, which the group never "
                 + "read: resuming at the copy of 8 (offset 9) would skip it");
         assertEquals(OptionalLong.of(4 + 2), p0.rereadsAtMost(), "the copies of 5, 6 and 7 and B's record below the "
                 + "copy of 8, and the 2 copies at and above 8");
         assertEquals(OptionalLong.empty(), ((Exact) p0.basis()).checkpointOffset());
+    }
+
+    /**
+     * A target whose orders-0 holds copies of origin offsets 0 to 9, with a record produced on the target just
+     * before the copy of {@code producedBefore} (none when -1).
+     */
+    private static ScriptedTarget tenCopies(int producedBefore) {
+        ScriptedTarget target = new ScriptedTarget().topic("orders", 1);
+        for (int i = 0; i < 10; i++) {
+            if (i == producedBefore) {
+                target.produce(P0, BASE_MS + 1000L * i + 10, BASE_MS + 1000L * i);
+            }
+            target.copy(P0, BASE_MS + 1000L * i + 50, BASE_MS + 1000L * i, ORIGIN_0, i);
+        }
+        return target;
+    }
+
+    /** orders-0's plan from a checkpoint of source offset 8 at target offset 5, made while the mirror was behind. */
+    private static PartitionPlan planBehind(ScriptedTarget target) {
+        return new FailoverPlanner(target).plan(state(record(checkpoint(0, 8, 5).setMirrorBehind(true)
+                        .setCheckpointTimeMs(BASE_MS + 5_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS)
+                .partitions().get(0);
     }
 
     @Test
