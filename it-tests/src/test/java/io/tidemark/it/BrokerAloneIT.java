@@ -692,10 +692,10 @@ class BrokerAloneIT {
 
     @Test
     void clusterStatusTellsTheLargestBatchARequestAndARaftEntryCarry() throws Exception {
-        assertEquals(1_044_415, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
-                .getLargestBatchBytes(), "what a Raft entry of the default 1 MiB write buffer holds");
+        assertEquals(2_092_991, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
+                .getLargestBatchBytes(), "what a Raft entry of the default 2 MiB write buffer holds");
         stop();
-        startBroker(Map.of("max.request.bytes", "600000"));
+        startBroker(Map.of("max.request.bytes", "600000", "max.batch.bytes", "500000"));
         assertEquals(600_000 - 1024, admin.clusterStatus(ClusterStatusRequest.getDefaultInstance())
                 .getLargestBatchBytes(), "max.request.bytes less 1024, when that is less");
     }

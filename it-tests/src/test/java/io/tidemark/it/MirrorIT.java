@@ -464,8 +464,8 @@ class MirrorIT {
         TopicPartition t0 = new TopicPartition("t", 0);
         TidemarkAdmin adminB = b.admin();
         running.add(adminB);
-        assertEquals(1_044_415, adminB.clusterStatus().getLargestBatchBytes(), "what a Raft entry holds");
-        assertEquals("1044415", adminB.describeTopics(List.of("dead")).get(0).getConfigsOrThrow("max.batch.bytes"),
+        assertEquals(2_092_991, adminB.clusterStatus().getLargestBatchBytes(), "what a Raft entry holds");
+        assertEquals("2092991", adminB.describeTopics(List.of("dead")).get(0).getConfigsOrThrow("max.batch.bytes"),
                 "the dead-letter topic takes the largest batch the replicated target takes");
         await().atMost(COPY_TIMEOUT).pollInterval(Duration.ofMillis(10)).ignoreException(TidemarkException.class)
                 .until(() -> adminB.listOffsets(t0, OffsetSpec.latest()).offset() > 500);
@@ -713,7 +713,7 @@ class MirrorIT {
                 old.receiveTimeMs(), List.of("A")), provenance(letter));
         Map<String, String> deadConfig = adminB.describeTopics(List.of("A.dead-letters")).get(0).getConfigsMap();
         int largestBatch = adminB.clusterStatus().getLargestBatchBytes();
-        assertEquals(1_044_415, largestBatch, "what a Raft entry of the default 1 MiB write buffer holds");
+        assertEquals(2_092_991, largestBatch, "what a Raft entry of the default 2 MiB write buffer holds");
         assertEquals(List.of("-1", "-1", "-1", Integer.toString(largestBatch)), List.of(
                 deadConfig.get("send.time.before.max.ms"), deadConfig.get("send.time.after.max.ms"),
                 deadConfig.get("retention.ms"), deadConfig.get("max.batch.bytes")));

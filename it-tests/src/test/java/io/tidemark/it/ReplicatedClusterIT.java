@@ -78,10 +78,10 @@ class ReplicatedClusterIT {
         UUID createdId;
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             TidemarkException tooLarge = assertThrows(TidemarkException.class,
-                    () -> admin.createTopic("huge", 1, 3, Map.of("max.batch.bytes", "1048576")));
+                    () -> admin.createTopic("huge", 1, 3, Map.of("max.batch.bytes", "2097152")));
             assertEquals(ErrorCode.INVALID_CONFIG, tooLarge.code());
-            assertEquals("max.batch.bytes 1048576 is above the largest batch a Raft entry holds on this broker: "
-                    + "1044415 bytes (raft.log.write.buffer.bytes less 4161); lower it or raise "
+            assertEquals("max.batch.bytes 2097152 is above the largest batch a Raft entry holds on this broker: "
+                    + "2092991 bytes (raft.log.write.buffer.bytes less 4161); lower it or raise "
                     + "raft.log.write.buffer.bytes on every broker", tooLarge.getMessage());
             TopicDescription created = admin.createTopic("orders", 3, 3, Map.of());
             assertEquals(3, created.getReplicationFactor());

@@ -76,14 +76,14 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
             "Reject a batch holding a SendTime earlier than its ReceiveTime minus this. Unlimited by default: "
                     + "mirrors and replays legitimately carry old SendTimes. A mirror's copy is held to its origin "
                     + "ReceiveTime (provenance) instead, so a day-old backlog copied now is not refused.");
-    public static final ConfigKey MAX_BATCH_BYTES = new ConfigKey("max.batch.bytes", INT, 512L << 10, "bytes",
+    public static final ConfigKey MAX_BATCH_BYTES = new ConfigKey("max.batch.bytes", INT, 1L << 20, "bytes",
             atLeast(RecordBatchFormat.HEADER_SIZE_BYTES, Integer.MAX_VALUE),
             "Largest batch an append accepts, header included; a larger one is refused with RECORD_TOO_LARGE. In a "
                     + "cluster a batch travels as one Raft entry, which must fit in the Raft log's write buffer "
-                    + "(raft.log.write.buffer.bytes less 4161 bytes): 512 KiB leaves room under the 1 MiB default "
-                    + "and is twice the producer's batch.size. A mirror's batch may exceed it by the bytes of its "
-                    + "tidemark.origin headers (its records as the source held them are held to it), but never what "
-                    + "a Raft entry holds.");
+                    + "(raft.log.write.buffer.bytes less 4161 bytes): 1 MiB (as Kafka's max.message.bytes) leaves "
+                    + "room under the 2 MiB default and is four times the producer's batch.size. A mirror's batch "
+                    + "may exceed it by the bytes of its tidemark.origin headers (its records as the source held "
+                    + "them are held to it), but never what a Raft entry holds.");
     public static final TextKey CLEANUP_POLICY = new TextKey("cleanup.policy",
             Optional.of(CleanupPolicy.DELETE.text()), v -> CleanupPolicy.parse(v).isPresent(), CleanupPolicy.ALLOWED,
             "delete: retention.ms and retention.bytes delete whole segments. compact: the cleaner keeps the latest "

@@ -26,7 +26,7 @@ class TopicConfigTest {
         assertEquals(-1, config.flushMs());
         assertEquals(3_600_000, config.sendTimeAfterMaxMs());
         assertEquals(-1, config.sendTimeBeforeMaxMs());
-        assertEquals(512 << 10, config.maxBatchBytes());
+        assertEquals(1 << 20, config.maxBatchBytes());
         assertEquals(CleanupPolicy.DELETE, config.cleanupPolicy());
         assertEquals(24L * 3600 * 1000, config.deleteRetentionMs());
     }

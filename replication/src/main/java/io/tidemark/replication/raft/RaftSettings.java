@@ -20,9 +20,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>election timeout 300-600 ms instead of 150-300 ms: many groups on 2 busy cores churned leaders with the
  *       defaults; 300-600 ms failed over in 0.6-1.1 s after a crash without churn under load (1-2 s took 2.9-3.4
  *       s);</li>
- *   <li>log write buffer 1 MiB instead of 8 MiB, and the appender byte limit (also the largest entry) just under
- *       it: the write buffer is direct memory per group replica, and 8 MiB ran out of direct memory at ~255
- *       replicas with -Xmx2g; group commit fills entries up to {@link #maxRequestBytes};</li>
+ *   <li>log write buffer 2 MiB instead of 8 MiB, and the appender byte limit (also the largest entry) just under
+ *       it: the write buffer is direct memory per group replica; 2 MiB holds a batch of the 1 MiB max.batch.bytes
+ *       default with its mirror provenance, and 4 MiB made no difference to produce (docs/benchmarks.md); group
+ *       commit fills entries up to {@link #maxRequestBytes};</li>
  *   <li>automatic snapshots every 10,000 entries, in every group, so the Raft log of a busy partition group is
  *       purged behind what every follower has (a snapshot is a fsync of the group's partition logs, see
  *       GroupStateMachine), and so is the metadata group's (its whole state, MetadataStateMachine): Ratis reads the
