@@ -88,7 +88,7 @@ final class Fetcher {
      * @throws TidemarkException CORRUPT_BATCH naming the partition, the offset and what is broken
      */
     List<ConsumerRecord> records(TopicPartition tp, long offset, FetchResponse response) {
-        ByteBuffer batches = ByteBuffer.wrap(response.getBatches().toByteArray());
+        ByteBuffer batches = response.getBatches().asReadOnlyByteBuffer().slice();
         try {
             for (int position = 0; position < batches.limit(); ) {
                 position += validator.validate(batches, position, batches.limit() - position,

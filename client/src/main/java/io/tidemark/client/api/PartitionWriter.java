@@ -1,6 +1,6 @@
 package io.tidemark.client.api;
 
-import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.RecordBatchBuilder;
@@ -107,7 +107,7 @@ public final class PartitionWriter implements Closeable {
             return result;
         }
         ProduceRequest request = ProduceRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
-                .setBatch(ByteString.copyFrom(bytes)).build();
+                .setBatch(UnsafeByteOperations.unsafeWrap(bytes)).build();
         Retry.within(clock, deliveryTimeoutMs, retryBackoffMs)
                 .onDeadline((last, attempts) -> new TidemarkException(last.code(), "batch of " + tp
                         + " not acknowledged within delivery.timeout.ms=" + deliveryTimeoutMs + " (" + attempts

@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.RecordBatchBuilder;
@@ -135,7 +136,9 @@ final class ProducerBatch {
             sealed = true;
             producerId = sequences.producerId();
             baseSequence = sequences.take(partition, records.size());
-            bytes = ByteString.copyFrom(builder.producer(producerId, sequences.epoch(), baseSequence).build());
+            // a built builder takes no more records, so its buffer is the batch's for good: wrapped, not copied
+            bytes = UnsafeByteOperations.unsafeWrap(builder.producer(producerId, sequences.epoch(), baseSequence)
+                    .build());
         }
         return bytes;
     }

@@ -5,6 +5,7 @@ import io.tidemark.proto.record.Header;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.RecordBatchFormat;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -34,6 +35,11 @@ public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records
      * two length varints per header (at most 5 bytes each for the provenance header and up to 7 user ones).
      */
     private static final int RECORD_OVERHEAD_BYTES = 35 + 2 * 5 * 8;
+    /**
+     * What sizing a batch allows a copy for its provenance header on top of the record as read: the header's name and
+     * a one-hop value take ~55 bytes (ProvenanceHeadersTest). Only a hint: a batch outgrowing it grows its buffer.
+     */
+    private static final int PROVENANCE_ALLOWANCE_BYTES = 128;
 
     /**
      * Takes records from the head of {@code pending} into one batch.
@@ -42,7 +48,7 @@ public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records
      */
     public static CopyBatch take(Deque<ConsumerRecord> pending, OriginPartition origin, String targetCluster,
                                  int maxBatchBytes, int maxRecords) {
-        RecordBatchBuilder builder = new RecordBatchBuilder(Math.min(maxBatchBytes, 64 * 1024)).mirrored();
+        RecordBatchBuilder builder = new RecordBatchBuilder(capacity(pending, maxBatchBytes, maxRecords)).mirrored();
         List<ConsumerRecord> records = new ArrayList<>();
         long bytes = 0;
         int skipped = 0;
@@ -65,6 +71,26 @@ public record CopyBatch(RecordBatchBuilder builder, List<ConsumerRecord> records
         }
         long[] offsets = records.stream().mapToLong(ConsumerRecord::offset).toArray();
         return new CopyBatch(records.isEmpty() ? null : builder, List.copyOf(records), offsets, bytes, skipped);
+    }
+
+    /**
+     * The bytes a batch of the records at the head of {@code pending} is likely to take, at most
+     * {@code maxBatchBytes}, so it is built in one buffer: grown by doubling from 64 KiB, a 1 MiB batch allocated
+     * 4 MiB and copied 2 MiB on the way (the mirror's allocation profile, docs/benchmarks.md).
+     */
+    private static int capacity(Deque<ConsumerRecord> pending, int maxBatchBytes, int maxRecords) {
+        long bytes = RecordBatchFormat.HEADER_SIZE_BYTES;
+        int records = 0;
+        for (ConsumerRecord record : pending) {
+            if (records++ == maxRecords) {
+                break;
+            }
+            bytes += sizeBytes(record) + RECORD_OVERHEAD_BYTES + PROVENANCE_ALLOWANCE_BYTES;
+            if (bytes >= maxBatchBytes) {
+                return maxBatchBytes;
+            }
+        }
+        return (int) bytes;
     }
 
     /**
