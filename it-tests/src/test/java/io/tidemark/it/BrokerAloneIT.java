@@ -704,6 +704,10 @@ class BrokerAloneIT {
     void prometheusEndpointServesTheBrokersMetrics() throws Exception {
         create("t", 1);
         produce("t", 0, BASE_MS);
+        groups.commitOffsets(CommitOffsetsRequest.newBuilder().setGroup("g").addOffsets(PartitionOffset.newBuilder()
+                .setTopic("t").setPartition(0).setOffset(1)).build());
+        error(() -> groups.commitOffsets(CommitOffsetsRequest.newBuilder().setGroup("").addOffsets(PartitionOffset
+                .newBuilder().setTopic("t").setPartition(0).setOffset(1)).build()));
         HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + broker.metricsPort().orElseThrow() + "/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -711,5 +715,8 @@ class BrokerAloneIT {
         assertTrue(response.body().contains("produce_records_total 1.0"), response.body());
         assertTrue(response.body().contains("partition_log_end_offset_t_0 1.0"), response.body());
         assertTrue(response.body().contains("produce_latency_count 1"), response.body());
+        assertTrue(response.body().contains("group_commit_offsets_latency_count 2"), "refused calls are timed too: "
+                + response.body());
+        assertTrue(response.body().contains("group_heartbeat_latency_count 0"), response.body());
     }
 }

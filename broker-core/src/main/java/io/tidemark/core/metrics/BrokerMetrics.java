@@ -10,12 +10,17 @@ import io.tidemark.core.partition.Partition;
 import io.tidemark.core.topic.ReplicaListener;
 import io.tidemark.proto.v1.ErrorCode;
 
+import java.util.EnumMap;
+import java.util.Map;
+
 /**
  * The broker's metrics, in one Dropwizard {@link MetricRegistry} per process ({@link MetricsEndpoint} serves
  * it to Prometheus and JMX). Names, as Prometheus shows them with dots turned to underscores:
  * <ul>
  *   <li>{@code produce.latency}, {@code fetch.latency}, {@code list-offsets.latency}: timers (rate and
  *       latency quantiles) of the requests, from arrival to response, errors included;</li>
+ *   <li>{@code group.CALL.latency}: the same for each call of the consumer groups' service ({@link GroupCall}:
+ *       {@code group.commit-offsets.latency}, {@code group.heartbeat.latency}, ...);</li>
  *   <li>{@code produce.bytes}, {@code produce.records}, {@code fetch.bytes}: bytes in and out, records in;</li>
  *   <li>{@code errors.CODE}: responses that failed with each error code;</li>
  *   <li>{@code group-offsets.records-skipped}: records of {@code __group_offsets} the offset store skipped because
@@ -39,6 +44,7 @@ public final class BrokerMetrics implements ReplicaListener {
     private final Timer produceLatency;
     private final Timer fetchLatency;
     private final Timer listOffsetsLatency;
+    private final Map<GroupCall, Timer> groupLatency = new EnumMap<>(GroupCall.class);
     private final Meter produceBytes;
     private final Meter produceRecords;
     private final Meter fetchBytes;
@@ -53,6 +59,9 @@ public final class BrokerMetrics implements ReplicaListener {
         this.produceLatency = registry.timer("produce.latency");
         this.fetchLatency = registry.timer("fetch.latency");
         this.listOffsetsLatency = registry.timer("list-offsets.latency");
+        for (GroupCall call : GroupCall.values()) {
+            groupLatency.put(call, registry.timer(call.metricName));
+        }
         this.produceBytes = registry.meter("produce.bytes");
         this.produceRecords = registry.meter("produce.records");
         this.fetchBytes = registry.meter("fetch.bytes");
@@ -76,6 +85,23 @@ public final class BrokerMetrics implements ReplicaListener {
 
     public Timer listOffsetsLatency() {
         return listOffsetsLatency;
+    }
+
+    /** The calls of the consumer groups' service, each timed as {@code group.NAME.latency}. */
+    public enum GroupCall {
+        COMMIT_OFFSETS("commit-offsets"), HEARTBEAT("heartbeat"), FETCH_OFFSETS("fetch-offsets"),
+        LIST_GROUPS("list-groups"), DESCRIBE_GROUP("describe-group"), DELETE_GROUP("delete-group"),
+        DELETE_OFFSETS("delete-offsets");
+
+        private final String metricName;
+
+        GroupCall(String name) {
+            this.metricName = "group." + name + ".latency";
+        }
+    }
+
+    public Timer groupLatency(GroupCall call) {
+        return groupLatency.get(call);
     }
 
     public void produced(int bytes, long records) {

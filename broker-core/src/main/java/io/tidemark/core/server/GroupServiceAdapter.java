@@ -1,5 +1,6 @@
 package io.tidemark.core.server;
 
+import com.codahale.metrics.Timer;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
@@ -8,6 +9,7 @@ import io.tidemark.core.group.GroupOffsetStore.Committed;
 import io.tidemark.core.group.membership.ConsumerGroup;
 import io.tidemark.core.group.membership.PartitionRefs;
 import io.tidemark.core.metrics.BrokerMetrics;
+import io.tidemark.core.metrics.BrokerMetrics.GroupCall;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.error.TidemarkException;
@@ -42,6 +44,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
@@ -58,6 +61,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
     private final GroupCoordinator coordinator;
     private final BrokerConfig config;
     private final Responses responses;
+    private final BrokerMetrics metrics;
 
     GroupServiceAdapter(Topics topics, GroupOffsetStore store, GroupCoordinator coordinator, BrokerConfig config,
                         BrokerMetrics metrics) {
@@ -66,11 +70,24 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
         this.coordinator = coordinator;
         this.config = config;
         this.responses = new Responses(metrics);
+        this.metrics = metrics;
+    }
+
+    /** Answers a call as {@link Responses#respond} does, timing it from arrival to answer. */
+    private <T> void timed(GroupCall call, StreamObserver<T> observer, Callable<T> body) {
+        Timer.Context timer = metrics.groupLatency(call).time();
+        responses.respond(observer, () -> {
+            try {
+                return body.call();
+            } finally {
+                timer.stop();
+            }
+        });
     }
 
     @Override
     public void commitOffsets(CommitOffsetsRequest request, StreamObserver<CommitOffsetsResponse> observer) {
-        responses.respond(observer, () -> {
+        timed(GroupCall.COMMIT_OFFSETS, observer, () -> {
             checkGroup(request.getGroup());
             if (request.getOffsetsCount() < 1 || request.getOffsetsCount() > config.maxOffsetsPerCommit()) {
                 throw Responses.invalid("a commit carries 1 to " + config.maxOffsetsPerCommit()
@@ -100,7 +117,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
     @Override
     public void consumerGroupHeartbeat(ConsumerGroupHeartbeatRequest request,
                                        StreamObserver<ConsumerGroupHeartbeatResponse> observer) {
-        responses.respond(observer, () -> {
+        timed(GroupCall.HEARTBEAT, observer, () -> {
             checkGroup(request.getGroup());
             Set<String> subscribed = null;
             Pattern pattern = null;
@@ -151,7 +168,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
 
     @Override
     public void fetchOffsets(FetchOffsetsRequest request, StreamObserver<FetchOffsetsResponse> observer) {
-        responses.respond(observer, () -> {
+        timed(GroupCall.FETCH_OFFSETS, observer, () -> {
             checkGroup(request.getGroup());
             FetchOffsetsResponse.Builder response = FetchOffsetsResponse.newBuilder();
             if (request.getPartitionsCount() == 0) {
@@ -175,12 +192,12 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
 
     @Override
     public void listGroups(ListGroupsRequest request, StreamObserver<ListGroupsResponse> observer) {
-        responses.respond(observer, () -> ListGroupsResponse.newBuilder().addAllGroups(store.groups()).build());
+        timed(GroupCall.LIST_GROUPS, observer, () -> ListGroupsResponse.newBuilder().addAllGroups(store.groups()).build());
     }
 
     @Override
     public void describeGroup(DescribeGroupRequest request, StreamObserver<DescribeGroupResponse> observer) {
-        responses.respond(observer, () -> {
+        timed(GroupCall.DESCRIBE_GROUP, observer, () -> {
             checkGroup(request.getGroup());
             GroupCoordinator.Membership membership = coordinator.membership(request.getGroup());
             Map<TopicPartition, Committed> committed = store.committed(request.getGroup());
@@ -215,7 +232,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
 
     @Override
     public void deleteGroup(DeleteGroupRequest request, StreamObserver<DeleteGroupResponse> observer) {
-        responses.respond(observer, () -> {
+        timed(GroupCall.DELETE_GROUP, observer, () -> {
             checkGroup(request.getGroup());
             List<TopicPartition> deleted = coordinator.whileEmpty(request.getGroup(), "deleting a group takes",
                     () -> store.deleteGroup(request.getGroup()));
@@ -229,7 +246,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
 
     @Override
     public void deleteOffsets(DeleteOffsetsRequest request, StreamObserver<DeleteOffsetsResponse> observer) {
-        responses.respond(observer, () -> {
+        timed(GroupCall.DELETE_OFFSETS, observer, () -> {
             checkGroup(request.getGroup());
             if (request.getTopicsCount() < 1 || request.getTopicsCount() > config.maxTopicsPerRequest()) {
                 throw Responses.invalid("DeleteOffsets names 1 to " + config.maxTopicsPerRequest()
