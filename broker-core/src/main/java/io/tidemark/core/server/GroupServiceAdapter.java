@@ -192,7 +192,8 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
 
     @Override
     public void listGroups(ListGroupsRequest request, StreamObserver<ListGroupsResponse> observer) {
-        timed(GroupCall.LIST_GROUPS, observer, () -> ListGroupsResponse.newBuilder().addAllGroups(store.groups()).build());
+        timed(GroupCall.LIST_GROUPS, observer,
+                () -> ListGroupsResponse.newBuilder().addAllGroups(store.groups()).build());
     }
 
     @Override
