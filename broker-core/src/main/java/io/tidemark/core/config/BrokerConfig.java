@@ -111,7 +111,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "Direct-memory write buffer of each partition group replica's Raft log; the largest Raft entry (group "
                     + "commit's, or one batch) must fit in it. 2 MiB holds a batch of the 1 MiB max.batch.bytes "
                     + "default with its mirror provenance; a broker holds a few groups, not one per partition, so "
-                    + "Ratis' 8 MiB would also fit, but gained nothing measured.");
+                    + "Ratis' 8 MiB would also fit, but 4 MiB gained nothing measured.");
     public static final ConfigKey RAFT_SNAPSHOT_INTERVAL_ENTRIES = new ConfigKey("raft.snapshot.interval.entries",
             LONG, 10_000, "entries", atLeast(100, Long.MAX_VALUE),
             "Every Raft group takes a snapshot every this many Raft entries (a partition group fsyncs its "

@@ -54,6 +54,8 @@ import java.util.concurrent.TimeUnit;
 public final class RaftSettings {
     /** Room in a Raft log entry for everything but the request: its header, term, index, client and call ids. */
     public static final int ENTRY_OVERHEAD_BYTES = 4096;
+    /** The gRPC flow-control window of the Raft transport, in write buffers (the largest appendEntries message). */
+    private static final int FLOW_CONTROL_WINDOW_BUFFERS = 4;
 
     private RaftSettings() {
     }
@@ -80,7 +82,8 @@ public final class RaftSettings {
         // fit in the write buffer with 8 bytes of framing.
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties,
                 SizeInBytes.valueOf(tuning.logWriteBufferBytes() - 8));
-        GrpcConfigKeys.setFlowControlWindow(properties, SizeInBytes.valueOf(4 * tuning.logWriteBufferBytes()));
+        GrpcConfigKeys.setFlowControlWindow(properties,
+                SizeInBytes.valueOf(FLOW_CONTROL_WINDOW_BUFFERS * tuning.logWriteBufferBytes()));
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(properties, !tuning.logSync());
         // WARN_AND_RETURN would drop a damaged entry and every entry after it in its segment, acknowledged or not.
         // A torn last write (a crash mid-write), which EXCEPTION alone would refuse too, is cut off beforehand by
