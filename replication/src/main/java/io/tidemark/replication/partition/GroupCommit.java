@@ -22,15 +22,22 @@ import java.util.function.Function;
  *
  * <p>At most {@code maxInFlight} entries are in flight; when one is answered, everything that waits (up to
  * {@code maxEntryBytes}, and always at least one batch) becomes the next entry. Batches keep their arrival order,
- * which is the order they are appended in.
+ * which is the order they are appended in, also across entries: an entry is taken off the queue and submitted under
+ * one lock, so with two entries in flight the one taken first is submitted first (the group's Raft log keeps the
+ * order of submission). A producer with several batches of a partition in flight relies on it: its batches reach the
+ * log in the order they were appended, so the partition does not refuse them as out of sequence.
  *
- * <p>Thread-safe: {@link #append} may be called from any thread; the lock guards only the queue.
+ * <p>Thread-safe: {@link #append} may be called from any thread; the queue's lock is held briefly, the submitting
+ * lock while an entry is built and handed to the group (which may wait for room in the Raft log's queue: a thread
+ * that would submit next waits for it, as its entry must go after).
  */
 final class GroupCommit {
     private final int maxEntryBytes;
     private final int maxInFlight;
     private final Function<ByteString, CompletableFuture<ByteBuffer>> submit;
     private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
+    /** Held from taking an entry off the queue until it is submitted, so entries are submitted in the queue's order. */
+    private final Object submitting = new Object();
     private int inFlight;
 
     /**
@@ -48,15 +55,24 @@ final class GroupCommit {
     /** Appends a batch (admitted by the caller, not modified) with the next entry; completes with its outcome. */
     CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch) {
         Waiting waiting = new Waiting(batch, new CompletableFuture<>());
-        List<Waiting> entry;
         synchronized (this) {
             queue.add(waiting);
-            entry = nextEntry();
         }
-        if (entry != null) {
-            send(entry);
-        }
+        sendNext();
         return waiting.result;
+    }
+
+    /** Submits the next entry when one may go. */
+    private void sendNext() {
+        synchronized (submitting) {
+            List<Waiting> entry;
+            synchronized (this) {
+                entry = nextEntry();
+            }
+            if (entry != null) {
+                send(entry);
+            }
+        }
     }
 
     /** Takes the next entry off the queue when one may go; null when none may or nothing waits. */
@@ -89,14 +105,10 @@ final class GroupCommit {
         }
         reply.whenComplete((bytes, failure) -> {
             answer(entry, bytes, failure);
-            List<Waiting> next;
             synchronized (this) {
                 inFlight--;
-                next = nextEntry();
             }
-            if (next != null) {
-                send(next);
-            }
+            sendNext();
         });
     }
 

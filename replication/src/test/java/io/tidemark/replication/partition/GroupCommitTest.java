@@ -9,17 +9,23 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Group commit over a scripted group: the requests it submits (shown as PARTITION:BATCH-HEX per batch, partitions
@@ -148,6 +154,43 @@ class GroupCommitTest {
         assertSame(notLeader, assertThrows(ExecutionException.class, first::get).getCause());
         replies.get(1).complete(appendedReply(1));
         assertEquals(new AppendResult(0, 1, 7), second.get());
+    }
+
+    @Test
+    void entriesGoToTheGroupInTheOrderTheyWereTakenAlsoFromTwoThreads() throws Exception {
+        CountDownLatch firstInSubmit = new CountDownLatch(1);
+        CountDownLatch firstMayGo = new CountDownLatch(1);
+        List<String> submitted = Collections.synchronizedList(new ArrayList<>());
+        GroupCommit commit = new GroupCommit(1 << 20, 2, request -> {
+            String batch = described(request).get(0);
+            if (batch.equals("0:01")) {
+                firstInSubmit.countDown();
+                awaitUninterruptibly(firstMayGo);
+            }
+            submitted.add(batch);
+            return new CompletableFuture<>();
+        });
+        Thread first = new Thread(() -> commit.append(batch(1)));
+        first.start();
+        assertTrue(firstInSubmit.await(10, TimeUnit.SECONDS));
+        Thread second = new Thread(() -> commit.append(batch(2)));
+        second.start();
+
+        // two entries may be in flight, but the second waits until the first is in the group
+        await().atMost(Duration.ofSeconds(10)).until(() -> second.getState() == Thread.State.BLOCKED);
+        assertEquals(List.of(), submitted);
+        firstMayGo.countDown();
+        first.join();
+        second.join();
+        assertEquals(List.of("0:01", "0:02"), submitted);
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(10, TimeUnit.SECONDS));
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test
