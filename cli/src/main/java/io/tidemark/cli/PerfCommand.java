@@ -72,6 +72,9 @@ final class PerfCommand {
         long lingerMs;
         @Option(names = "--buffer-memory", defaultValue = "33554432", description = "Producer buffer.memory in bytes.")
         long bufferMemory;
+        @Option(names = "--max-in-flight", defaultValue = "5",
+                description = "Producer max.in.flight.requests.per.partition, 1..5.")
+        long maxInFlight;
 
         @Override
         public Integer call() {
@@ -86,7 +89,7 @@ final class PerfCommand {
             AtomicLong failed = new AtomicLong();
             AtomicReference<String> firstError = new AtomicReference<>();
             ProducerConfig config = ProducerConfig.builder(client.bootstrap).batchSizeBytes(batchSize)
-                    .lingerMs(lingerMs).bufferMemoryBytes(bufferMemory).build();
+                    .lingerMs(lingerMs).bufferMemoryBytes(bufferMemory).maxInFlightPerPartition(maxInFlight).build();
             long start = System.nanoTime();
             long lastReport = start;
             long windowSent = 0;

@@ -11,8 +11,8 @@ import java.util.Optional;
 /**
  * What a partition knows of its idempotent producers, so a batch sent again (after a lost reply or a leader
  * change) is not stored twice: per producer id, the epoch, the last sequence stored and the offsets of the last
- * {@value #BATCHES_KEPT} batches. A producer has at most one request in flight per partition, so a resent batch
- * is always among them.
+ * {@value #BATCHES_KEPT} batches. A producer has at most 5 batches of a partition in flight
+ * ({@code max.in.flight.requests.per.partition}), so a resent batch is always among them.
  * <ul>
  *   <li>a batch equal in sequences to a kept one is a duplicate: the partition answers with that batch's
  *       offsets and ReceiveTime and stores nothing;</li>

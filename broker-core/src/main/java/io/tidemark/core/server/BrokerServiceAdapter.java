@@ -2,6 +2,7 @@ package io.tidemark.core.server;
 
 import com.codahale.metrics.Timer;
 import com.google.protobuf.UnsafeByteOperations;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.log.HeldOrigin;
@@ -30,6 +31,8 @@ import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceOutcome;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.v1.ProduceStreamRequest;
+import io.tidemark.proto.v1.ProduceStreamResponse;
 import io.tidemark.proto.v1.TopicInfo;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
@@ -45,10 +48,11 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The data path's gRPC service: decodes requests, checks them against the broker's limits, and hands them to
- * the {@link Partition} they name. Produce (one batch, or a ProduceMany of several, each answered on its own) and
- * long-polling Fetch complete asynchronously, so no gRPC thread waits for a disk or for data. A Fetch pinned to a
- * topic id reads only the topic of that id: a topic of the same name with another id (the one asked for was deleted
- * and the name created again) is UNKNOWN_TOPIC_ID, checked on the topic the partition is taken from.
+ * the {@link Partition} they name. Produce (one batch, or a ProduceMany of several, each answered on its own, also
+ * over a client's ProduceStream, {@link ProduceStreamCall}) and long-polling Fetch complete asynchronously, so no
+ * gRPC thread waits for a disk or for data. A Fetch pinned to a topic id reads only the topic of that id: a topic of
+ * the same name with another id (the one asked for was deleted and the name created again) is UNKNOWN_TOPIC_ID,
+ * checked on the topic the partition is taken from.
  */
 final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase {
     private final Topics topics;
@@ -80,17 +84,32 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     @Override
     public void produceMany(ProduceManyRequest request, StreamObserver<ProduceManyResponse> observer) {
+        storeAll(request).thenAccept(answer -> {
+            observer.onNext(answer);
+            observer.onCompleted();
+        });
+    }
+
+    @Override
+    public StreamObserver<ProduceStreamRequest> produceStream(StreamObserver<ProduceStreamResponse> observer) {
+        return new ProduceStreamCall(this::storeAll, (ServerCallStreamObserver<ProduceStreamResponse>) observer);
+    }
+
+    /**
+     * Hands every batch of the request to its partition, in request order, before it returns; completes with each
+     * batch's outcome once all have one.
+     */
+    private CompletableFuture<ProduceManyResponse> storeAll(ProduceManyRequest request) {
         List<CompletableFuture<ProduceOutcome>> outcomes = new ArrayList<>(request.getBatchesCount());
         for (ProduceRequest batch : request.getBatchesList()) {
             outcomes.add(store(batch).handle((stored, failure) -> failure == null
                     ? ProduceOutcome.newBuilder().setStored(stored).build()
                     : ProduceOutcome.newBuilder().setRefused(GrpcErrors.toDetail(responses.refusal(failure))).build()));
         }
-        CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).thenRun(() -> {
+        return CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).thenApply(all -> {
             ProduceManyResponse.Builder answer = ProduceManyResponse.newBuilder();
             outcomes.forEach(outcome -> answer.addOutcomes(outcome.join()));
-            observer.onNext(answer.build());
-            observer.onCompleted();
+            return answer.build();
         });
     }
 

@@ -30,7 +30,8 @@ class CallExecutorsTest {
     @Test
     void everyOtherCallMovesToThePool() {
         for (MethodDescriptor<?, ?> method : List.of(BrokerServiceGrpc.getProduceMethod(),
-                BrokerServiceGrpc.getProduceManyMethod(), BrokerServiceGrpc.getFetchMethod(),
+                BrokerServiceGrpc.getProduceManyMethod(), BrokerServiceGrpc.getProduceStreamMethod(),
+                BrokerServiceGrpc.getFetchMethod(),
                 BrokerServiceGrpc.getMetadataMethod(),
                 BrokerServiceGrpc.getOriginOffsetMethod(), AdminServiceGrpc.getCreateTopicMethod())) {
             assertSame(pool, executors.getExecutor(call(method), new Metadata()), method.getFullMethodName());

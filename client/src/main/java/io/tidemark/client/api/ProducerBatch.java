@@ -39,6 +39,18 @@ final class ProducerBatch {
     /** A {@link #metadataVersionSeen} that any metadata is newer than: the batch need not wait for a refresh. */
     static final long ANY_METADATA = -1;
 
+    /**
+     * Where a batch stands among the batches of its partition in the order they were first sent: {@code sent} counts
+     * the producer's first sends, {@code part} numbers the parts of a split batch (0 for a whole one).
+     */
+    record SendOrder(long sent, int part) implements Comparable<SendOrder> {
+        @Override
+        public int compareTo(SendOrder other) {
+            int bySend = Long.compare(sent, other.sent);
+            return bySend != 0 ? bySend : Integer.compare(part, other.part);
+        }
+    }
+
     final TopicPartition partition;
     final long createdMs;
     final long deadlineMs;
@@ -51,6 +63,8 @@ final class ProducerBatch {
     private long firstSendTimeMs;
     /** No more records: the bytes are built, or this is a part of a split batch. */
     private boolean sealed;
+    /** A batch was opened behind this one: it is as large as it will get. */
+    private boolean closed;
     private ByteString bytes;
     private long producerId = RecordBatchFormat.NO_PRODUCER_ID;
     private int baseSequence = RecordBatchFormat.NO_SEQUENCE;
@@ -58,6 +72,7 @@ final class ProducerBatch {
     private long metadataVersionSeen = ANY_METADATA;
     private int attempts;
     private TidemarkException lastError;
+    private SendOrder order;
 
     ProducerBatch(TopicPartition partition, long createdMs, long deliveryTimeoutMs, int batchSizeBytes,
                   int maxRequestBytes) {
@@ -123,6 +138,20 @@ final class ProducerBatch {
         return builder.sizeInBytes() >= batchSizeBytes;
     }
 
+    /** Takes no more records: a record did not fit and a batch was opened behind it. */
+    void close() {
+        closed = true;
+    }
+
+    /**
+     * Whether the batch will not grow: full, or closed because records went on into a batch behind it. Only such a
+     * batch goes behind others of its partition in flight: one that could still grow waits for them and takes the
+     * records that come meanwhile, so a light load makes few large requests rather than many small ones.
+     */
+    boolean complete() {
+        return closed || isFull();
+    }
+
     int recordCount() {
         return records.size();
     }
@@ -151,6 +180,22 @@ final class ProducerBatch {
     /** The base sequence its bytes carry; {@link RecordBatchFormat#NO_SEQUENCE} before they are built. */
     int baseSequence() {
         return baseSequence;
+    }
+
+    /**
+     * Where the batch stands among its partition's batches in the order they were first sent (the order their
+     * sequences follow): given on its first send, taken over by the parts of a split and by a batch rebuilt in its
+     * place; null before. A batch put back in the queue goes before every batch of a later order or none.
+     */
+    SendOrder order() {
+        return order;
+    }
+
+    /** Gives the batch its order on its first send; a batch that has one keeps it. */
+    void ordered(long sentCount) {
+        if (order == null) {
+            order = new SendOrder(sentCount, 0);
+        }
     }
 
     /** The bytes its records hold in the memory budget, freed when the batch ends. */
@@ -235,25 +280,48 @@ final class ProducerBatch {
      * @return the parts; none when this batch had already ended
      */
     List<ProducerBatch> split(TidemarkException cause) {
+        List<List<PendingRecord>> single = records.stream().map(List::of).toList();
+        return replaceBy(single, cause);
+    }
+
+    /**
+     * Ends this batch by putting in its place a batch of the same records that has no bytes yet, so it takes the
+     * producer id and sequence that are current when it is sent: for a batch the broker refused as out of sequence
+     * after the producer renewed its id (it was not stored, and its old sequence can never be filled).
+     *
+     * @return the new batch; none when this batch had already ended
+     */
+    List<ProducerBatch> rebuilt(TidemarkException cause) {
+        return replaceBy(List.of(records), cause);
+    }
+
+    private List<ProducerBatch> replaceBy(List<List<PendingRecord>> groups, TidemarkException cause) {
         if (!ended.compareAndSet(false, true)) {
             return List.of();
         }
-        List<ProducerBatch> parts = records.stream().map(record -> part(record, cause)).toList();
+        List<ProducerBatch> parts = new ArrayList<>(groups.size());
+        for (int i = 0; i < groups.size(); i++) {
+            parts.add(part(groups.get(i), order == null ? null : new SendOrder(order.sent(), order.part() + i),
+                    cause));
+        }
         CompletableFuture.allOf(parts.stream().map(ProducerBatch::done).toArray(CompletableFuture[]::new))
                 .thenRun(() -> done.complete(null));
         return parts;
     }
 
-    private ProducerBatch part(PendingRecord record, TidemarkException cause) {
+    private ProducerBatch part(List<PendingRecord> group, SendOrder partOrder, TidemarkException cause) {
         ProducerBatch part = new ProducerBatch(partition, createdMs, deadlineMs - createdMs, batchSizeBytes,
                 maxRequestBytes);
-        if (!part.tryAppend(record.sendTimeMs(), record.key(), record.value(), record.headers(),
-                record.reservedBytes(), record.future())) {
-            throw new IllegalStateException("a record of " + partition + " does not fit a batch of its own");
+        for (PendingRecord record : group) {
+            if (!part.tryAppend(record.sendTimeMs(), record.key(), record.value(), record.headers(),
+                    record.reservedBytes(), record.future())) {
+                throw new IllegalStateException("the records of a batch of " + partition + " do not fit it again");
+            }
         }
         part.sealed = true;
         part.attempts = attempts;
         part.lastError = cause;
+        part.order = partOrder;
         return part;
     }
 

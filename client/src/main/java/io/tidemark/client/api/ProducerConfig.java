@@ -44,6 +44,12 @@ import static io.tidemark.client.api.ConfigChecks.notAbove;
  *       because retries are on by default: without it a retry after a lost reply stores the records twice. It
  *       costs nothing on the wire (the header fields are there either way) and little on the broker (the last
  *       few batches of each producer and partition). Off, batches carry producer id -1</td></tr>
+ *   <tr><td>max.in.flight.requests.per.partition</td><td>batches</td><td>5</td><td>batches of one partition sent
+ *       and not yet answered, 1..5 (the broker remembers a producer's last 5 batches per partition, which a resend
+ *       must be among). Several go only while nothing went wrong: once the partition acknowledged a batch under the
+ *       producer's current id, to a broker that takes requests in order (ProduceStream); after any error one at a
+ *       time until a batch is acknowledged again. With enable.idempotence off, always 1: without sequences a retry
+ *       could overtake the batches behind it</td></tr>
  * </table>
  * The clock (default {@link Clock#systemUTC()}) gives SendTime when a record carries none, batch ages, backoffs
  * and delivery deadlines. The channel factory (default: plaintext netty, messages up to 64 MiB) makes the
@@ -60,6 +66,9 @@ public final class ProducerConfig {
     public static final long DEFAULT_RETRY_BACKOFF_MS = 100;
     public static final long DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
     public static final boolean DEFAULT_ENABLE_IDEMPOTENCE = true;
+    public static final int DEFAULT_MAX_IN_FLIGHT_PER_PARTITION = 5;
+    /** Largest max.in.flight.requests.per.partition: the batches per producer a partition remembers. */
+    public static final int MAX_IN_FLIGHT_PER_PARTITION_LIMIT = 5;
     /** Largest max.request.bytes: what a default channel accepts ({@link BrokerChannels#MAX_INBOUND_MESSAGE_BYTES}). */
     public static final int MAX_REQUEST_BYTES_LIMIT = 64 * MIB;
     /** Smallest max.request.bytes: a batch header and a small record. */
@@ -76,6 +85,7 @@ public final class ProducerConfig {
     private final long retryBackoffMs;
     private final long deliveryTimeoutMs;
     private final boolean idempotence;
+    private final int maxInFlightPerPartition;
 
     private ProducerConfig(Builder b) {
         this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), b.clock, b.channelFactory,
@@ -92,6 +102,8 @@ public final class ProducerConfig {
         this.deliveryTimeoutMs = inRange("delivery.timeout.ms", b.deliveryTimeoutMs, 1, MAX_MS, "ms");
         notAbove("linger.ms", lingerMs, "delivery.timeout.ms", deliveryTimeoutMs);
         this.idempotence = b.idempotence;
+        this.maxInFlightPerPartition = (int) inRange("max.in.flight.requests.per.partition",
+                b.maxInFlightPerPartition, 1, MAX_IN_FLIGHT_PER_PARTITION_LIMIT, "batches");
     }
 
     /** A builder with every setting at its default; {@code bootstrap} is a comma-separated host:port list. */
@@ -136,6 +148,14 @@ public final class ProducerConfig {
         return idempotence;
     }
 
+    /**
+     * {@code max.in.flight.requests.per.partition} as the producer uses it: 1 when idempotence is off, whatever was
+     * set.
+     */
+    public int maxInFlightPerPartition() {
+        return idempotence ? maxInFlightPerPartition : 1;
+    }
+
     public long requestTimeoutMs() {
         return connection.requestTimeoutMs();
     }
@@ -158,6 +178,7 @@ public final class ProducerConfig {
         private long retryBackoffMs = DEFAULT_RETRY_BACKOFF_MS;
         private long deliveryTimeoutMs = DEFAULT_DELIVERY_TIMEOUT_MS;
         private boolean idempotence = DEFAULT_ENABLE_IDEMPOTENCE;
+        private long maxInFlightPerPartition = DEFAULT_MAX_IN_FLIGHT_PER_PARTITION;
 
         private Builder(String bootstrap) {
             this.bootstrap = bootstrap;
@@ -229,6 +250,15 @@ public final class ProducerConfig {
          */
         public Builder idempotence(boolean idempotence) {
             this.idempotence = idempotence;
+            return this;
+        }
+
+        /**
+         * {@code max.in.flight.requests.per.partition}: batches of a partition sent and not yet answered, 1..5.
+         * Default 5. Several only with idempotence, while nothing went wrong on the partition.
+         */
+        public Builder maxInFlightPerPartition(long maxInFlightPerPartition) {
+            this.maxInFlightPerPartition = maxInFlightPerPartition;
             return this;
         }
 

@@ -17,8 +17,9 @@ import java.util.Map;
  * that lost leadership after storing it) recognises the retry as a duplicate and answers with the offsets it
  * already gave. When the broker refuses a batch outright, nothing of it was stored, so the partition's counter is
  * {@link #rewind rewound} to the batch's base sequence and the next batch continues where the broker's sequence
- * is. That is sound because a partition has at most one batch in flight and the batches behind it have no
- * sequence yet. A batch that failed without an answer {@link #renew renews} the producer id.
+ * is; that is sound only while no batch sent after it took a sequence, and the sender renews the id instead when
+ * one did (several batches of a partition in flight, {@link Sender}). A batch that failed without an answer
+ * {@link #renew renews} the producer id.
  *
  * <p>Sequences wrap from {@link Integer#MAX_VALUE} to 0, as Kafka's do.
  *

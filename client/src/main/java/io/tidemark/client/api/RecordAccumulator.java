@@ -21,8 +21,10 @@ import java.util.function.Predicate;
  * batches are ready: the head of a queue is ready once it is full, has a batch behind it, is {@code linger.ms}
  * old, or a flush or close is under way; a batch waiting to be retried is ready again at its retry time, and the
  * parts of a batch split because the broker refused one of its records are ready at once (they count as
- * attempted). Retried batches and split parts go back to the head of their queue, so the partition keeps the order
- * of sends. It also keeps the set of batches not yet ended, which {@code flush} and {@code close} wait for.
+ * attempted). Retried batches and split parts go back into their queue by their {@link ProducerBatch#order}, ahead of
+ * every batch sent after them and of those never sent, so the partition keeps the order of sends also when several
+ * of its batches were in flight. It also keeps the set of batches not yet ended, which {@code flush} and
+ * {@code close} wait for.
  *
  * <p>Thread-safe: one lock guards the queues and the flags; its condition wakes the sender when there is work
  * (a new or full batch, a flush, a response). The lock is held per record appended, never across I/O.
@@ -68,6 +70,9 @@ final class RecordAccumulator {
                 }
                 return;
             }
+            if (last != null) {
+                last.close();
+            }
             ProducerBatch batch = new ProducerBatch(tp, nowMs, deliveryTimeoutMs, batchSizeBytes, maxRequestBytes);
             if (!batch.tryAppend(sendTimeMs, key, value, headers, reserved, future)) {
                 throw new IllegalStateException("a record of " + ProducerBatch.singleRecordBatchBytes(key, value,
@@ -82,17 +87,18 @@ final class RecordAccumulator {
     }
 
     /**
-     * Takes the ready head batch of every partition where {@code sendable} allows it (at most one per partition,
-     * so a partition has at most one batch in flight and keeps its order).
+     * Takes the ready batches at the head of every partition's queue, in queue order, as long as {@code claim} takes
+     * them (the sender's test of whether a batch may go now, which counts it as in flight when it may).
      */
-    List<ProducerBatch> drain(long nowMs, Predicate<ProducerBatch> sendable) {
+    List<ProducerBatch> drain(long nowMs, Predicate<ProducerBatch> claim) {
         lock.lock();
         try {
             List<ProducerBatch> ready = new ArrayList<>();
             for (ArrayDeque<ProducerBatch> queue : queues.values()) {
                 ProducerBatch head = queue.peekFirst();
-                if (head != null && readyInMs(head, queue, nowMs) == 0 && sendable.test(head)) {
+                while (head != null && readyInMs(head, queue, nowMs) == 0 && claim.test(head)) {
                     ready.add(queue.pollFirst());
+                    head = queue.peekFirst();
                 }
             }
             return ready;
@@ -102,19 +108,30 @@ final class RecordAccumulator {
     }
 
     /**
-     * Puts batches back at the head of their partition's queue, in the given order and ahead of everything queued
-     * there: a batch after a retriable error, or the parts of a split batch.
+     * Puts batches back into their partition's queue, each before the first queued batch of a higher
+     * {@link ProducerBatch#order} or of none (given in order, batches of one order keep theirs): a batch after a
+     * retriable error, the parts of a split batch, a batch rebuilt with a new sequence.
      */
     void reenqueue(List<ProducerBatch> batches) {
         lock.lock();
         try {
-            for (int i = batches.size() - 1; i >= 0; i--) {
-                ProducerBatch batch = batches.get(i);
-                queues.computeIfAbsent(batch.partition, p -> new ArrayDeque<>()).addFirst(batch);
+            for (ProducerBatch batch : batches) {
+                ArrayDeque<ProducerBatch> queue = queues.computeIfAbsent(batch.partition, p -> new ArrayDeque<>());
+                ArrayDeque<ProducerBatch> behind = new ArrayDeque<>();
+                while (!queue.isEmpty() && goesBefore(batch, queue.peekLast())) {
+                    behind.addFirst(queue.pollLast());
+                }
+                queue.addLast(batch);
+                queue.addAll(behind);
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Whether {@code batch}, put back, goes before {@code queued}: sent before it, or {@code queued} never was. */
+    private static boolean goesBefore(ProducerBatch batch, ProducerBatch queued) {
+        return queued.order() == null || batch.order() == null || queued.order().compareTo(batch.order()) > 0;
     }
 
     /**

@@ -3,7 +3,6 @@ package io.tidemark.client.api;
 import com.google.protobuf.ByteString;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
-import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ProduceManyRequest;
 import io.tidemark.proto.v1.ProduceManyResponse;
@@ -15,20 +14,21 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The producer's background duty cycle: takes ready batches from the {@link RecordAccumulator}, sends them to their
- * partitions' leaders, those of one leader together in one ProduceMany request (many partitions at once, at most one
- * batch in flight per partition so a partition keeps its order), and handles each batch's answer: acknowledged
+ * partitions' leaders over each leader's ProduceStream ({@link ProduceStreams}: requests reach the broker in send
+ * order), those of one leader together in one ProduceMany request (many partitions at once), and handles each
+ * batch's answer: acknowledged
  * batches complete their records; errors that may mean stale metadata ({@link ClusterMetadata#mayBeStale}:
  * NOT_LEADER, NOT_AVAILABLE, UNKNOWN_TOPIC or UNKNOWN_PARTITION of a topic just created) put the batch back after
  * {@code retry.backoff.ms} and once newer metadata came (a NOT_LEADER naming the new leader goes there at once,
@@ -50,6 +50,26 @@ import java.util.concurrent.TimeUnit;
  * not stored, the partition's later batches would fail with OUT_OF_ORDER_SEQUENCE. So the producer takes a new
  * producer id ({@link ProducerSequences#renew}): the batches built after it number from 0 under the new id.
  *
+ * <p>Several batches of a partition in flight ({@code max.in.flight.requests.per.partition}): a partition sends the
+ * next batch before the one before it is answered only while nothing went wrong on it, that is once it acknowledged
+ * a batch built under the current producer id (a broker takes any first sequence of an id it does not know, so the
+ * first batch under an id goes alone), to a broker that takes requests in order, and until any error; then it sends
+ * one batch at a time, the oldest first, until one is acknowledged again. The sequences keep the order through
+ * whatever happens to the batches in flight:
+ * <ul>
+ *   <li>a batch answered OUT_OF_ORDER_SEQUENCE while a batch sent before it is not settled yet came out of turn (the
+ *       one before was not stored yet): it goes back into the queue in send order, with its sequence, and is resent
+ *       once the ones before it are;</li>
+ *   <li>a batch the broker refused (not stored) while batches sent after it have sequences: their sequences can
+ *       never be filled, so the producer id is renewed instead of the sequence given back (as after a batch that
+ *       failed without an answer);</li>
+ *   <li>a batch answered OUT_OF_ORDER_SEQUENCE that was built under a producer id renewed since is rebuilt under the
+ *       new one ({@link ProducerBatch#rebuilt}) and goes again in its place: the answer says this attempt was not
+ *       stored, an earlier one would have made it a duplicate (answered with its offsets: the broker keeps a
+ *       producer's last 5 batches, and at most 4 were sent behind it), and the old id is not used again;</li>
+ *   <li>OUT_OF_ORDER_SEQUENCE for the oldest batch under the current id fails it, as with one batch in flight.</li>
+ * </ul>
+ *
  * <p>The broker refuses a batch as a whole when one of its records is bad (INVALID_TIMESTAMP, CORRUPT_BATCH,
  * RECORD_TOO_LARGE). Failing every record of it would fail good records for a neighbour's fault, so, as Kafka's
  * producer does for a batch that is too large, a refused batch of several records is split into single-record
@@ -58,9 +78,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each cycle reads the clock once and passes it down.
  *
- * <p>Threading: one thread runs {@link #run} and owns the in-flight set and the refresh state. gRPC callbacks only
- * queue their answer and wake it, so every batch ends on this thread, and so do the user callbacks chained on
- * record futures; they should be short. After the thread ended, {@link #failAll} ends what is left.
+ * <p>Threading: one thread runs {@link #run} and owns the in-flight counts, the partitions' sent batches and the
+ * refresh state. gRPC callbacks only queue their answer and wake it, so every batch ends on this thread, and so do
+ * the user callbacks chained on record futures; they should be short. After the thread ended, {@link #failAll} ends
+ * what is left.
  */
 final class Sender implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
@@ -84,7 +105,15 @@ final class Sender implements Runnable {
     private final long requestTimeoutMs;
     private final int maxRequestBytes;
     private final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
-    private final Set<TopicPartition> inFlight = new HashSet<>();
+    private final ProduceStreams streams;
+    private final int maxInFlightPerPartition;
+    /** Batches of each partition in flight. */
+    private final Map<TopicPartition, Integer> inFlight = new HashMap<>();
+    /** Each partition's batches given an order and not ended, by order: the oldest first. */
+    private final Map<TopicPartition, TreeMap<ProducerBatch.SendOrder, ProducerBatch>> sent = new HashMap<>();
+    /** The producer id under which each partition acknowledged a batch since its last error: it may pipeline. */
+    private final Map<TopicPartition, Long> pipelining = new HashMap<>();
+    private long firstSends;
     private boolean refreshWanted;
     private boolean refreshing;
     private long lastRefreshStartMs = Long.MIN_VALUE / 2;
@@ -103,6 +132,8 @@ final class Sender implements Runnable {
         this.retryBackoffMs = config.retryBackoffMs();
         this.requestTimeoutMs = config.requestTimeoutMs();
         this.maxRequestBytes = config.maxRequestBytes();
+        this.maxInFlightPerPartition = config.maxInFlightPerPartition();
+        this.streams = new ProduceStreams(channels, requestTimeoutMs);
     }
 
     @Override
@@ -114,6 +145,7 @@ final class Sender implements Runnable {
                 LOG.error("producer sender cycle failed; carrying on", e);
             }
         }
+        streams.close();
     }
 
     /** Stops taking work once everything queued has ended; {@link #forceClose} stops at once. */
@@ -138,11 +170,12 @@ final class Sender implements Runnable {
     void runOnce() {
         handleAnswers();
         long nowMs = clock.millis();
+        streams.expire(nowMs);
         for (ProducerBatch batch : accumulator.removeExpired(nowMs)) {
             failByTimeout(batch, nowMs);
         }
         maybeRefreshMetadata(nowMs);
-        send(accumulator.drain(nowMs, this::sendable));
+        send(accumulator.drain(nowMs, this::claim), nowMs);
         long waitMs = Math.min(accumulator.nextEventInMs(nowMs, this::sendable), MAX_CYCLE_WAIT_MS);
         if (answers.isEmpty()) {
             accumulator.awaitWork(Math.max(1, waitMs));
@@ -150,12 +183,12 @@ final class Sender implements Runnable {
     }
 
     /**
-     * Whether a ready batch can go now: its partition has nothing in flight, the metadata is newer than what its
-     * last error saw, and the partition's leader is known. Asks for a metadata refresh when the last two fail and
-     * none is under way (the one under way will do).
+     * Whether a ready batch can go now: its partition has nothing in flight or may pipeline it, the metadata is newer
+     * than what its last error saw, and the partition's leader is known. Asks for a metadata refresh when the last two
+     * fail and none is under way (the one under way will do).
      */
     private boolean sendable(ProducerBatch batch) {
-        if (inFlight.contains(batch.partition)) {
+        if (inFlight.getOrDefault(batch.partition, 0) > 0 && !mayPipeline(batch)) {
             return false;
         }
         if (metadata.version() <= batch.metadataVersionSeen() || metadata.leaderAddress(batch.partition).isEmpty()) {
@@ -163,6 +196,31 @@ final class Sender implements Runnable {
             return false;
         }
         return true;
+    }
+
+    /**
+     * Whether {@code batch} may go behind its partition's batches in flight: room under the limit, an acknowledgement
+     * under the current producer id since the partition's last error, a batch never sent before (a retry, or a part
+     * of a split batch, whose neighbours are likely refused too, goes alone) that will not grow
+     * ({@link ProducerBatch#complete}), and a leader that takes requests in order.
+     */
+    private boolean mayPipeline(ProducerBatch batch) {
+        return inFlight.get(batch.partition) < maxInFlightPerPartition && batch.attempts() == 0 && batch.complete()
+                && Long.valueOf(sequences.producerId()).equals(pipelining.get(batch.partition))
+                && metadata.leaderAddress(batch.partition).map(streams::ordered).orElse(false);
+    }
+
+    /** {@link #sendable}, counting the batch in flight when it is: the accumulator then offers the next. */
+    private boolean claim(ProducerBatch batch) {
+        if (!sendable(batch)) {
+            return false;
+        }
+        inFlight.merge(batch.partition, 1, Integer::sum);
+        return true;
+    }
+
+    private void landed(ProducerBatch batch) {
+        inFlight.computeIfPresent(batch.partition, (p, n) -> n > 1 ? n - 1 : null);
     }
 
     private void maybeRefreshMetadata(long nowMs) {
@@ -185,32 +243,38 @@ final class Sender implements Runnable {
      * most {@code max.request.bytes} of batches each. A metadata refresh that completed since {@link #sendable} may
      * have forgotten a leader: that batch goes back to the head of its queue, to wait for the next refresh.
      */
-    private void send(List<ProducerBatch> drained) {
+    private void send(List<ProducerBatch> drained, long nowMs) {
         Map<String, List<ProducerBatch>> byLeader = new LinkedHashMap<>();
+        List<ProducerBatch> noLeader = new ArrayList<>();
         for (ProducerBatch batch : drained) {
             Optional<String> leader = metadata.leaderAddress(batch.partition);
             if (leader.isEmpty()) {
                 refreshWanted = true;
-                accumulator.reenqueue(List.of(batch));
+                landed(batch);
+                noLeader.add(batch);
             } else {
                 byLeader.computeIfAbsent(leader.get(), address -> new ArrayList<>()).add(batch);
             }
         }
-        byLeader.forEach(this::send);
+        accumulator.reenqueue(noLeader);
+        byLeader.forEach((address, batches) -> send(address, batches, nowMs));
     }
 
-    private void send(String address, List<ProducerBatch> batches) {
+    private void send(String address, List<ProducerBatch> batches, long nowMs) {
         ProduceManyRequest.Builder request = ProduceManyRequest.newBuilder();
         List<ProducerBatch> inRequest = new ArrayList<>();
         long requestBytes = 0;
         for (ProducerBatch batch : batches) {
-            inFlight.add(batch.partition);
+            if (batch.order() == null) {
+                batch.ordered(firstSends++);
+            }
+            sent.computeIfAbsent(batch.partition, p -> new TreeMap<>()).put(batch.order(), batch);
             batch.attempted();
             partitioner.batchSent(batch.partition.topic(), batch.partition.partition(),
                     metadata.partitionCount(batch.partition.topic()).orElse(1));
             ByteString bytes = batch.bytes(sequences);
             if (!inRequest.isEmpty() && requestBytes + bytes.size() > maxRequestBytes) {
-                call(address, request.build(), inRequest);
+                call(address, request.build(), inRequest, nowMs);
                 request = ProduceManyRequest.newBuilder();
                 inRequest = new ArrayList<>();
                 requestBytes = 0;
@@ -220,14 +284,17 @@ final class Sender implements Runnable {
             inRequest.add(batch);
             requestBytes += bytes.size();
         }
-        call(address, request.build(), inRequest);
+        call(address, request.build(), inRequest, nowMs);
     }
 
-    /** Calls ProduceMany; each batch is answered with its outcome, or all with the call's failure. */
-    private void call(String address, ProduceManyRequest request, List<ProducerBatch> batches) {
-        CompletableFuture<ProduceManyResponse> call = GrpcFutures.start(() -> BrokerServiceGrpc
-                .newFutureStub(channels.get(address)).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS)
-                .produceMany(request));
+    /** Sends a ProduceMany request; each batch is answered with its outcome, or all with the request's failure. */
+    private void call(String address, ProduceManyRequest request, List<ProducerBatch> batches, long nowMs) {
+        CompletableFuture<ProduceManyResponse> call;
+        try {
+            call = streams.send(address, request, nowMs);
+        } catch (RuntimeException e) {
+            call = CompletableFuture.failedFuture(e);
+        }
         call.whenComplete((response, error) -> answer(() -> {
             for (int i = 0; i < batches.size(); i++) {
                 ProducerBatch batch = batches.get(i);
@@ -247,19 +314,31 @@ final class Sender implements Runnable {
     }
 
     private void onAnswer(ProducerBatch batch, String address, ProduceResponse response, Throwable error) {
-        inFlight.remove(batch.partition);
+        landed(batch);
         if (error == null) {
+            if (batch.producerId() == sequences.producerId()) {
+                pipelining.put(batch.partition, batch.producerId());
+            }
             end(batch, batch.complete(response));
             return;
         }
+        pipelining.remove(batch.partition);
         TidemarkException e = GrpcFutures.asTidemark(error);
         long nowMs = clock.millis();
-        if (splittable(batch, e)) {
+        if (e.code() == ErrorCode.OUT_OF_ORDER_SEQUENCE && batch.producerId() != sequences.producerId()) {
+            LOG.debug("batch of {} was sent under producer id {}, renewed since; rebuilt: {}", batch.partition,
+                    batch.producerId(), e);
+            replace(batch, batch.rebuilt(e));
+        } else if (e.code() == ErrorCode.OUT_OF_ORDER_SEQUENCE && !oldest(batch)) {
+            LOG.debug("batch of {} came out of turn; resent after the ones before it: {}", batch.partition, e);
+            batch.retryLater(e, nowMs, ProducerBatch.ANY_METADATA);
+            accumulator.reenqueue(List.of(batch));
+        } else if (splittable(batch, e)) {
             LOG.debug("splitting batch of {} records of {} after {}", batch.recordCount(), batch.partition, e);
-            sequences.rewind(batch.partition, batch.producerId(), batch.baseSequence());
-            accumulator.replaceBySplit(batch, batch.split(e));
+            giveBackSequence(batch);
+            replace(batch, batch.split(e));
         } else if (!ClusterMetadata.mayBeStale(e)) {
-            sequences.rewind(batch.partition, batch.producerId(), batch.baseSequence());
+            giveBackSequence(batch);
             end(batch, batch.fail(e));
         } else if (nowMs >= batch.deadlineMs) {
             batch.retryLater(e, nowMs, metadata.version());
@@ -292,6 +371,37 @@ final class Sender implements Runnable {
         accumulator.reenqueue(List.of(batch));
     }
 
+    /** Whether no batch of the partition sent before {@code batch} is still waiting for its outcome. */
+    private boolean oldest(ProducerBatch batch) {
+        TreeMap<ProducerBatch.SendOrder, ProducerBatch> ofPartition = sent.get(batch.partition);
+        return ofPartition == null || ofPartition.isEmpty() || ofPartition.firstKey().compareTo(batch.order()) >= 0;
+    }
+
+    /**
+     * After the broker refused {@code batch} (it stored nothing of it): the next batch takes its sequence, unless
+     * batches sent after it carry the sequences behind it, which can then never be filled: the producer id is renewed,
+     * and those batches are rebuilt under the new one when they come back out of sequence.
+     */
+    private void giveBackSequence(ProducerBatch batch) {
+        TreeMap<ProducerBatch.SendOrder, ProducerBatch> ofPartition = sent.get(batch.partition);
+        boolean sequencedBehind = ofPartition != null && ofPartition.tailMap(batch.order(), false).values().stream()
+                .anyMatch(later -> later.producerId() == batch.producerId());
+        if (sequencedBehind) {
+            sequences.renew();
+        } else {
+            sequences.rewind(batch.partition, batch.producerId(), batch.baseSequence());
+        }
+    }
+
+    /** Puts {@code parts} (a split, or a rebuilt batch) in the ended batch's place among its partition's batches. */
+    private void replace(ProducerBatch batch, List<ProducerBatch> parts) {
+        forget(batch);
+        for (ProducerBatch part : parts) {
+            sent.computeIfAbsent(part.partition, p -> new TreeMap<>()).put(part.order(), part);
+        }
+        accumulator.replaceBySplit(batch, parts);
+    }
+
     /** A batch of several records the broker refused for one record: its records may go one per batch. */
     private static boolean splittable(ProducerBatch batch, TidemarkException e) {
         return batch.recordCount() > 1 && RECORD_ERRORS.contains(e.code());
@@ -321,7 +431,18 @@ final class Sender implements Runnable {
         if (endedNow) {
             memory.release(batch.reservedBytes());
         }
+        forget(batch);
         accumulator.ended(batch);
+    }
+
+    private void forget(ProducerBatch batch) {
+        TreeMap<ProducerBatch.SendOrder, ProducerBatch> ofPartition = sent.get(batch.partition);
+        if (ofPartition != null && batch.order() != null && ofPartition.get(batch.order()) == batch) {
+            ofPartition.remove(batch.order());
+            if (ofPartition.isEmpty()) {
+                sent.remove(batch.partition);
+            }
+        }
     }
 
     private void answer(Runnable handler) {

@@ -18,6 +18,8 @@ import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceOutcome;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.v1.ProduceStreamRequest;
+import io.tidemark.proto.v1.ProduceStreamResponse;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
@@ -55,21 +57,29 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
                 request.getPartition()), RecordBatchFormat.producerId(batch, 0),
                 RecordBatchFormat.producerEpoch(batch, 0), RecordBatchFormat.baseSequence(batch, 0), records.size()));
         cluster.serve("Produce", node, observer, () -> {
-            FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
             if (cluster.holdProduce) {
+                cluster.heldReleases.add(new FakeCluster.HeldProduce(
+                        () -> cluster.answer(observer, () -> append(request, records, observer)),
+                        error -> observer.onError(GrpcErrors.toStatusException(error))));
                 cluster.heldProduces.add(observer);
                 return null;
             }
-            refuseRefusedValues(records);
-            FakeLog.Appended appended = log.append(request.getBatch().asReadOnlyByteBuffer(), cluster.clock.millis());
-            if (!appended.stored()) {
-                return appended.response();
-            }
-            ProduceResponse response = appended.response();
-            cluster.appended.add(node + ":" + request.getTopic() + "-" + request.getPartition() + ":"
-                    + (response.getLastOffset() - response.getBaseOffset() + 1));
-            return cluster.takeLostReply() ? loseReply(observer) : response;
+            return append(request, records, observer);
         });
+    }
+
+    private ProduceResponse append(ProduceRequest request, List<Record> records,
+                                   StreamObserver<ProduceResponse> observer) {
+        FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
+        refuseRefusedValues(records);
+        FakeLog.Appended appended = log.append(request.getBatch().asReadOnlyByteBuffer(), cluster.clock.millis());
+        if (!appended.stored()) {
+            return appended.response();
+        }
+        ProduceResponse response = appended.response();
+        cluster.appended.add(node + ":" + request.getTopic() + "-" + request.getPartition() + ":"
+                + (response.getLastOffset() - response.getBaseOffset() + 1));
+        return cluster.takeLostReply() ? loseReply(observer) : response;
     }
 
     /**
@@ -114,6 +124,81 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
             observer.onNext(answer.build());
             observer.onCompleted();
         });
+    }
+
+    /**
+     * Serves each request of the stream as {@link #produceMany} would, in the order they come; a request whose call
+     * would have been cut breaks the stream, as a connection that failed would. Refused with UNIMPLEMENTED while
+     * {@link FakeCluster#noProduceStream} (a broker of an older version).
+     */
+    @Override
+    public StreamObserver<ProduceStreamRequest> produceStream(StreamObserver<ProduceStreamResponse> observer) {
+        if (cluster.noProduceStream) {
+            observer.onError(Status.UNIMPLEMENTED.withDescription("Method not found: ProduceStream")
+                    .asRuntimeException());
+            return new StreamObserver<>() {
+                @Override
+                public void onNext(ProduceStreamRequest request) {
+                }
+
+                @Override
+                public void onError(Throwable error) {
+                }
+
+                @Override
+                public void onCompleted() {
+                }
+            };
+        }
+        cluster.produceStreams.incrementAndGet();
+        return new StreamObserver<>() {
+            private boolean broken;
+
+            @Override
+            public void onNext(ProduceStreamRequest request) {
+                produceMany(request.getRequest(), new StreamObserver<>() {
+                    @Override
+                    public void onNext(ProduceManyResponse response) {
+                        answer(ProduceStreamResponse.newBuilder().setCorrelationId(request.getCorrelationId())
+                                .setResponse(response).build());
+                    }
+
+                    @Override
+                    public void onError(Throwable error) {
+                        breakStream(error);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+            }
+
+            private synchronized void answer(ProduceStreamResponse response) {
+                if (!broken) {
+                    observer.onNext(response);
+                }
+            }
+
+            private synchronized void breakStream(Throwable error) {
+                if (!broken) {
+                    broken = true;
+                    observer.onError(error);
+                }
+            }
+
+            @Override
+            public void onError(Throwable error) {
+            }
+
+            @Override
+            public synchronized void onCompleted() {
+                if (!broken) {
+                    broken = true;
+                    observer.onCompleted();
+                }
+            }
+        };
     }
 
     /** Fails the call as a dropped connection would, with UNAVAILABLE and no Tidemark error detail. */

@@ -36,6 +36,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -79,11 +80,17 @@ final class FakeCluster implements AutoCloseable {
     /** Messages of the errors the fake answered with, in order. */
     final List<String> errorsSent = new CopyOnWriteArrayList<>();
     final List<StreamObserver<?>> heldProduces = new CopyOnWriteArrayList<>();
+    /** Each held Produce call, in the order they came. */
+    final Queue<HeldProduce> heldReleases = new ConcurrentLinkedQueue<>();
     /** What ClusterStatus answers as the cluster's name ("" for none). */
     volatile String clusterName = "";
     /** How far each call the fake serves moves the test clock: a slow broker, for deadlines. */
     volatile long callTakesMs;
     volatile boolean holdProduce;
+    /** Brokers refuse ProduceStream (UNIMPLEMENTED), as one of an older version would. */
+    volatile boolean noProduceStream;
+    /** ProduceStreams opened, on any node. */
+    final AtomicInteger produceStreams = new AtomicInteger();
     volatile boolean corruptFetches;
     /** Nodes cut off from the others: their Metadata names no leader for any partition, as a real one's would. */
     final Set<Integer> cutOff = ConcurrentHashMap.newKeySet();
@@ -220,10 +227,17 @@ final class FakeCluster implements AutoCloseable {
             observer.onError(cut);
             return;
         }
-        try {
+        answer(observer, () -> {
             if (injected != null) {
                 throw injected;
             }
+            return body.get();
+        });
+    }
+
+    /** Answers with what {@code body} returns (nothing when null: it answers later itself) or the error it throws. */
+    <T> void answer(StreamObserver<T> observer, Supplier<T> body) {
+        try {
             T answer = body.get();
             if (answer != null) {
                 observer.onNext(answer);
@@ -233,6 +247,27 @@ final class FakeCluster implements AutoCloseable {
             errorsSent.add(e.getMessage());
             observer.onError(GrpcErrors.toStatusException(e));
         }
+    }
+
+    /** Serves the Produce calls held so far ({@link #holdProduce}), in the order they came. */
+    void releaseHeldProduces() {
+        for (HeldProduce held = heldReleases.poll(); held != null; held = heldReleases.poll()) {
+            held.serve().run();
+        }
+    }
+
+    /** Answers the first Produce call held with {@code error}, then serves the others held, in order. */
+    void releaseHeldProducesFailingTheFirst(TidemarkException error) {
+        HeldProduce first = heldReleases.poll();
+        if (first != null) {
+            errorsSent.add(error.getMessage());
+            first.fail().accept(error);
+        }
+        releaseHeldProduces();
+    }
+
+    /** A held Produce call: what serves it, and what answers it with an error instead. */
+    record HeldProduce(Runnable serve, Consumer<TidemarkException> fail) {
     }
 
     /** The partition's log, after checking that the topic exists and {@code node} leads the partition. */

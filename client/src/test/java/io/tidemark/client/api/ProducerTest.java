@@ -331,6 +331,178 @@ class ProducerTest {
         assertEquals(List.of(0, 0, 1, 1), baseSequences(T0));
     }
 
+    /** A producer whose batches hold one small record each and linger until a flush. */
+    private TidemarkProducer oneRecordBatches(Consumer<ProducerConfig.Builder> settings) {
+        int oneRecord = ProducerBatch.singleRecordBatchBytes(null, bytes("r0"), List.of());
+        return producer(b -> settings.accept(b.lingerMs(60_000).batchSizeBytes(oneRecord)));
+    }
+
+    /** Sends r{from}..r{to - 1} to t-0, one batch each, and starts a flush that makes them all ready at once. */
+    private List<CompletableFuture<RecordMetadata>> sendAndFlush(TidemarkProducer producer, int from, int to) {
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            futures.add(producer.send(new ProducerRecord("t", 0, null, bytes("r" + i))));
+        }
+        CompletableFuture.runAsync(producer::flush);
+        return futures;
+    }
+
+    /** The batch counts of the ProduceMany requests the fake received, in order. */
+    private List<String> requestSizes() {
+        return cluster.produceManyCalls.stream().map(call -> call.substring(call.indexOf(':') + 1)).toList();
+    }
+
+    @Test
+    void aPartitionSendsUpToFiveBatchesBeforeTheFirstIsAnsweredOnceItAcknowledgedOneUnderItsId() throws Exception {
+        TidemarkProducer producer = oneRecordBatches(b -> { });
+        cluster.holdProduce = true;
+        List<CompletableFuture<RecordMetadata>> futures = sendAndFlush(producer, 0, 8);
+
+        // all eight are ready at once, but the first batch under a producer id goes alone (a broker takes any first
+        // sequence of an id it does not know, so a batch behind it arriving first would be taken)
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 1);
+        assertEquals(List.of("1"), requestSizes());
+        cluster.releaseHeldProduces();
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 6);
+        assertEquals(List.of("1", "5"), requestSizes(), "then five in flight, the most allowed");
+        cluster.releaseHeldProduces();
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 8);
+        assertEquals(List.of("1", "5", "2"), requestSizes());
+        cluster.releaseHeldProduces();
+
+        for (int i = 0; i < 8; i++) {
+            assertEquals(i, futures.get(i).get(5, TimeUnit.SECONDS).offset());
+        }
+        assertEquals(List.of("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"), values(T0));
+        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7), baseSequences(T0));
+        assertEquals(1, cluster.produceStreams.get(), "one stream to the leader carried every request");
+    }
+
+    @Test
+    void aBatchThatCanStillGrowWaitsForTheOneInFlightAndTakesTheRecordsThatComeMeanwhile() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.holdProduce = true;
+        CompletableFuture<RecordMetadata> r1 = producer.send(new ProducerRecord("t", 0, null, bytes("r1")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 1);
+        CompletableFuture<RecordMetadata> r2 = producer.send(new ProducerRecord("t", 0, null, bytes("r2")));
+        CompletableFuture<RecordMetadata> r3 = producer.send(new ProducerRecord("t", 0, null, bytes("r3")));
+        cluster.holdProduce = false;
+        cluster.releaseHeldProduces();
+
+        assertEquals(3, r3.get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of(1L, 2L), List.of(r1.get().offset(), r2.get().offset()));
+        assertEquals(List.of("t-0:1", "t-0:1", "t-0:2"), cluster.produceRequests,
+                "r2's batch, ready at once (linger.ms 0) but not full, waited for r1's answer and took r3 too");
+    }
+
+    @Test
+    void withOneInFlightOrWithoutIdempotenceAPartitionSendsOneBatchAtATime() throws Exception {
+        for (Consumer<ProducerConfig.Builder> setting : List.<Consumer<ProducerConfig.Builder>>of(
+                b -> b.maxInFlightPerPartition(1), b -> b.idempotence(false))) {
+            cluster.produceManyCalls.clear();
+            cluster.holdProduce = true;
+            TidemarkProducer producer = oneRecordBatches(setting);
+            List<CompletableFuture<RecordMetadata>> futures = sendAndFlush(producer, 0, 3);
+            for (int batch = 0; batch < 3; batch++) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 1);
+                cluster.heldProduces.clear();
+                cluster.releaseHeldProduces();
+            }
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
+            assertEquals(List.of("1", "1", "1"), requestSizes());
+        }
+    }
+
+    @Test
+    void aBatchAnsweredOutOfSequenceBehindOneThatFailedIsResentAfterItInOrder() throws Exception {
+        TidemarkProducer producer = oneRecordBatches(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.holdProduce = true;
+        List<CompletableFuture<RecordMetadata>> futures = sendAndFlush(producer, 1, 4);
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 3);
+        cluster.holdProduce = false;
+        cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.NOT_AVAILABLE,
+                "the leader is busy"));
+
+        for (int i = 0; i < 3; i++) {
+            assertEquals(i + 1, futures.get(i).get(5, TimeUnit.SECONDS).offset());
+        }
+        assertEquals(List.of("r0", "r1", "r2", "r3"), values(T0));
+        // r2 and r3 went behind r1, which failed: the broker refused them as out of sequence (r1 was not stored), and
+        // they went again with their sequences after r1, one at a time
+        assertEquals(List.of(0, 1, 2, 3, 1, 2, 3), baseSequences(T0));
+        assertEquals(List.of("the leader is busy",
+                "base sequence 2 does not follow the last stored sequence 0; expected 1",
+                "base sequence 3 does not follow the last stored sequence 0; expected 1"), cluster.errorsSent);
+    }
+
+    @Test
+    void batchesSentBehindOneTheBrokerRefusedAreRebuiltUnderANewProducerIdAndStoredOnce() throws Exception {
+        cluster.refusedValues.put("r1", ErrorCode.INVALID_TIMESTAMP);
+        TidemarkProducer producer = oneRecordBatches(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.holdProduce = true;
+        List<CompletableFuture<RecordMetadata>> futures = sendAndFlush(producer, 1, 4);
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 3);
+        cluster.holdProduce = false;
+        cluster.releaseHeldProduces();
+
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, failure(futures.get(0)).code());
+        assertEquals(1, futures.get(1).get(5, TimeUnit.SECONDS).offset());
+        assertEquals(2, futures.get(2).get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of("r0", "r2", "r3"), values(T0));
+        long first = producerId(0);
+        List<FakeCluster.ProducerFields> headers = cluster.producedHeaders;
+        assertEquals(List.of(first, first, first, first), headers.subList(0, 4).stream()
+                .map(FakeCluster.ProducerFields::producerId).toList(), "r0..r3 under the first id");
+        long renewed = headers.get(4).producerId();
+        assertNotEquals(first, renewed, "r1's sequence could not be given back: r2 and r3 carried the ones behind");
+        assertEquals(List.of(0, 1, 2, 3, 0, 1), baseSequences(T0));
+        assertEquals(List.of(renewed, renewed), headers.subList(4, 6).stream()
+                .map(FakeCluster.ProducerFields::producerId).toList(), "r2 and r3 rebuilt under the new id");
+    }
+
+    @Test
+    void aBrokerWithoutProduceStreamIsSentUnaryCallsOneBatchOfAPartitionAtATime() throws Exception {
+        cluster.noProduceStream = true;
+        TidemarkProducer producer = oneRecordBatches(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.holdProduce = true;
+        List<CompletableFuture<RecordMetadata>> futures = sendAndFlush(producer, 1, 3);
+        for (int batch = 0; batch < 2; batch++) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 1);
+            cluster.heldProduces.clear();
+            cluster.releaseHeldProduces();
+        }
+        assertEquals(1, futures.get(0).get(5, TimeUnit.SECONDS).offset());
+        assertEquals(2, futures.get(1).get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of("1", "1", "1"), requestSizes());
+        assertEquals(0, cluster.produceStreams.get());
+    }
+
+    @Test
+    void aRequestWithoutAnAnswerWithinRequestTimeoutIsSentAgainOnANewStreamAndStoredOnce() throws Exception {
+        TidemarkProducer producer = producer(b -> b.requestTimeoutMs(1_000));
+        cluster.holdProduce = true;
+        CompletableFuture<RecordMetadata> future = producer.send(new ProducerRecord("t", 0, null, bytes("r0")));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 1);
+
+        clock.advance(1_000);
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 2);
+        assertEquals(2, cluster.produceStreams.get(), "the stream that did not answer was replaced");
+        assertFalse(future.isDone());
+        cluster.releaseHeldProduces();
+
+        assertEquals(0, future.get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of("r0"), values(T0), "the resend was a duplicate of the first attempt");
+        assertEquals(List.of(0, 0), baseSequences(T0));
+    }
+
+    private long producerId(int index) {
+        return cluster.producedHeaders.get(index).producerId();
+    }
+
     @Test
     void aBatchRefusedForABadSendTimeIsSplitSoOnlyThatRecordFails() throws Exception {
         sendThreeOneOfWhichTheBrokerRefuses(producer(b -> b.lingerMs(60_000)));
