@@ -96,13 +96,11 @@ final class Sender implements Runnable {
 
     private final RecordAccumulator accumulator;
     private final ClusterMetadata metadata;
-    private final BrokerChannels channels;
     private final MemoryBudget memory;
     private final Partitioner partitioner;
     private final ProducerSequences sequences;
     private final Clock clock;
     private final long retryBackoffMs;
-    private final long requestTimeoutMs;
     private final int maxRequestBytes;
     private final ConcurrentLinkedQueue<Runnable> answers = new ConcurrentLinkedQueue<>();
     private final ProduceStreams streams;
@@ -124,16 +122,14 @@ final class Sender implements Runnable {
            Partitioner partitioner, ProducerSequences sequences, ProducerConfig config) {
         this.accumulator = accumulator;
         this.metadata = metadata;
-        this.channels = channels;
         this.memory = memory;
         this.partitioner = partitioner;
         this.sequences = sequences;
         this.clock = config.clock();
         this.retryBackoffMs = config.retryBackoffMs();
-        this.requestTimeoutMs = config.requestTimeoutMs();
         this.maxRequestBytes = config.maxRequestBytes();
         this.maxInFlightPerPartition = config.maxInFlightPerPartition();
-        this.streams = new ProduceStreams(channels, requestTimeoutMs);
+        this.streams = new ProduceStreams(channels, config.requestTimeoutMs());
     }
 
     @Override

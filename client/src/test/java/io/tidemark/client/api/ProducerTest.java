@@ -414,14 +414,23 @@ class ProducerTest {
         }
     }
 
-    @Test
-    void aBatchAnsweredOutOfSequenceBehindOneThatFailedIsResentAfterItInOrder() throws Exception {
+    /**
+     * Stores r0 alone, then sends r1, r2 and r3 to t-0 in batches of their own and holds them until all three are in
+     * flight; the fake serves the Produce calls that come after.
+     */
+    private List<CompletableFuture<RecordMetadata>> threeInFlightAfterR0() throws Exception {
         TidemarkProducer producer = oneRecordBatches(b -> { });
         assertEquals(0, offset(producer, "r0"));
         cluster.holdProduce = true;
         List<CompletableFuture<RecordMetadata>> futures = sendAndFlush(producer, 1, 4);
         await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 3);
         cluster.holdProduce = false;
+        return futures;
+    }
+
+    @Test
+    void aBatchAnsweredOutOfSequenceBehindOneThatFailedIsResentAfterItInOrder() throws Exception {
+        List<CompletableFuture<RecordMetadata>> futures = threeInFlightAfterR0();
         cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.NOT_AVAILABLE,
                 "the leader is busy"));
 
@@ -440,12 +449,7 @@ class ProducerTest {
     @Test
     void batchesSentBehindOneTheBrokerRefusedAreRebuiltUnderANewProducerIdAndStoredOnce() throws Exception {
         cluster.refusedValues.put("r1", ErrorCode.INVALID_TIMESTAMP);
-        TidemarkProducer producer = oneRecordBatches(b -> { });
-        assertEquals(0, offset(producer, "r0"));
-        cluster.holdProduce = true;
-        List<CompletableFuture<RecordMetadata>> futures = sendAndFlush(producer, 1, 4);
-        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 3);
-        cluster.holdProduce = false;
+        List<CompletableFuture<RecordMetadata>> futures = threeInFlightAfterR0();
         cluster.releaseHeldProduces();
 
         assertEquals(ErrorCode.INVALID_TIMESTAMP, failure(futures.get(0)).code());
