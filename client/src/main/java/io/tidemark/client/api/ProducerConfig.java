@@ -22,9 +22,9 @@ import static io.tidemark.client.api.ConfigChecks.notAbove;
  *   <tr><td>bootstrap</td><td>host:port,...</td><td>(required)</td><td>brokers to ask for metadata</td></tr>
  *   <tr><td>batch.size</td><td>bytes</td><td>262144 (256 KiB)</td><td>a partition's batch is sent once it holds
  *       this much; a single larger record gets a batch of its own up to max.request.bytes. Larger than Kafka's
- *       16 KiB because a partition has one request in flight at a time (that keeps its order): with 16 KiB a
- *       partition moved 15k records/s of 1 KiB on one node, with 256 KiB 50k (docs/benchmarks.md); linger.ms
- *       still bounds the wait when traffic is light</td></tr>
+ *       16 KiB because every batch costs a request and a share of a Raft round whatever its size: with 16 KiB and
+ *       one batch in flight a partition moved 15k records/s of 1 KiB on one node, with 256 KiB 50k
+ *       (docs/benchmarks.md); linger.ms still bounds the wait when traffic is light</td></tr>
  *   <tr><td>linger.ms</td><td>ms</td><td>5</td><td>a batch that is not full is sent when it is this old</td></tr>
  *   <tr><td>buffer.memory</td><td>bytes</td><td>33554432 (32 MiB)</td><td>bytes of records accepted and not yet
  *       acknowledged or failed; send blocks while they would exceed it</td></tr>
