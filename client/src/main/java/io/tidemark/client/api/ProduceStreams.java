@@ -9,11 +9,11 @@ import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceStreamRequest;
 import io.tidemark.proto.v1.ProduceStreamResponse;
 
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -32,29 +32,38 @@ import java.util.concurrent.TimeUnit;
  *       requests fail with UNAVAILABLE): a stream that stopped answering is not trusted with more.</li>
  * </ul>
  * A broker that does not know ProduceStream (UNIMPLEMENTED: an older version, during a rolling upgrade) is sent unary
- * ProduceMany calls from then on, the stream's requests resent that way (the broker took none of them), and
- * {@link #ordered} says so: its partitions get one batch in flight at a time.
+ * ProduceMany calls for {@value #UNARY_MS} ms, the stream's requests resent that way (the broker took none of them),
+ * and {@link #ordered} says so: its partitions get one batch in flight at a time. Then the stream is tried again, so a
+ * producer picks it up once the broker was upgraded.
  *
  * <p>Threading: {@link #send}, {@link #expire} and {@link #close} run on the producer's sender thread; answers and
  * stream failures arrive on gRPC threads and only complete futures.
  */
 final class ProduceStreams {
+    /** How long a broker that refused the stream (UNIMPLEMENTED) gets unary calls before the stream is tried again. */
+    static final long UNARY_MS = 60_000;
+
     private final BrokerChannels channels;
     private final long requestTimeoutMs;
+    private final Clock clock;
     private final Map<String, Stream> streams = new HashMap<>();
-    private final Set<String> unary = ConcurrentHashMap.newKeySet();
+    /** Brokers without the stream, until when they are sent unary calls. */
+    private final Map<String, Long> unary = new ConcurrentHashMap<>();
     private long nextCorrelationId;
 
-    ProduceStreams(BrokerChannels channels, long requestTimeoutMs) {
+    ProduceStreams(BrokerChannels channels, long requestTimeoutMs, Clock clock) {
         this.channels = channels;
         this.requestTimeoutMs = requestTimeoutMs;
+        this.clock = clock;
     }
 
     /** Sends a request to the broker at {@code address}; completes with its answer, or fails as a call would. */
     CompletableFuture<ProduceManyResponse> send(String address, ProduceManyRequest request, long nowMs) {
-        if (unary.contains(address)) {
+        Long unaryUntilMs = unary.get(address);
+        if (unaryUntilMs != null && nowMs < unaryUntilMs) {
             return callUnary(address, request);
         }
+        unary.remove(address);
         Stream stream = streams.get(address);
         if (stream == null || stream.broken()) {
             stream = new Stream(address);
@@ -65,7 +74,7 @@ final class ProduceStreams {
 
     /** Whether the broker at {@code address} takes requests in send order (it has ProduceStream). */
     boolean ordered(String address) {
-        return !unary.contains(address);
+        return !unary.containsKey(address);
     }
 
     /** Fails the requests past their deadline, resetting their streams. */
@@ -156,7 +165,7 @@ final class ProduceStreams {
             broken = true;
             Status status = Status.fromThrowable(error);
             if (status.getCode() == Status.Code.UNIMPLEMENTED) {
-                unary.add(address);
+                unary.put(address, clock.millis() + UNARY_MS);
                 resendUnary();
                 return;
             }

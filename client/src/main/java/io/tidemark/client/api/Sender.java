@@ -129,7 +129,7 @@ final class Sender implements Runnable {
         this.retryBackoffMs = config.retryBackoffMs();
         this.maxRequestBytes = config.maxRequestBytes();
         this.maxInFlightPerPartition = config.maxInFlightPerPartition();
-        this.streams = new ProduceStreams(channels, config.requestTimeoutMs());
+        this.streams = new ProduceStreams(channels, config.requestTimeoutMs(), clock);
     }
 
     @Override

@@ -483,6 +483,12 @@ class ProducerTest {
         assertEquals(2, futures.get(1).get(5, TimeUnit.SECONDS).offset());
         assertEquals(List.of("1", "1", "1"), requestSizes());
         assertEquals(0, cluster.produceStreams.get());
+
+        cluster.holdProduce = false;
+        cluster.noProduceStream = false;
+        clock.advance(ProduceStreams.UNARY_MS);
+        assertEquals(3, offset(producer, "r3"));
+        assertEquals(1, cluster.produceStreams.get(), "a minute later the upgraded broker's stream is tried again");
     }
 
     @Test
