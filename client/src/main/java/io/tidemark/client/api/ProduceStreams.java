@@ -179,24 +179,14 @@ final class ProduceStreams {
         }
 
         private void failAll(Status why) {
-            for (Long id : new ArrayList<>(pending.keySet())) {
-                Pending request = pending.remove(id);
-                if (request != null) {
-                    request.answer().completeExceptionally(why.asRuntimeException());
-                }
+            for (Pending request : takeAll()) {
+                request.answer().completeExceptionally(why.asRuntimeException());
             }
         }
 
         /** The broker refused the stream before taking any of its requests: each goes as a call of its own. */
         private void resendUnary() {
-            List<Pending> requests = new ArrayList<>();
-            for (Long id : pending.keySet().stream().sorted().toList()) {
-                Pending request = pending.remove(id);
-                if (request != null) {
-                    requests.add(request);
-                }
-            }
-            for (Pending request : requests) {
+            for (Pending request : takeAll()) {
                 callUnary(address, request.request()).whenComplete((answer, failure) -> {
                     if (failure != null) {
                         request.answer().completeExceptionally(failure);
@@ -205,6 +195,18 @@ final class ProduceStreams {
                     }
                 });
             }
+        }
+
+        /** Removes and returns the requests not answered yet, in the order they were sent. */
+        private List<Pending> takeAll() {
+            List<Pending> taken = new ArrayList<>();
+            for (Long id : pending.keySet().stream().sorted().toList()) {
+                Pending request = pending.remove(id);
+                if (request != null) {
+                    taken.add(request);
+                }
+            }
+            return taken;
         }
     }
 }
