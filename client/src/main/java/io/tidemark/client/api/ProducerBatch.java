@@ -148,7 +148,7 @@ final class ProducerBatch {
      * batch goes behind others of its partition in flight: one that could still grow waits for them and takes the
      * records that come meanwhile, so a light load makes few large requests rather than many small ones.
      */
-    boolean complete() {
+    boolean atFinalSize() {
         return closed || isFull();
     }
 

@@ -198,10 +198,10 @@ final class Sender implements Runnable {
      * Whether {@code batch} may go behind its partition's batches in flight: room under the limit, an acknowledgement
      * under the current producer id since the partition's last error, a batch never sent before (a retry, or a part
      * of a split batch, whose neighbours are likely refused too, goes alone) that will not grow
-     * ({@link ProducerBatch#complete}), and a leader that takes requests in order.
+     * ({@link ProducerBatch#atFinalSize}), and a leader that takes requests in order.
      */
     private boolean mayPipeline(ProducerBatch batch) {
-        return inFlight.get(batch.partition) < maxInFlightPerPartition && batch.attempts() == 0 && batch.complete()
+        return inFlight.get(batch.partition) < maxInFlightPerPartition && batch.attempts() == 0 && batch.atFinalSize()
                 && Long.valueOf(sequences.producerId()).equals(pipelining.get(batch.partition))
                 && metadata.leaderAddress(batch.partition).map(streams::ordered).orElse(false);
     }
