@@ -54,7 +54,8 @@ import java.util.concurrent.TimeUnit;
  *       no target partition gets one that is stopped, so it is seen). A target topic deleted while the mirror runs
  *       is made again by {@link TargetTopicRecovery}.</li>
  *   <li>{@link SourceLoop} (its own thread) reads every copied partition with one consumer and feeds the copiers;
- *       the copiers write through one {@link PartitionWriter} (gRPC threads).</li>
+ *       the copiers write through one {@link PartitionWriter} (its thread), several batches of a partition in
+ *       flight.</li>
  *   <li>{@link CheckpointAgent} (every checkpoint interval), {@link HeartbeatAgent} and {@link PartitionStatusAgent}
  *       (every heartbeat interval, the partitions' statuses when due) write to the target's {@code __mirror_state}
  *       through an idempotent producer.</li>

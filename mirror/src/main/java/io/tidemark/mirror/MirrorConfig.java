@@ -42,10 +42,11 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
     public static final long DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
     public static final long DEFAULT_DISCOVERY_INTERVAL_MS = 5_000;
     /**
-     * 1 MiB: a target topic's default max.batch.bytes. A partition has one batch in flight, so each batch is a Raft
-     * round on the target: copying a backlog of 1M x 1 KiB between two one-broker clusters went from 23,358 / 27,780
-     * records/s with 256 KiB to 29,463 / 35,114 with 512 KiB, and from 33,774-37,928 with 512 KiB to 44,123 / 50,561
-     * with 1 MiB; 1.5 and 2 MiB gained nothing more (docs/benchmarks.md).
+     * 1 MiB: a target topic's default max.batch.bytes. Measured when a partition had one batch in flight, each batch
+     * a Raft round on the target: copying a backlog of 1M x 1 KiB between two one-broker clusters went from 23,358 /
+     * 27,780 records/s with 256 KiB to 29,463 / 35,114 with 512 KiB, and from 33,774-37,928 with 512 KiB to 44,123 /
+     * 50,561 with 1 MiB; 1.5 and 2 MiB gained nothing more (docs/benchmarks.md). Not re-measured with several in
+     * flight.
      */
     public static final int DEFAULT_MAX_BATCH_BYTES = 1024 * 1024;
     /** 4 MiB: four fetches' worth ahead of the target, per partition. */

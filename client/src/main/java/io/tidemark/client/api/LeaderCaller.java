@@ -3,6 +3,7 @@ package io.tidemark.client.api;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ManagedChannel;
+import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
@@ -16,9 +17,13 @@ import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.OriginOffsetRequest;
 import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.OriginPartitionRef;
+import io.tidemark.proto.v1.ProduceManyRequest;
+import io.tidemark.proto.v1.ProduceManyResponse;
+import io.tidemark.proto.v1.ProduceOutcome;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 
+import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -85,10 +90,34 @@ final class LeaderCaller {
                 channel -> stub(channel, timeoutMs).fetch(request));
     }
 
-    /** A Produce of one batch; a retry after NOT_AVAILABLE resends the same bytes (idempotence drops a duplicate). */
-    CompletableFuture<ProduceResponse> produce(ProduceRequest request) {
-        return call(new TopicPartition(request.getTopic(), request.getPartition()),
-                channel -> stub(channel, requestTimeoutMs).produce(request));
+    /**
+     * A Produce of one batch, on the leader's produce stream ({@link ProduceStreams}), so that batches of a partition
+     * sent one after another reach its log in that order; a retry after NOT_AVAILABLE resends the same bytes
+     * (idempotence drops a duplicate). The batch's refusal fails the future with the broker's TidemarkException.
+     */
+    CompletableFuture<ProduceResponse> produce(ProduceRequest request, ProduceStreams streams, Clock clock) {
+        ProduceManyRequest one = ProduceManyRequest.newBuilder().addBatches(request).build();
+        return callAt(new TopicPartition(request.getTopic(), request.getPartition()),
+                address -> sendOn(streams, address, one, clock).thenCompose(answer -> {
+                    if (answer.getOutcomesCount() != 1) {
+                        return CompletableFuture.failedFuture(new TidemarkException(ErrorCode.INTERNAL_ERROR,
+                                "broker " + address + " answered " + answer.getOutcomesCount()
+                                        + " outcomes to 1 batch"));
+                    }
+                    ProduceOutcome outcome = answer.getOutcomes(0);
+                    return outcome.hasStored() ? CompletableFuture.completedFuture(outcome.getStored())
+                            : CompletableFuture.failedFuture(GrpcErrors.fromDetail(outcome.getRefused()));
+                }));
+    }
+
+    /** Sends on the stream; a send that throws (a closed client) gives a failed future, as {@link GrpcFutures#start}. */
+    private static CompletableFuture<ProduceManyResponse> sendOn(ProduceStreams streams, String address,
+                                                                  ProduceManyRequest request, Clock clock) {
+        try {
+            return streams.send(address, request, clock.millis());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /** The last origin offset of {@code origin} that {@code tp} holds through mirrored batches. */
@@ -123,10 +152,15 @@ final class LeaderCaller {
      * failure itself (a TidemarkException), not the CompletionException the composed attempts wrap it in.
      */
     private <T> CompletableFuture<T> call(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc) {
+        return callAt(tp, address -> GrpcFutures.start(() -> rpc.apply(channels.get(address))));
+    }
+
+    /** {@link #call} for an rpc that takes the leader's address. */
+    private <T> CompletableFuture<T> callAt(TopicPartition tp, Function<String, CompletableFuture<T>> rpc) {
         return GrpcFutures.unwrapped(attempt(tp, rpc, ATTEMPTS));
     }
 
-    private <T> CompletableFuture<T> attempt(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc,
+    private <T> CompletableFuture<T> attempt(TopicPartition tp, Function<String, CompletableFuture<T>> rpc,
                                              int attemptsLeft) {
         Optional<String> leader = metadata.leaderAddress(tp);
         if (leader.isEmpty()) {
@@ -134,7 +168,7 @@ final class LeaderCaller {
                     : CompletableFuture.failedFuture(metadata.noLeader(tp));
         }
         String address = leader.get();
-        return GrpcFutures.start(() -> rpc.apply(channels.get(address)))
+        return rpc.apply(address)
                 .handle((value, error) -> {
                     if (error == null) {
                         return CompletableFuture.completedFuture(value);

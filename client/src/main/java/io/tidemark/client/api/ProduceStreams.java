@@ -36,7 +36,8 @@ import java.util.concurrent.TimeUnit;
  * and {@link #ordered} says so: its partitions get one batch in flight at a time. Then the stream is tried again, so a
  * producer picks it up once the broker was upgraded.
  *
- * <p>Threading: {@link #send}, {@link #expire} and {@link #close} run on the producer's sender thread; answers and
+ * <p>Thread-safe: {@link #send}, {@link #expire} and {@link #close} take the object's lock (one caller in the producer,
+ * its sender thread; a {@link PartitionWriter}'s thread in the mirror), once per request, not per record. Answers and
  * stream failures arrive on gRPC threads and only complete futures.
  */
 final class ProduceStreams {
@@ -58,7 +59,7 @@ final class ProduceStreams {
     }
 
     /** Sends a request to the broker at {@code address}; completes with its answer, or fails as a call would. */
-    CompletableFuture<ProduceManyResponse> send(String address, ProduceManyRequest request, long nowMs) {
+    synchronized CompletableFuture<ProduceManyResponse> send(String address, ProduceManyRequest request, long nowMs) {
         Long unaryUntilMs = unary.get(address);
         if (unaryUntilMs != null && nowMs < unaryUntilMs) {
             return callUnary(address, request);
@@ -78,14 +79,14 @@ final class ProduceStreams {
     }
 
     /** Fails the requests past their deadline, resetting their streams. */
-    void expire(long nowMs) {
+    synchronized void expire(long nowMs) {
         for (Stream stream : streams.values()) {
             stream.expire(nowMs);
         }
     }
 
     /** Ends every stream; their unanswered requests fail. */
-    void close() {
+    synchronized void close() {
         for (Stream stream : streams.values()) {
             stream.reset(Status.UNAVAILABLE.withDescription("the producer closed its stream to the broker"));
         }

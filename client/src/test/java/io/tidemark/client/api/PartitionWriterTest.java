@@ -23,7 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** One batch a partition at a time, idempotent across retries, and a sequence that follows what was stored. */
+/**
+ * A partition's batches stored in write order or not at all past a failed one, several in flight once its producer id
+ * is known, idempotent across retries.
+ */
 class PartitionWriterTest {
     private static final long START_MS = 1_700_000_000_000L;
     private static final TopicPartition T0 = new TopicPartition("t", 0);
@@ -99,22 +102,99 @@ class PartitionWriterTest {
     }
 
     @Test
-    void aRefusedBatchGivesItsSequenceBack() throws Exception {
+    void aRefusedBatchMovesThePartitionToANewProducerId() throws Exception {
         cluster.failNext("Produce", 1, new TidemarkException(ErrorCode.ORIGIN_OFFSET_HELD, "held"));
         assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, failure(writer.write(T0, batch("a"))).code());
-        ok(writer.write(T0, batch("b")));
+        assertEquals(0, ok(writer.write(T0, batch("b"))).getBaseOffset());
         assertEquals(List.of(0, 0), baseSequences());
+        assertNotEquals(cluster.producedHeaders.get(0).producerId(), cluster.producedHeaders.get(1).producerId());
     }
 
     @Test
-    void onlyOneBatchOfAPartitionIsOutstanding() throws Exception {
+    void aPartitionsBatchesGoTogetherOnlyOnceItsProducerIdHadABatchStored() throws Exception {
         cluster.holdProduce = true;
-        CompletableFuture<ProduceResponse> held = writer.write(T0, batch("a"));
+        CompletableFuture<ProduceResponse> a = writer.write(T0, batch("a"));
+        CompletableFuture<ProduceResponse> b = writer.write(T0, batch("b"));
         await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 1);
-        assertEquals("t-0 has a batch outstanding; a PartitionWriter writes one batch of a partition at a time",
-                assertThrows(IllegalStateException.class, () -> writer.write(T0, batch("b"))).getMessage());
-        writer.close();
-        assertEquals(ErrorCode.NOT_AVAILABLE, failure(held).code());
+        assertEquals(1, cluster.producedHeaders.size(), "b waits: a broker takes the first batch of a producer id "
+                + "it does not know whatever its sequence, so b could be stored without a");
+        cluster.releaseHeldProduces();
+        assertEquals(0, ok(a).getBaseOffset());
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 2);
+        CompletableFuture<ProduceResponse> c = writer.write(T0, batch("c"));
+        CompletableFuture<ProduceResponse> d = writer.write(T0, batch("d"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 4);
+        cluster.releaseHeldProduces();
+        assertEquals(List.of(1L, 2L, 3L), List.of(ok(b).getBaseOffset(), ok(c).getBaseOffset(),
+                ok(d).getBaseOffset()));
+        assertEquals(List.of(0, 1, 2, 3), baseSequences());
+    }
+
+    @Test
+    void aPartitionTakesMaxInFlightBatchesUnanswered() throws Exception {
+        ok(writer.write(T0, batch("a")));
+        cluster.holdProduce = true;
+        for (int i = 0; i < writer.maxInFlight(); i++) {
+            writer.write(T0, batch("b" + i));
+        }
+        assertEquals("t-0 has 5 batches unanswered; a PartitionWriter takes max.in.flight.requests.per.partition=5"
+                + " of a partition", assertThrows(IllegalStateException.class,
+                () -> writer.write(T0, batch("c"))).getMessage());
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 5);
+        cluster.holdProduce = false;
+        cluster.releaseHeldProduces();
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.records(T0).size() == 6);
+        assertEquals(6, ok(writer.write(T0, batch("c"))).getBaseOffset());
+    }
+
+    @Test
+    void aRefusedBatchFailsTheBatchesWrittenAfterItAndNothingAfterItIsStored() throws Exception {
+        ok(writer.write(T0, batch("a")));
+        cluster.holdProduce = true;
+        CompletableFuture<ProduceResponse> b = writer.write(T0, batch("b"));
+        CompletableFuture<ProduceResponse> c = writer.write(T0, batch("c"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 2);
+        CompletableFuture<ProduceResponse> d = writer.write(T0, batch("d"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 3);
+        cluster.holdProduce = false;
+        cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.INVALID_TIMESTAMP, "too old"));
+        assertEquals(ErrorCode.INVALID_TIMESTAMP, failure(b).code());
+        assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE, failure(c).code(), "c was in flight: the broker refused it");
+        assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE, failure(d).code());
+        assertEquals(1, ok(writer.write(T0, batch("e"))).getBaseOffset());
+        assertEquals(2, cluster.records(T0).size(), "a and e");
+        FakeCluster.ProducerFields last = cluster.producedHeaders.get(cluster.producedHeaders.size() - 1);
+        assertNotEquals(cluster.producedHeaders.get(0).producerId(), last.producerId());
+        assertEquals(0, last.baseSequence());
+    }
+
+    @Test
+    void aBatchNotSentYetFailsWithTheFailureOfTheBatchBeforeIt() throws Exception {
+        cluster.holdProduce = true;
+        CompletableFuture<ProduceResponse> a = writer.write(T0, batch("a"));
+        CompletableFuture<ProduceResponse> b = writer.write(T0, batch("b"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 1);
+        cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.CORRUPT_BATCH, "bad crc"));
+        assertEquals(ErrorCode.CORRUPT_BATCH, failure(a).code());
+        TidemarkException notSent = failure(b);
+        assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE, notSent.code());
+        assertEquals("batch of t-0 not sent: the batch written before it failed (CORRUPT_BATCH: bad crc)",
+                notSent.getMessage());
+        assertEquals(1, cluster.producedHeaders.size());
+    }
+
+    @Test
+    void aBatchRefusedOutOfTurnWhileTheOneBeforeItIsRetriedIsResentAfterIt() throws Exception {
+        ok(writer.write(T0, batch("a")));
+        cluster.holdProduce = true;
+        CompletableFuture<ProduceResponse> b = writer.write(T0, batch("b"));
+        CompletableFuture<ProduceResponse> c = writer.write(T0, batch("c"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldProduces.size() == 2);
+        cluster.holdProduce = false;
+        cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.NOT_AVAILABLE, "no quorum"));
+        assertEquals(List.of(1L, 2L), List.of(ok(b).getBaseOffset(), ok(c).getBaseOffset()));
+        assertEquals(List.of("a", "b", "c"), cluster.records(T0).stream()
+                .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
     }
 
     @Test

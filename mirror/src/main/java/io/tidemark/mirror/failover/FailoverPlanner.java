@@ -63,9 +63,10 @@ import java.util.OptionalLong;
  * <p><b>Re-reads</b> are records the group had consumed on the source and reads again. In exact mode they are the
  * records between the resume offset and the copy of the committed offset, plus what the group committed on the source
  * after the checkpoint. The first are none unless the mirror was behind the group: its checkpoint then names where
- * the copies went on (the target's log end then), and the plan resumes at the copy of the committed offset when every
- * record between is a copy of the source partition below that offset (the group consumed them on the source), else,
- * or when more than {@link TargetFacts#MAX_SCANNED_RECORDS} lie between, at the checkpoint's offset. The second are:
+ * the copies went on (the target's log end then), and the plan resumes at the copy of the committed offset (the
+ * target's log end when it holds none yet) when every record between is a copy of the source partition below that
+ * offset (the group consumed them on the source), else, or when more than {@link TargetFacts#MAX_SCANNED_RECORDS} lie
+ * between, at the checkpoint's offset. The second are:
  * <ul>
  *   <li>at most the copies of the source partition at or above the checkpoint's source offset o (the last origin
  *       offset the target holds + 1 - o, less the records of the gaps above o, not below 0);</li>
@@ -216,10 +217,11 @@ public final class FailoverPlanner {
         long logEnd = end.logEndOffset();
         OptionalLong copyOfCommitted = copyOfCommitted(tp, origin, committed, checkpointOffset, logStart, logEnd);
         long held = Math.min(Math.max(checkpointOffset, logStart), logEnd);
-        boolean moved = copyOfCommitted.isPresent() && (copyOfCommitted.getAsLong() < checkpointOffset
-                || copyOfCommitted.getAsLong() > held
-                && target.onlyCopiesBelow(tp, held, copyOfCommitted.getAsLong(), origin, committed));
-        long offset = moved ? copyOfCommitted.getAsLong() : held;
+        // where the copy of the committed offset is, or lands when the target holds none yet: its log end
+        long resumeAt = copyOfCommitted.orElse(logEnd);
+        boolean moved = copyOfCommitted.isPresent() && resumeAt < checkpointOffset
+                || resumeAt > held && target.onlyCopiesBelow(tp, held, resumeAt, origin, committed);
+        long offset = moved ? resumeAt : held;
         Optional<TargetFacts.Copy> last = target.lastCopy(tp, origin);
         long nextCopyAtOrAbove = copyOfCommitted.orElse(last.map(c -> c.offset() + 1).orElse(offset));
         long below = Math.max(0, nextCopyAtOrAbove - offset);

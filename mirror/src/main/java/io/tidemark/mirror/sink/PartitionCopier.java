@@ -28,15 +28,19 @@ import java.util.concurrent.TimeUnit;
  *       the origin's id only. No state of its own: after a crash, a restart, or a batch of unknown fate, the target
  *       says where to continue.</li>
  *   <li><b>Copy</b>: queues the records read ({@link #offer}) and writes them as mirrored batches
- *       ({@link CopyBatch}), one batch outstanding at a time. The next batch goes when the last is stored, so a
- *       refused batch is never passed by a later one (a partition takes a batch that skips origin offsets, since
- *       the source's retention may remove records before they are read; see the OriginOffsetTable of broker-core).</li>
- *   <li><b>Refusals</b> ({@link RefusalPolicy}): a batch refused for one of its records is resent one record per
- *       batch; a record refused alone is written to the dead-letter topic when the mirror has one (as a mirrored
- *       batch, so it is stored there once), else the partition <b>stops</b>: it stays stopped, with its
- *       {@link StopReason} logged, counted and published ({@link #status}), until the mirror restarts. A batch the
- *       target already holds (ORIGIN_OFFSET_HELD) sends the copier back to resync; so does one whose outcome is
- *       unknown after the writer's retries.</li>
+ *       ({@link CopyBatch}), up to {@link TargetPartitions#maxInFlight} of them unanswered. The target stores them in
+ *       write order, or none past one that failed ({@link TargetPartitions#write}), so a refused batch is never
+ *       passed by a later one (a partition takes a batch that skips origin offsets, since the source's retention may
+ *       remove records before they are read; see the OriginOffsetTable of broker-core). Answers are recorded in write
+ *       order ({@link OffsetMap}), whatever order they come in.</li>
+ *   <li><b>Refusals</b> ({@link RefusalPolicy}), decided once every batch written before the refusal was known is
+ *       answered, so nothing of the copier is in flight when it acts; the batches written after the refused one
+ *       failed with it and are queued again behind its records. A batch refused for one of its records is resent
+ *       one record per batch, one at a time; a record refused alone is written to the dead-letter topic when the
+ *       mirror has one (as a mirrored batch, so it is stored there once), else the partition <b>stops</b>: it stays
+ *       stopped, with its {@link StopReason} logged, counted and published ({@link #status}), until the mirror
+ *       restarts. A batch the target already holds (ORIGIN_OFFSET_HELD) sends the copier back to resync; so does one
+ *       whose outcome is unknown after the writer's retries.</li>
  *   <li><b>Target topic gone</b> (UNKNOWN_TOPIC, UNKNOWN_PARTITION): the copier asks for it to be made again
  *       ({@link TargetPartitions#targetTopicGone}), which {@link #hold holds} every copier of the topic until none has
  *       a write outstanding, creates it, and {@link #release releases} them to resync.</li>
@@ -88,12 +92,15 @@ public final class PartitionCopier implements CopiedPartition {
     private final ArrayDeque<ConsumerRecord> pending = new ArrayDeque<>();
     private final List<Gap> gaps = new ArrayList<>();
 
+    /** Batches written and not settled yet, in write order. */
+    private final ArrayDeque<Written> inFlight = new ArrayDeque<>();
+
     private State state = State.RESYNCING;
     private StopReason stopReason;
     private int generation;
     private long pendingBytes;
-    private boolean writing;
-    /** Completes when the outstanding write is answered, for {@link #hold}; null when nobody waits. */
+    private boolean deadLettering;
+    /** Completes when no write is outstanding any more, for {@link #hold}; null when nobody waits. */
     private CompletableFuture<Void> quiet;
     /** Highest source offset queued or held; records at or below it are not queued again. */
     private long lastQueued = OffsetMap.NONE;
@@ -205,7 +212,7 @@ public final class PartitionCopier implements CopiedPartition {
         generation++;
         pending.clear();
         pendingBytes = 0;
-        if (!writing) {
+        if (idle()) {
             return CompletableFuture.completedFuture(null);
         }
         if (quiet == null) {
@@ -350,10 +357,30 @@ public final class PartitionCopier implements CopiedPartition {
         targets.targetTopicGone(this);
     }
 
-    /** Writes the next batch when none is outstanding. */
+    /** A batch written to the target, and its answer once it came. */
+    private static final class Written {
+        private final CopyBatch batch;
+        private boolean answered;
+        private ProduceResponse response;
+        private Throwable error;
+
+        private Written(CopyBatch batch) {
+            this.batch = batch;
+        }
+
+        private boolean failed() {
+            return answered && error != null;
+        }
+    }
+
+    /** Writes batches of what is queued while the target takes more and no refusal waits to be decided. */
     private void writeNext() {
-        while (state == State.COPYING && !writing && !pending.isEmpty()) {
+        while (state == State.COPYING && !deadLettering && !pending.isEmpty()
+                && inFlight.size() < targets.maxInFlight() && inFlight.stream().noneMatch(Written::failed)) {
             boolean single = pending.peekFirst().offset() <= singleRecordsUntil;
+            if (single && !inFlight.isEmpty()) {
+                return;
+            }
             CopyBatch batch = CopyBatch.take(pending, origin, targetCluster, maxBatchBytes,
                     single ? 1 : Integer.MAX_VALUE);
             pendingBytes -= batch.bytes();
@@ -363,32 +390,66 @@ public final class PartitionCopier implements CopiedPartition {
             if (batch.builder() == null) {
                 continue;
             }
-            writing = true;
+            Written written = new Written(batch);
+            inFlight.addLast(written);
             int writtenIn = generation;
-            targets.write(target, batch.builder()).whenComplete((response, error) -> written(writtenIn, batch,
+            targets.write(target, batch.builder()).whenComplete((response, error) -> answered(writtenIn, written,
                     response, error));
         }
     }
 
-    /** An outstanding write was answered: whoever {@link #hold holds} the copier may go on. */
-    private void answered() {
-        writing = false;
-        if (quiet != null) {
+    private boolean idle() {
+        return inFlight.isEmpty() && !deadLettering;
+    }
+
+    /** Nothing is outstanding any more: whoever {@link #hold holds} the copier may go on. */
+    private void quietIfIdle() {
+        if (quiet != null && idle()) {
             quiet.complete(null);
             quiet = null;
         }
     }
 
-    private synchronized void written(int writtenIn, CopyBatch batch, ProduceResponse response, Throwable error) {
-        answered();
+    private synchronized void answered(int writtenIn, Written written, ProduceResponse response, Throwable error) {
+        written.answered = true;
+        written.response = response;
+        written.error = error;
         if (writtenIn != generation || state != State.COPYING) {
+            inFlight.remove(written);
+            quietIfIdle();
             return;
         }
-        if (error == null) {
-            stored(batch, response);
+        settle();
+    }
+
+    /**
+     * Records the stored batches at the front, in write order; a failed one at the front is decided on once every
+     * batch in flight is answered.
+     */
+    private void settle() {
+        while (!inFlight.isEmpty() && inFlight.peekFirst().answered && inFlight.peekFirst().error == null) {
+            Written stored = inFlight.pollFirst();
+            stored(stored.batch, stored.response);
+        }
+        Written first = inFlight.peekFirst();
+        if (first == null || !first.answered) {
+            quietIfIdle();
             writeNext();
             return;
         }
+        if (inFlight.stream().allMatch(w -> w.answered)) {
+            List<Written> after = new ArrayList<>(inFlight).subList(1, inFlight.size());
+            inFlight.clear();
+            refused(first.batch, first.error, after);
+        }
+    }
+
+    /**
+     * Acts on the refusal of {@code batch} by {@link RefusalPolicy}; nothing is in flight. The batches written after
+     * it failed with it (the target stores none past a failed one), so their records go again behind its own when the
+     * copier resends; a resync asks the target instead.
+     */
+    private void refused(CopyBatch batch, Throwable error, List<Written> after) {
         if (!(error instanceof TidemarkException e)) {
             LOG.error("{}: writing a batch to {} failed unexpectedly; resynchronising", source, target, error);
             state = State.RESYNCING;
@@ -404,10 +465,14 @@ public final class PartitionCopier implements CopiedPartition {
             }
             case RECREATE_TARGET -> targetTopicGone(e.toString());
             case RESEND_ONE_PER_BATCH -> {
+                queueAgain(after);
                 resendOnePerBatch(batch, e);
                 writeNext();
             }
-            case DEAD_LETTER -> deadLetter(batch.records().get(0), e);
+            case DEAD_LETTER -> {
+                queueAgain(after);
+                deadLetter(batch.records().get(0), e);
+            }
             case STOP -> {
                 metrics.refused(1);
                 stop(StopReason.refused(batch.originOffsets()[0], e.code(), e.getMessage()));
@@ -418,6 +483,18 @@ public final class PartitionCopier implements CopiedPartition {
                 state = State.RESYNCING;
                 retryLater(generation);
             }
+        }
+    }
+
+    /** Puts the records of batches that failed behind a refused one back at the front of the queue, in order. */
+    private void queueAgain(List<Written> batches) {
+        for (int b = batches.size() - 1; b >= 0; b--) {
+            CopyBatch batch = batches.get(b).batch;
+            List<ConsumerRecord> records = batch.records();
+            for (int i = records.size() - 1; i >= 0; i--) {
+                pending.addFirst(records.get(i));
+            }
+            pendingBytes += batch.bytes();
         }
     }
 
@@ -446,16 +523,17 @@ public final class PartitionCopier implements CopiedPartition {
     /** Writes a record the target refused alone to the dead-letter topic; the partition waits for the answer. */
     private void deadLetter(ConsumerRecord record, TidemarkException refusal) {
         metrics.refused(1);
-        writing = true;
+        deadLettering = true;
         int writtenIn = generation;
-        targets.write(deadLetters.orElseThrow(), CopyBatch.deadLetter(record, origin,
+        targets.writeDeadLetter(deadLetters.orElseThrow(), CopyBatch.deadLetter(record, origin,
                 new DeadLetterHeaders.DeadLetter(target, refusal.code(), refusal.getMessage())))
                 .whenComplete((response, error) -> deadLettered(writtenIn, record, refusal, response, error));
     }
 
     private synchronized void deadLettered(int writtenIn, ConsumerRecord record, TidemarkException refusal,
                                            ProduceResponse response, Throwable error) {
-        answered();
+        deadLettering = false;
+        quietIfIdle();
         if (writtenIn != generation || state != State.COPYING) {
             return;
         }

@@ -21,10 +21,21 @@ import java.util.function.Consumer;
  */
 public interface TargetPartitions {
     /**
-     * Fails with the broker's TidemarkException, after the writer's retries. Writes to one partition from several
-     * copiers (the dead-letter topic's) go one after the other.
+     * Writes a copier's batch to its own target partition, after the ones it wrote before; at most
+     * {@link #maxInFlight} of a partition may be unanswered. The partition stores them in write order, and none
+     * written after one that failed: those fail too. Fails with the broker's TidemarkException, after the writer's
+     * retries.
      */
     CompletableFuture<ProduceResponse> write(TopicPartition tp, RecordBatchBuilder batch);
+
+    /**
+     * Writes a record to the dead-letter partition, which every copier writes to: these writes go one after the other,
+     * so one refused does not fail another copier's.
+     */
+    CompletableFuture<ProduceResponse> writeDeadLetter(TopicPartition tp, RecordBatchBuilder batch);
+
+    /** Batches of a partition {@link #write} takes unanswered. */
+    int maxInFlight();
 
     CompletableFuture<OriginOffsetResponse> originOffset(TopicPartition tp, OriginPartition origin);
 
@@ -34,17 +45,19 @@ public interface TargetPartitions {
      */
     void targetTopicGone(PartitionCopier copier);
 
-    /**
-     * Writes through {@code writer}, one batch of a partition at a time (the writer's rule) also when several copiers
-     * write to it, and hands a gone target topic to {@code topicGone}.
-     */
+    /** Writes through {@code writer}, and hands a gone target topic to {@code topicGone}. */
     static TargetPartitions over(PartitionWriter writer, Consumer<PartitionCopier> topicGone) {
-        Map<TopicPartition, CompletableFuture<ProduceResponse>> lastWrites = new ConcurrentHashMap<>();
+        Map<TopicPartition, CompletableFuture<ProduceResponse>> lastDeadLetters = new ConcurrentHashMap<>();
         return new TargetPartitions() {
             @Override
             public CompletableFuture<ProduceResponse> write(TopicPartition tp, RecordBatchBuilder batch) {
+                return writer.write(tp, batch);
+            }
+
+            @Override
+            public CompletableFuture<ProduceResponse> writeDeadLetter(TopicPartition tp, RecordBatchBuilder batch) {
                 CompletableFuture<ProduceResponse> written = new CompletableFuture<>();
-                CompletableFuture<ProduceResponse> last = lastWrites.put(tp, written);
+                CompletableFuture<ProduceResponse> last = lastDeadLetters.put(tp, written);
                 CompletableFuture<?> turn = last == null ? CompletableFuture.completedFuture(null) : last;
                 turn.handle((ignored, error) -> null).thenCompose(ready -> writer.write(tp, batch))
                         .whenComplete((response, error) -> {
@@ -56,6 +69,11 @@ public interface TargetPartitions {
                             }
                         });
                 return written;
+            }
+
+            @Override
+            public int maxInFlight() {
+                return writer.maxInFlight();
             }
 
             @Override

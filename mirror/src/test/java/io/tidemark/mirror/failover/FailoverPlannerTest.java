@@ -317,6 +317,25 @@ class FailoverPlannerTest {
         assertEquals(OptionalLong.empty(), ((Exact) p0.basis()).checkpointOffset());
     }
 
+    @Test
+    void aCheckpointMadeWhileTheMirrorWasBehindResumesAtTheLogEndWhenTheTargetHoldsOnlyConsumedCopiesAfterIt() {
+        PartitionPlan p0 = planBehind(tenCopies(-1), 12);
+
+        assertEquals(OptionalLong.of(10), p0.offset(), "the copies of 5 to 9 came after the checkpoint, the group "
+                + "had consumed them on A, and the copy of 12 would land at the log end");
+        assertEquals(OptionalLong.of(0), p0.rereadsAtMost());
+        assertEquals(OptionalLong.of(5), ((Exact) p0.basis()).checkpointOffset());
+    }
+
+    @Test
+    void aCheckpointMadeWhileTheMirrorWasBehindKeepsItsOffsetBeforeARecordProducedOnTheTargetWhenNoCopyIsAtOrAbove() {
+        PartitionPlan p0 = planBehind(tenCopies(7), 12);
+
+        assertEquals(OptionalLong.of(5), p0.offset(), "offset 7 holds a record produced on B, which the group never "
+                + "read");
+        assertEquals(OptionalLong.of(6), p0.rereadsAtMost(), "the copies of 5 to 9 and B's record");
+    }
+
     /**
      * A target whose orders-0 holds copies of origin offsets 0 to 9, with a record produced on the target just
      * before the copy of {@code producedBefore} (none when -1).
@@ -334,7 +353,12 @@ class FailoverPlannerTest {
 
     /** orders-0's plan from a checkpoint of source offset 8 at target offset 5, made while the mirror was behind. */
     private static PartitionPlan planBehind(ScriptedTarget target) {
-        return new FailoverPlanner(target).plan(state(record(checkpoint(0, 8, 5).setMirrorBehind(true)
+        return planBehind(target, 8);
+    }
+
+    /** orders-0's plan from a checkpoint of {@code committed} at target offset 5, made while the mirror was behind. */
+    private static PartitionPlan planBehind(ScriptedTarget target, long committed) {
+        return new FailoverPlanner(target).plan(state(record(checkpoint(0, committed, 5).setMirrorBehind(true)
                         .setCheckpointTimeMs(BASE_MS + 5_000))), request(TimeChoice.none(), OptionalLong.empty()), NOW_MS)
                 .partitions().get(0);
     }

@@ -57,6 +57,17 @@ class PartitionCopierTest {
         final List<List<Record>> batches = new ArrayList<>();
         final List<CompletableFuture<ProduceResponse>> writes = new ArrayList<>();
         final List<PartitionCopier> topicsGone = new ArrayList<>();
+        int maxInFlight = 1;
+
+        @Override
+        public int maxInFlight() {
+            return maxInFlight;
+        }
+
+        @Override
+        public CompletableFuture<ProduceResponse> writeDeadLetter(TopicPartition tp, RecordBatchBuilder batch) {
+            return write(tp, batch);
+        }
 
         @Override
         public CompletableFuture<ProduceResponse> write(TopicPartition tp, RecordBatchBuilder batch) {
@@ -154,6 +165,80 @@ class PartitionCopierTest {
         target.stored(1, 23);
         assertEquals(new OffsetMap.Exact(23, false), copier.translate(12));
         assertEquals(4, registry.meter("mirror.records-copied").getCount());
+    }
+
+    @Test
+    void batchesGoTogetherUpToTheTargetsLimitAndAreRecordedInWriteOrder() {
+        target.maxInFlight = 3;
+        start(held(9, 20));
+        copier.offer(records(10, 11));
+        copier.offer(records(12));
+        copier.offer(records(13));
+        copier.offer(records(14));
+        assertEquals(List.of(List.of(10L, 11L), List.of(12L), List.of(13L)), target.originOffsets(),
+                "three unanswered at most; 14 waits");
+        target.stored(1, 22);
+        assertEquals(9, copier.status().lastOriginOffset(), "12 is stored, but recorded only after 10 and 11");
+        assertEquals(3, target.batches.size(), "nothing settled, so nothing more goes");
+        target.stored(0, 20);
+        assertEquals(12, copier.status().lastOriginOffset());
+        assertEquals(new OffsetMap.Exact(22, false), copier.translate(12));
+        assertEquals(List.of(14L), target.originOffsets().get(3));
+        target.stored(2, 23);
+        target.stored(3, 24);
+        assertEquals(new OffsetMap.Exact(24, false), copier.translate(14));
+        assertEquals(5, registry.meter("mirror.records-copied").getCount());
+    }
+
+    @Test
+    void aRefusalIsDecidedOnceTheBatchesAfterItAreAnsweredAndTheirRecordsGoAgainBehindItsOwn() {
+        target.maxInFlight = 3;
+        start(held(9, 20));
+        copier.offer(records(10, 11));
+        copier.offer(records(12, 13));
+        copier.offer(records(14));
+        target.refused(0, ErrorCode.INVALID_TIMESTAMP, "SendTime outside");
+        copier.offer(records(15));
+        assertEquals(3, target.batches.size(), "nothing goes while batches written after the refused one are out");
+        target.refused(2, ErrorCode.OUT_OF_ORDER_SEQUENCE, "not sent: the batch written before it failed");
+        assertEquals(3, target.batches.size());
+        target.refused(1, ErrorCode.OUT_OF_ORDER_SEQUENCE, "expects sequence 2");
+        assertEquals(List.of(10L), target.originOffsets().get(3), "one record per batch, one at a time");
+        assertEquals(4, target.batches.size());
+        target.stored(3, 20);
+        assertEquals(List.of(11L), target.originOffsets().get(4));
+        target.stored(4, 21);
+        assertEquals(List.of(12L, 13L, 14L, 15L), target.originOffsets().get(5), "past the refused batch's records, "
+                + "batches are whole again");
+        target.stored(5, 22);
+        assertEquals(new OffsetMap.Exact(25, false), copier.translate(15));
+        assertEquals(1, target.asks.size(), "no resync was needed");
+    }
+
+    @Test
+    void aBatchTheTargetHoldsSendsTheCopierToAskOnceEveryBatchWrittenIsAnswered() {
+        target.maxInFlight = 3;
+        start(held(9, 20));
+        copier.offer(records(10));
+        copier.offer(records(11));
+        target.refused(0, ErrorCode.ORIGIN_OFFSET_HELD);
+        assertEquals(1, target.asks.size(), "11 is still out");
+        target.refused(1, ErrorCode.OUT_OF_ORDER_SEQUENCE);
+        assertEquals(2, target.asks.size());
+        assertEquals(1, count("mirror.batches-refused-held"));
+    }
+
+    @Test
+    void aHoldWaitsForEveryBatchInFlight() {
+        target.maxInFlight = 3;
+        start(held(9, 20));
+        copier.offer(records(10));
+        copier.offer(records(11));
+        CompletableFuture<Void> quiet = copier.hold();
+        target.stored(1, 21);
+        assertFalse(quiet.isDone(), "10 is still out");
+        target.stored(0, 20);
+        assertTrue(quiet.isDone());
     }
 
     /** The origin names the source topic's id: what the target holds of another topic of the name does not count. */
