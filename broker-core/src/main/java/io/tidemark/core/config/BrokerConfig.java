@@ -95,15 +95,16 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "(ReceiveTime stays monotonic through leader changes between them). Leave it at 0.");
 
     public static final ConfigKey RAFT_ELECTION_TIMEOUT_MIN_MS = new ConfigKey("raft.election.timeout.min.ms", LONG,
-            300, "ms", atLeast(50, 60_000),
+            200, "ms", atLeast(50, 60_000),
             "A follower that hears nothing from its leader for a random time between this and the max starts an "
-                    + "election; Ratis checks once per such random time, so a dead leader is noticed 1 to 2 timeouts "
-                    + "after its last heartbeat. 300-600 ms failed over in 0.6-1.1 s after a SIGKILL (p99 1.1 s over "
-                    + "20 kills; 1-2 s gave p50 2.9 s, p99 3.4 s) and did not churn leaders with 3 brokers and the "
-                    + "load generator saturating 2 cores; Ratis' 150-300 ms churned with many groups on 2 busy cores "
+                    + "election; Ratis sleeps one such random time between checks, so a dead leader is noticed 1 to "
+                    + "2 timeouts after its last heartbeat. 200-400 ms failed over in p50 0.47 s, p99 0.67 s after "
+                    + "a SIGKILL (20 kills; 300-600 ms: p50 0.84 s, p99 0.88-1.32 s; 300-350 ms: p99 1.32 s, split "
+                    + "votes). Under a load saturating 2 cores it started more elections than 300-600 ms (97 against "
+                    + "36; 150-300 ms: about 200) with the same throughput and fixed-rate latency "
                     + "(docs/benchmarks.md). Heartbeats go at half the min.");
     public static final ConfigKey RAFT_ELECTION_TIMEOUT_MAX_MS = new ConfigKey("raft.election.timeout.max.ms", LONG,
-            600, "ms", atLeast(100, 120_000), "See raft.election.timeout.min.ms; must be above it.");
+            400, "ms", atLeast(100, 120_000), "See raft.election.timeout.min.ms; must be above it.");
     public static final ConfigKey RAFT_LOG_SEGMENT_BYTES = new ConfigKey("raft.log.segment.bytes", LONG, 32L << 20,
             "bytes", atLeast(1 << 20, 1L << 30), "Size of each Raft log segment file (Ratis' default).");
     public static final ConfigKey RAFT_LOG_WRITE_BUFFER_BYTES = new ConfigKey("raft.log.write.buffer.bytes", LONG,

@@ -17,9 +17,10 @@ import java.util.concurrent.TimeUnit;
  * The Ratis settings of a broker, from its {@code raft.*} config keys (docs/configuration.md says why each default
  * differs from Ratis' own, after shared/notes/ratis.md):
  * <ul>
- *   <li>election timeout 300-600 ms instead of 150-300 ms: many groups on 2 busy cores churned leaders with the
- *       defaults; 300-600 ms failed over in 0.6-1.1 s after a crash without churn under load (1-2 s took 2.9-3.4
- *       s);</li>
+ *   <li>election timeout 200-400 ms instead of 150-300 ms: Ratis' follower sleeps a random timeout between
+ *       checks, so a dead leader is noticed 1 to 2 timeouts after its last heartbeat; 200-400 ms failed over in p99
+ *       0.67 s after a SIGKILL (300-600 ms: 0.9-1.3 s; a narrow 300-350 ms split votes), and under a load saturating
+ *       2 cores started half the elections of 150-300 ms, more than 300-600 ms, at the same throughput;</li>
  *   <li>log write buffer 2 MiB instead of 8 MiB, and the appender byte limit (also the largest entry) just under
  *       it: the write buffer is direct memory per group replica; 2 MiB holds a batch of the 1 MiB max.batch.bytes
  *       default with its mirror provenance, and 4 MiB made no difference to produce (docs/benchmarks.md); group
