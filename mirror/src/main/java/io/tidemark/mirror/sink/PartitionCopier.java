@@ -415,7 +415,9 @@ public final class PartitionCopier implements CopiedPartition {
         written.response = response;
         written.error = error;
         if (writtenIn != generation || state != State.COPYING) {
-            inFlight.remove(written);
+            // a batch of an older generation, or the copier stopped: nothing of them is acted on any more, also not
+            // a refusal answered earlier that waited for this answer
+            inFlight.removeIf(w -> w.answered);
             quietIfIdle();
             return;
         }

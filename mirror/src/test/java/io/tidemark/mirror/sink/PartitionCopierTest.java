@@ -241,6 +241,20 @@ class PartitionCopierTest {
         assertTrue(quiet.isDone());
     }
 
+    @Test
+    void aHoldWhileARefusalWaitsForTheBatchesAfterItEndsWhenTheyAreAnswered() {
+        target.maxInFlight = 3;
+        start(held(9, 20));
+        copier.offer(records(10));
+        copier.offer(records(11));
+        target.refused(0, ErrorCode.INVALID_TIMESTAMP, "SendTime outside");
+        CompletableFuture<Void> quiet = copier.hold();
+        assertFalse(quiet.isDone(), "11 is still out");
+        target.refused(1, ErrorCode.OUT_OF_ORDER_SEQUENCE);
+        assertTrue(quiet.isDone(), "the refusal answered before is dropped with the hold");
+        assertEquals(2, target.batches.size(), "nothing was resent");
+    }
+
     /** The origin names the source topic's id: what the target holds of another topic of the name does not count. */
     @Test
     void itAsksForAndCopiesItsOriginWithTheSourceTopicsId() {
