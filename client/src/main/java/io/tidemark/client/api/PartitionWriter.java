@@ -46,9 +46,10 @@ import java.util.concurrent.TimeoutException;
  * <p><b>Idempotence.</b> Each partition has a random producer id (epoch 0), and a batch takes the partition's next
  * sequence when it is first sent. A retriable error (NOT_LEADER, NOT_AVAILABLE, a cut stream) resends the same bytes
  * after {@code retry.backoff.ms}, until {@code delivery.timeout.ms} from the write, so a batch stored although its
- * answer was lost is answered with its first offsets; resends go in write order, the first one alone. A batch
- * refused OUT_OF_ORDER_SEQUENCE while a batch before it is unanswered came out of turn (a resend of the one before
- * overtaken) and is resent after it. UNKNOWN_TOPIC and UNKNOWN_PARTITION are not retried here (unlike
+ * answer was lost is answered with its first offsets; resends go in write order, the first one alone. A batch sent
+ * while one before it was unanswered and refused OUT_OF_ORDER_SEQUENCE came out of turn (the one before was not
+ * stored yet: it failed and is being resent) and is resent once the ones before it are stored; if one of them fails
+ * instead, it fails with it. UNKNOWN_TOPIC and UNKNOWN_PARTITION are not retried here (unlike
  * {@link TidemarkProducer}): each call already refreshed the metadata and asked again, and a caller writes to
  * partitions it asked about first, so the topic is gone, and the caller must know at once: a batch still being retried
  * when the topic is created again would land at the start of the new one.
@@ -188,6 +189,8 @@ public final class PartitionWriter implements Closeable {
         private ProduceRequest request;
         private long producerId;
         private boolean inFlight;
+        /** Sent while a batch before it was unanswered: refused out of order, it may just have come too early. */
+        private boolean pipelined;
         /** A batch before it failed: its answer, whatever it is, is its outcome. */
         private boolean noResend;
         private long sendAtMs;
@@ -261,6 +264,7 @@ public final class PartitionWriter implements Closeable {
 
     private void send(Lane lane, Write write) {
         write.inFlight = true;
+        write.pipelined = lane.writes.peekFirst() != write;
         write.attempts++;
         leaders.produce(write.request, streams, clock).whenComplete((response, error) -> onThread(
                 () -> answered(lane, write, response, error), write));
@@ -281,7 +285,7 @@ public final class PartitionWriter implements Closeable {
             lane.acknowledged = false;
             TidemarkException e = GrpcFutures.asTidemark(error);
             long nowMs = clock.millis();
-            boolean outOfTurn = e.code() == ErrorCode.OUT_OF_ORDER_SEQUENCE && lane.writes.peekFirst() != write;
+            boolean outOfTurn = e.code() == ErrorCode.OUT_OF_ORDER_SEQUENCE && write.pipelined;
             if (!write.noResend && (outOfTurn || e.retriable() && nowMs < write.deadlineMs)) {
                 write.sendAtMs = outOfTurn ? nowMs : nowMs + retryBackoffMs;
             } else {
