@@ -11,10 +11,13 @@ import io.tidemark.proto.v1.TopicAssignment;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.api.AdminApi;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -28,6 +31,7 @@ import java.util.UUID;
  * priority back to equal, so a later crash fails over in one election ({@link ClusterMembers#peers}).
  */
 final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupLeadership {
+    private static final Logger LOG = LoggerFactory.getLogger(RaftLeadership.class);
     /** Transfers tried per move, each with its share of the move's timeout. */
     private static final int TRANSFER_ATTEMPTS = 3;
     private final ClusterMembers members;
@@ -85,19 +89,37 @@ final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupL
                 .build()) {
             check(client.admin().setConfiguration(preferring), what, toNodeId);
             try {
-                RaftClientReply transferred = null;
-                for (int attempt = 0; attempt < TRANSFER_ATTEMPTS && (transferred == null
-                        || !transferred.isSuccess()); attempt++) {
-                    transferred = client.admin().transferLeadership(RaftPeerIds.of(toNodeId),
-                            timeoutMs / TRANSFER_ATTEMPTS);
-                }
-                check(transferred, what, toNodeId);
+                transfer(client.admin(), toNodeId, timeoutMs, what);
             } finally {
                 check(client.admin().setConfiguration(members.peers(voters)), what, toNodeId);
             }
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + what + " did not move to node "
                     + toNodeId + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * Asks for the transfer up to {@link #TRANSFER_ATTEMPTS} times. Ratis' blocking admin call throws a refused
+     * transfer (a TransferLeadershipException: DIFFERENT_LEADER when another replica won the target's election, a
+     * timeout) rather than answering it, so a failure is a reply or an exception, and either is tried again.
+     */
+    static void transfer(AdminApi admin, int toNodeId, long timeoutMs, String what) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                RaftClientReply reply = admin.transferLeadership(RaftPeerIds.of(toNodeId),
+                        timeoutMs / TRANSFER_ATTEMPTS);
+                if (reply.isSuccess() || attempt == TRANSFER_ATTEMPTS) {
+                    check(reply, what, toNodeId);
+                    return;
+                }
+            } catch (IOException e) {
+                if (attempt == TRANSFER_ATTEMPTS) {
+                    throw e;
+                }
+                LOG.info("leadership of {} did not move to node {} (attempt {} of {}), trying again: {}", what,
+                        toNodeId, attempt, TRANSFER_ATTEMPTS, e.getMessage());
+            }
         }
     }
 
