@@ -3,7 +3,6 @@ package io.tidemark.client.api;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ManagedChannel;
-import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
@@ -19,7 +18,6 @@ import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.ProduceManyRequest;
 import io.tidemark.proto.v1.ProduceManyResponse;
-import io.tidemark.proto.v1.ProduceOutcome;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 
@@ -98,16 +96,8 @@ final class LeaderCaller {
     CompletableFuture<ProduceResponse> produce(ProduceRequest request, ProduceStreams streams, Clock clock) {
         ProduceManyRequest one = ProduceManyRequest.newBuilder().addBatches(request).build();
         return callAt(new TopicPartition(request.getTopic(), request.getPartition()),
-                address -> sendOn(streams, address, one, clock).thenCompose(answer -> {
-                    if (answer.getOutcomesCount() != 1) {
-                        return CompletableFuture.failedFuture(new TidemarkException(ErrorCode.INTERNAL_ERROR,
-                                "broker " + address + " answered " + answer.getOutcomesCount()
-                                        + " outcomes to 1 batch"));
-                    }
-                    ProduceOutcome outcome = answer.getOutcomes(0);
-                    return outcome.hasStored() ? CompletableFuture.completedFuture(outcome.getStored())
-                            : CompletableFuture.failedFuture(GrpcErrors.fromDetail(outcome.getRefused()));
-                }));
+                address -> sendOn(streams, address, one, clock)
+                        .thenCompose(answer -> ProduceStreams.outcome(answer, 0, 1, address)));
     }
 
     /** Sends on the stream; a send that throws (a closed client) gives a failed future, as {@link GrpcFutures#start}. */

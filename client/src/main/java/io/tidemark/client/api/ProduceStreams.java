@@ -3,9 +3,14 @@ package io.tidemark.client.api;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ProduceManyRequest;
 import io.tidemark.proto.v1.ProduceManyResponse;
+import io.tidemark.proto.v1.ProduceOutcome;
+import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.v1.ProduceStreamRequest;
 import io.tidemark.proto.v1.ProduceStreamResponse;
 
@@ -71,6 +76,22 @@ final class ProduceStreams {
             streams.put(address, stream);
         }
         return stream.send(nextCorrelationId++, request, nowMs + requestTimeoutMs);
+    }
+
+    /**
+     * What became of batch {@code i} of a request of {@code batches} batches: its stored answer, or a failure with the
+     * TidemarkException it was refused with (INTERNAL_ERROR when the broker answered fewer outcomes than batches).
+     * Completed at once.
+     */
+    static CompletableFuture<ProduceResponse> outcome(ProduceManyResponse response, int i, int batches,
+                                                      String address) {
+        if (i >= response.getOutcomesCount()) {
+            return CompletableFuture.failedFuture(new TidemarkException(ErrorCode.INTERNAL_ERROR, "broker " + address
+                    + " answered " + response.getOutcomesCount() + " outcomes to " + batches + " batches"));
+        }
+        ProduceOutcome outcome = response.getOutcomes(i);
+        return outcome.hasStored() ? CompletableFuture.completedFuture(outcome.getStored())
+                : CompletableFuture.failedFuture(GrpcErrors.fromDetail(outcome.getRefused()));
     }
 
     /** Whether the broker at {@code address} takes requests in send order (it has ProduceStream). */

@@ -1,7 +1,6 @@
 package io.tidemark.client.api;
 
 import com.google.protobuf.ByteString;
-import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ProduceManyRequest;
@@ -296,14 +295,9 @@ final class Sender implements Runnable {
                 ProducerBatch batch = batches.get(i);
                 if (error != null) {
                     onAnswer(batch, address, null, error);
-                } else if (i >= response.getOutcomesCount()) {
-                    onAnswer(batch, address, null, new TidemarkException(ErrorCode.INTERNAL_ERROR, "broker "
-                            + address + " answered " + response.getOutcomesCount() + " outcomes to "
-                            + batches.size() + " batches"));
-                } else if (response.getOutcomes(i).hasStored()) {
-                    onAnswer(batch, address, response.getOutcomes(i).getStored(), null);
                 } else {
-                    onAnswer(batch, address, null, GrpcErrors.fromDetail(response.getOutcomes(i).getRefused()));
+                    ProduceStreams.outcome(response, i, batches.size(), address).whenComplete((stored, refused)
+                            -> onAnswer(batch, address, stored, refused));
                 }
             }
         }));
