@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 
 /** {@code tidemark topics create|list|describe|delete|alter}. */
@@ -139,6 +140,9 @@ final class TopicsCommand {
                 row.put("sizeBytes", p.getSizeBytes());
                 row.put("segments", p.getSegments());
                 row.put("lastReceiveTime", p.getLastReceiveTimeMs());
+                if (p.hasOverridesInUse()) {
+                    row.put("overridesInUse", new TreeMap<>(p.getOverridesInUse().getOverridesMap()));
+                }
                 JsonLines.print(out, row);
             } else {
                 out.printf("  partition %d  leader %d  replicas %s  group %s  log start %d  log end %d  %d bytes in %d"
@@ -146,6 +150,10 @@ final class TopicsCommand {
                         p.getReplicaNodeIdsList(), p.getGroupId(),
                         p.getLogStartOffset(), p.getLogEndOffset(), p.getSizeBytes(), p.getSegments(),
                         p.getLastReceiveTimeMs() < 0 ? "none" : Instant.ofEpochMilli(p.getLastReceiveTimeMs()));
+                if (p.hasOverridesInUse()) {
+                    out.printf("    still uses overrides %s: the topic's change has not reached its group's log yet%n",
+                            new TreeMap<>(p.getOverridesInUse().getOverridesMap()));
+                }
             }
         }
     }

@@ -50,6 +50,7 @@ import io.tidemark.proto.v1.OriginOffsetRequest;
 import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.OriginPartitionRef;
 import io.tidemark.proto.v1.OwnedPartitions;
+import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.proto.v1.PartitionOffset;
 import io.tidemark.proto.v1.ProduceManyRequest;
 import io.tidemark.proto.v1.ProduceManyResponse;
@@ -546,6 +547,60 @@ class BrokerAloneIT {
         Files.createDirectories(group.resolve("sm"));
         startBroker(Map.of());
         assertEquals("after", create("after", 1).getName());
+    }
+
+    /**
+     * A topic's config changed by alter holds after a restart in what its partition does, not only in what describe
+     * says (issue 23: the partition reopened with the overrides it was created with, and retention deleted what the
+     * new retention.ms keeps): kept's longer retention and kv's compaction (of records written after the restart)
+     * both act after it, while control, left at 25 s, shows that retention ran at the later time.
+     */
+    @Test
+    void aConfigChangedByAlterHoldsAfterARestartInWhatThePartitionDoes() throws Exception {
+        stop();
+        Map<String, String> file = Map.of("retention.check.interval.ms", "100");
+        startBroker(file);
+        for (String topic : List.of("kept", "control")) {
+            admin.createTopic(CreateTopicRequest.newBuilder().setName(topic).setPartitions(1)
+                    .putConfigs("retention.ms", "25000").putConfigs("segment.ms", "2000").build());
+        }
+        admin.createTopic(CreateTopicRequest.newBuilder().setName("kv").setPartitions(1)
+                .putConfigs("segment.bytes", "100").build());
+        List.of("kept", "control", "kv").forEach(this::awaitLed);
+        for (int i = 0; i < 4; i++) {
+            produce("kept", 0, nowMs.get());
+            produce("control", 0, nowMs.get());
+            nowMs.addAndGet(2000);
+        }
+        admin.alterTopicConfig(AlterTopicConfigRequest.newBuilder().setName("kept").putSet("retention.ms", "86400000")
+                .build());
+        admin.alterTopicConfig(AlterTopicConfigRequest.newBuilder().setName("kv").putSet("cleanup.policy", "compact")
+                .build());
+        stop();
+        startBroker(file);
+        List.of("kept", "control", "kv").forEach(this::awaitLed);
+        await().atMost(Duration.ofSeconds(30)).until(() -> admin.describeTopics(DescribeTopicsRequest.newBuilder()
+                .addNames("kept").addNames("kv").build()).getTopicsList().stream()
+                .flatMap(t -> t.getPartitionsList().stream()).noneMatch(PartitionDescription::hasOverridesInUse));
+        String[][] writes = {{"a", "1"}, {"b", "1"}, {"a", "2"}, {"c", "1"}, {"a", "3"}};
+        for (String[] write : writes) {
+            data.produce(ProduceRequest.newBuilder().setTopic("kv").setPartition(0).setBatch(ByteString.copyFrom(
+                    new RecordBatchBuilder().append(BASE_MS, write[0].getBytes(StandardCharsets.UTF_8),
+                            write[1].getBytes(StandardCharsets.UTF_8)).build())).build());
+        }
+
+        nowMs.addAndGet(40_000);
+        await().atMost(Duration.ofSeconds(30)).until(() -> data.listOffsets(ListOffsetsRequest.newBuilder()
+                .setTopic("control").setPartition(0).setEarliest(true).build()).getOffset(), equalTo(3L));
+        await().atMost(Duration.ofSeconds(30)).until(() -> keyValues("kv"),
+                equalTo(List.of("1:b=1", "2:a=2", "3:c=1", "4:a=3")));
+        assertEquals(0, data.listOffsets(ListOffsetsRequest.newBuilder().setTopic("kept").setPartition(0)
+                .setEarliest(true).build()).getOffset(), "kept keeps its records for a day now");
+        for (long offset = 0; offset < 4; offset++) {
+            assertEquals(offset, fetchAll("kept", 0, offset).get(0).offset(), "each of kept's segments is there");
+        }
+        assertEquals("86400000", admin.describeTopics(DescribeTopicsRequest.newBuilder().addNames("kept").build())
+                .getTopics(0).getConfigsMap().get("retention.ms"));
     }
 
     @Test

@@ -38,7 +38,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            Optional<HostPort> metricsListen, int maxRequestBytes, int maxFetchBytes,
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
-                           long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
+                           long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
+                           long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
                            GroupSettings groups, Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
             OriginPartition::isClusterName, OriginPartition.CLUSTER_NAME_RULE,
@@ -88,6 +89,13 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "segments of 10,000 partition replicas with room for reads of older ones, and leaves 8000 of a "
                     + "20,000 ulimit -n for sockets, Raft logs and jars; the broker warns at start when this does not "
                     + "fit the process's limits.");
+    public static final ConfigKey PRODUCER_ID_EXPIRATION_MS = new ConfigKey("producer.id.expiration.ms", LONG,
+            86_400_000, "ms", atLeast(1, Long.MAX_VALUE),
+            "How long a partition remembers an idempotent producer after its last batch, measured on ReceiveTime: "
+                    + "a producer silent for longer is forgotten, and its next batch is taken as a new producer's "
+                    + "(a resend of a batch stored before that is then stored again). Kafka's default, a day. The "
+                    + "leader of each partition group puts its value into the group's log, so every replica forgets "
+                    + "a producer at the same batch; a new leader with another value changes it from there on.");
 
     public static final ConfigKey CLOCK_OFFSET_MS = new ConfigKey("clock.offset.ms", LONG, 0, "ms",
             atLeast(-86_400_000, 86_400_000),
@@ -172,7 +180,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
 
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
-            FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
+            FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
+            PRODUCER_ID_EXPIRATION_MS, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
             LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL, GROUP_SESSION_TIMEOUT_MS,
@@ -273,7 +282,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
-                value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX), value(values, CLOCK_OFFSET_MS),
+                value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX),
+                value(values, PRODUCER_ID_EXPIRATION_MS), value(values, CLOCK_OFFSET_MS),
                 new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
                         value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
                         value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1,

@@ -90,7 +90,8 @@ public record TopicConfig(int segmentBytes, long segmentMs, int segmentIndexByte
                     + "record of each key in the segments before the active one and removes the older ones (records "
                     + "keep their offsets, so offsets have gaps; a record without a key is kept); a record with a null "
                     + "value (a tombstone) is removed too, delete.retention.ms after its ReceiveTime. compact,delete: "
-                    + "both. Each segment keeps its last record, so a segment still ends where the next begins.");
+                    + "both. A segment whose records all go stays, empty, with a marker of where it ends, so offsets "
+                    + "and lookups by time still hold.");
     public static final ConfigKey DELETE_RETENTION_MS = new ConfigKey("delete.retention.ms", LONG, DAY_MS, "ms",
             atLeast(0, Long.MAX_VALUE),
             "How long a compacted topic keeps a tombstone (a record with a null value that is the latest of its key) "

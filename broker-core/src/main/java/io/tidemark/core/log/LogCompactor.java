@@ -47,9 +47,11 @@ import java.util.zip.CRC32C;
  * Reading and writing are held to {@code log.compaction.io.max.bytes.per.second} together, so compaction never takes
  * the disk from appends and fetches.
  *
- * <p>Idempotent producers: the table of their last sequences is rebuilt from the log at a restart, and compaction may
- * remove a producer's last batches from it. A producer that sends again after that and a restart of the leader may
- * then be refused OUT_OF_ORDER_SEQUENCE (Kafka keeps producer snapshots for this; not built here).
+ * <p>Compaction never changes what the log's next appends decide: a log keeps its producers' last sequences and its
+ * origin offsets in its {@link AppendState}, which only appends change and a replicated partition carries over restarts
+ * in its group's snapshot, so a producer whose last batches were compacted away is still deduplicated and sequenced
+ * as on the replicas that did not compact. Only a log opened on its own ({@link PartitionLog#open}) rebuilds them from
+ * what its segments hold.
  *
  * <p>Threading: one compactor per broker, used from one thread (the maintenance thread) at a time. It reads only closed
  * segments, which nothing else writes, beside the log's appends and reads.

@@ -133,13 +133,59 @@ public final class PartitionLog implements Closeable {
      */
     public static PartitionLog open(Path dir, TopicConfig config, OpenFileCache files, long nowMs)
             throws IOException {
+        PartitionLog log = load(dir, config, files, nowMs);
+        log.rebuildProducerState();
+        log.rebuildOrigins();
+        return log;
+    }
+
+    /**
+     * Opens the log in {@code dir} as it was when {@code state} was taken of it: recovered as {@link #open} does, cut
+     * back to the state's log end offset, with the state's last ReceiveTime, producers and origin offsets instead of
+     * what the segments left would rebuild (compaction and retention remove batches those were learnt from). A
+     * replicated partition opens so from its group's snapshot, which every replica took of the same appends.
+     *
+     * @throws LogTooShortException when the log ends below the state's log end offset (its files were truncated or
+     *                              lost)
+     */
+    public static PartitionLog openAt(Path dir, TopicConfig config, AppendState state, long nowMs)
+            throws IOException {
+        PartitionLog log = load(dir, config, OpenFileCache.shared(), nowMs);
+        log.requireEndAtLeast(state.logEndOffset());
+        log.lock.lock();
+        try {
+            log.cut(state.logEndOffset());
+            log.lastReceiveTimeMs = state.lastReceiveTimeMs().orElse(LogSegment.NO_TIME);
+            log.producers.reset(state.producers());
+            log.origins.reset(state.origins());
+        } finally {
+            log.lock.unlock();
+        }
+        return log;
+    }
+
+    /**
+     * Closes the log and throws unless it ends at {@code offset} or later: a log about to be cut back to a state taken
+     * of it.
+     *
+     * @throws LogTooShortException when it ends below
+     */
+    public void requireEndAtLeast(long offset) throws IOException {
+        if (logEndOffset < offset) {
+            long end = logEndOffset;
+            close();
+            throw new LogTooShortException(dir, end, offset);
+        }
+    }
+
+    /** Opens the segments of {@code dir}, recovering them after an unclean shutdown; the tables are left empty. */
+    private static PartitionLog load(Path dir, TopicConfig config, OpenFileCache files, long nowMs)
+            throws IOException {
         Files.createDirectories(dir);
         boolean clean = Files.exists(dir.resolve(CLEAN_SHUTDOWN_FILE));
         LogSegment[] segments = LogLoader.load(dir, config, files);
         PartitionLog log = new PartitionLog(dir, config, files, segments, nowMs);
         log.markerDeletionUnsynced = clean;
-        log.rebuildProducerState();
-        log.rebuildOrigins();
         return log;
     }
 
@@ -276,7 +322,8 @@ public final class PartitionLog implements Closeable {
             if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                 Optional<AppendResult> stored = producers.check(producerId,
                         RecordBatchFormat.producerEpoch(batch, position),
-                        RecordBatchFormat.baseSequence(batch, position), RecordBatchFormat.recordCount(batch, position));
+                        RecordBatchFormat.baseSequence(batch, position), RecordBatchFormat.recordCount(batch, position),
+                        receiveTimeMs);
                 if (stored.isPresent()) {
                     return stored.get();
                 }
@@ -301,13 +348,13 @@ public final class PartitionLog implements Closeable {
      * appended). Idempotent producers' batches are recorded but never deduplicated: a copy holds what the
      * source holds.
      *
-     * <p>In a topic that compacts, a batch above the log end (the source's log was compacted) continues it across the
-     * gap ({@link #skipTo}).
+     * <p>A batch above the log end (the source's log was compacted) continues it across the gap ({@link #skipTo}),
+     * whatever this replica's cleanup.policy says: the source's batches are what they are, and every replica taking
+     * the same copy must end the same.
      *
      * @throws TidemarkException CORRUPT_BATCH when the bytes are not exactly one valid batch; OFFSET_OUT_OF_RANGE
-     *                           when its base offset is not this log's end offset (a copy has no overlaps, and gaps
-     *                           only in a topic that compacts); INVALID_TIMESTAMP when its ReceiveTime is below the
-     *                           log's last one.
+     *                           when its base offset is below this log's end offset (a copy has no overlaps);
+     *                           INVALID_TIMESTAMP when its ReceiveTime is below the log's last one.
      *                           Nothing of a refused batch is written.
      */
     public AppendResult appendStamped(ByteBuffer batch) {
@@ -318,7 +365,7 @@ public final class PartitionLog implements Closeable {
             int size = batch.remaining();
             BatchAdmission.checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.UNBOUNDED));
             long baseOffset = RecordBatchFormat.baseOffset(batch, position);
-            if (baseOffset < logEndOffset || baseOffset > logEndOffset && !config.cleanupPolicy().compacts()) {
+            if (baseOffset < logEndOffset) {
                 throw new TidemarkException(ErrorCode.OFFSET_OUT_OF_RANGE, "a copied batch must continue the log: "
                         + "this one starts at offset " + baseOffset + " but the log " + dir + " ends at "
                         + logEndOffset);
@@ -580,30 +627,41 @@ public final class PartitionLog implements Closeable {
             if (offset >= logEndOffset) {
                 return;
             }
-            LogSegment[] current = segments;
-            if (offset < current[0].baseOffset()) {
-                throw new IllegalArgumentException("cannot truncate " + dir + " to offset " + offset
-                        + ", below its log start offset " + current[0].baseOffset());
-            }
-            int keep = floorSegment(current, offset);
-            for (int i = current.length - 1; i > keep; i--) {
-                current[i].delete();
-            }
-            LogSegment last = current[keep];
-            current[keep].truncateBefore(offset, keep == 0 ? LogSegment.NO_TIME
-                    : lastReceiveTime(Arrays.copyOf(current, keep)), validator, SegmentSettings.of(config, files));
-            segments = Arrays.copyOf(current, keep + 1);
-            logEndOffset = last.nextOffset();
-            lastReceiveTimeMs = lastReceiveTime(segments);
+            cut(offset);
             rebuildProducerState();
             rebuildOrigins();
-            RecoveryPointFile.write(dir, Math.min(logEndOffset, RecoveryPointFile.read(dir).orElse(0)));
             LOG.info("Truncated {} to offset {}", dir, offset);
         } catch (IOException e) {
             throw new UncheckedIOException("truncating " + dir, e);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Removes every record at or after {@code offset} (nothing when it is the log end or later); the producers and
+     * origin offsets are left as they are. Under the lock.
+     */
+    private void cut(long offset) throws IOException {
+        if (offset >= logEndOffset) {
+            return;
+        }
+        LogSegment[] current = segments;
+        if (offset < current[0].baseOffset()) {
+            throw new IllegalArgumentException("cannot truncate " + dir + " to offset " + offset
+                    + ", below its log start offset " + current[0].baseOffset());
+        }
+        int keep = floorSegment(current, offset);
+        for (int i = current.length - 1; i > keep; i--) {
+            current[i].delete();
+        }
+        LogSegment last = current[keep];
+        current[keep].truncateBefore(offset, keep == 0 ? LogSegment.NO_TIME
+                : lastReceiveTime(Arrays.copyOf(current, keep)), validator, SegmentSettings.of(config, files));
+        segments = Arrays.copyOf(current, keep + 1);
+        logEndOffset = last.nextOffset();
+        lastReceiveTimeMs = lastReceiveTime(segments);
+        RecoveryPointFile.write(dir, Math.min(logEndOffset, RecoveryPointFile.read(dir).orElse(0)));
     }
 
     /**
@@ -829,6 +887,34 @@ public final class PartitionLog implements Closeable {
         lock.lock();
         try {
             return origins.held(origin);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * What the next appends depend on besides their batches, now: a replicated partition's group keeps it in its
+     * snapshot and reopens the log from it ({@link #openAt}).
+     */
+    public AppendState appendState() {
+        lock.lock();
+        try {
+            return new AppendState(logEndOffset, lastReceiveTimeMs == LogSegment.NO_TIME ? OptionalLong.empty()
+                    : OptionalLong.of(lastReceiveTimeMs), producers.entries(), origins.entries());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * How long after its last stored batch, in ReceiveTime, an idempotent producer is forgotten
+     * ({@code producer.id.expiration.ms}; a day until set): from the next append on. Replicas must take it at the
+     * same append, as a group's entries give it to them.
+     */
+    public void producerIdExpirationMs(long expirationMs) {
+        lock.lock();
+        try {
+            producers.expiryMs(expirationMs);
         } finally {
             lock.unlock();
         }

@@ -4,7 +4,10 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.ArrayDeque;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -17,37 +20,54 @@ import java.util.Optional;
  *   <li>a batch equal in sequences to a kept one is a duplicate: the partition answers with that batch's
  *       offsets and ReceiveTime and stores nothing;</li>
  *   <li>otherwise its base sequence must follow the last one (OUT_OF_ORDER_SEQUENCE), unless the partition
- *       never saw the producer or the epoch is newer;</li>
+ *       never saw the producer (or forgot it, below) or the epoch is newer;</li>
  *   <li>an epoch older than the one seen is refused (INVALID_PRODUCER_EPOCH).</li>
  * </ul>
- * The table is derived from the log alone (rebuilt from the batch headers when the log opens), so every replica
- * of a partition holds the same table and decides the same. Sequences wrap from {@link Integer#MAX_VALUE} to 0,
- * as the producer's do.
+ * A producer whose last stored batch's ReceiveTime is more than the expiry older than the batch being appended is
+ * forgotten ({@code producer.id.expiration.ms}, Kafka's rule, measured here on ReceiveTimes so that every replica
+ * forgets it at the same batch): its next batch is taken as a new producer's. Producers are kept in the order they
+ * were last stored, so forgetting the expired ones takes no scan.
+ *
+ * <p>The table changes only by appends, so replicas that append the same batches from the same state hold the same
+ * table and decide the same; it is carried over restarts in {@link AppendState} (a replicated partition's group
+ * snapshot), or rebuilt from the batch headers of a log opened on its own. Sequences wrap from
+ * {@link Integer#MAX_VALUE} to 0, as the producer's do.
  *
  * <p>Not thread-safe: used under the log's append lock.
  */
 final class ProducerStateTable {
     static final int BATCHES_KEPT = 5;
-
-    private record StoredBatch(int firstSequence, int lastSequence, long baseOffset, long lastOffset,
-                               long receiveTimeMs) {
-    }
+    /** Kafka's default producer.id.expiration.ms: one day. */
+    static final long DEFAULT_EXPIRY_MS = 86_400_000L;
 
     private static final class ProducerState {
         private short epoch;
         private int lastSequence;
-        private final ArrayDeque<StoredBatch> batches = new ArrayDeque<>(BATCHES_KEPT);
+        private long lastReceiveTimeMs;
+        private final ArrayDeque<AppendState.StoredBatch> batches = new ArrayDeque<>(BATCHES_KEPT);
     }
 
-    private final Map<Long, ProducerState> producers = new HashMap<>();
+    /** In the order producers were last stored: the least recently stored first. */
+    private final LinkedHashMap<Long, ProducerState> producers = new LinkedHashMap<>(16, 0.75f, false);
+    private long expiryMs = DEFAULT_EXPIRY_MS;
+
+    /** How long after its last stored batch (in ReceiveTime) a producer is forgotten. */
+    void expiryMs(long expiryMs) {
+        if (expiryMs < 1) {
+            throw new IllegalArgumentException("producer.id.expiration.ms must be at least 1, not " + expiryMs);
+        }
+        this.expiryMs = expiryMs;
+    }
 
     /**
-     * Checks a producer's batch before it is stored.
+     * Checks a producer's batch before it is stored at {@code receiveTimeMs}.
      *
      * @return the stored batch's result when this one is a duplicate of it, else empty
      * @throws TidemarkException OUT_OF_ORDER_SEQUENCE or INVALID_PRODUCER_EPOCH
      */
-    Optional<AppendResult> check(long producerId, short epoch, int baseSequence, int recordCount) {
+    Optional<AppendResult> check(long producerId, short epoch, int baseSequence, int recordCount,
+                                 long receiveTimeMs) {
+        expire(receiveTimeMs);
         ProducerState state = producers.get(producerId);
         if (state == null || epoch > state.epoch) {
             return Optional.empty();
@@ -58,9 +78,9 @@ final class ProducerStateTable {
                     + "producer took over");
         }
         int lastSequence = advance(baseSequence, recordCount - 1);
-        for (StoredBatch batch : state.batches) {
+        for (AppendState.StoredBatch batch : state.batches) {
             if (batch.firstSequence() == baseSequence && batch.lastSequence() == lastSequence) {
-                return Optional.of(new AppendResult(batch.baseOffset(), batch.lastOffset(), batch.receiveTimeMs()));
+                return Optional.of(batch.result());
             }
         }
         if (baseSequence != advance(state.lastSequence, 1)) {
@@ -71,25 +91,64 @@ final class ProducerStateTable {
         return Optional.empty();
     }
 
-    /** Records a stored batch of a producer. */
+    /** Records a stored batch of a producer; it becomes the most recently stored. */
     void stored(long producerId, short epoch, int baseSequence, AppendResult result) {
-        ProducerState state = producers.computeIfAbsent(producerId, id -> new ProducerState());
+        ProducerState state = producers.remove(producerId);
+        if (state == null) {
+            state = new ProducerState();
+        }
+        producers.put(producerId, state);
         if (epoch != state.epoch) {
             state.batches.clear();
         }
         int lastSequence = advance(baseSequence, result.lastOffset() - result.baseOffset());
         state.epoch = epoch;
         state.lastSequence = lastSequence;
+        state.lastReceiveTimeMs = result.receiveTimeMs();
         if (state.batches.size() == BATCHES_KEPT) {
             state.batches.removeFirst();
         }
-        state.batches.addLast(new StoredBatch(baseSequence, lastSequence, result.baseOffset(), result.lastOffset(),
-                result.receiveTimeMs()));
+        state.batches.addLast(new AppendState.StoredBatch(baseSequence, lastSequence, result.baseOffset(),
+                result.lastOffset(), result.receiveTimeMs()));
+    }
+
+    /** Forgets the producers last stored more than the expiry before {@code receiveTimeMs}. */
+    private void expire(long receiveTimeMs) {
+        Iterator<ProducerState> oldestFirst = producers.values().iterator();
+        while (oldestFirst.hasNext()) {
+            if (receiveTimeMs - oldestFirst.next().lastReceiveTimeMs <= expiryMs) {
+                return;
+            }
+            oldestFirst.remove();
+        }
     }
 
     /** {@code sequence + steps}, wrapping from {@link Integer#MAX_VALUE} to 0. */
     static int advance(int sequence, long steps) {
         return (int) ((sequence + steps) % (Integer.MAX_VALUE + 1L));
+    }
+
+    /** Every producer, the least recently stored first. */
+    List<AppendState.Producer> entries() {
+        List<AppendState.Producer> entries = new ArrayList<>(producers.size());
+        for (Map.Entry<Long, ProducerState> entry : producers.entrySet()) {
+            entries.add(new AppendState.Producer(entry.getKey(), entry.getValue().epoch,
+                    List.copyOf(entry.getValue().batches)));
+        }
+        return entries;
+    }
+
+    /** Replaces every producer by {@code entries}, kept in their order (least recently stored first). */
+    void reset(List<AppendState.Producer> entries) {
+        producers.clear();
+        for (AppendState.Producer producer : entries) {
+            ProducerState state = new ProducerState();
+            state.epoch = producer.epoch();
+            state.lastSequence = producer.last().lastSequence();
+            state.lastReceiveTimeMs = producer.last().receiveTimeMs();
+            state.batches.addAll(producer.batches());
+            producers.put(producer.producerId(), state);
+        }
     }
 
     void clear() {

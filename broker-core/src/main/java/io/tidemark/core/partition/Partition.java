@@ -1,6 +1,5 @@
 package io.tidemark.core.partition;
 
-import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogCompactor;
@@ -69,9 +68,6 @@ public interface Partition extends Closeable {
     CompletableFuture<Void> nextAppend();
 
     PartitionStatus status();
-
-    /** Applies a topic's new configuration; new segments take sizes and intervals from it. */
-    void updateConfig(TopicConfig config);
 
     /** Deletes segments past retention.ms or retention.bytes; the broker calls it periodically. */
     void applyRetention(long nowMs);

@@ -21,6 +21,7 @@ import io.tidemark.proto.v1.DescribeTopicsRequest;
 import io.tidemark.proto.v1.DescribeTopicsResponse;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.ListTopicsResponse;
+import io.tidemark.proto.v1.OverridesInUse;
 import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.ReassignPartitionResponse;
@@ -161,11 +162,15 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
                 .addAllOverriddenKeys(topic.overrides().keySet().stream().sorted().toList());
         for (Partition partition : topic.partitions()) {
             PartitionStatus status = partition.status();
-            description.addPartitions(PartitionDescription.newBuilder().setPartition(partition.id().partition())
+            PartitionDescription.Builder described = PartitionDescription.newBuilder()
+                    .setPartition(partition.id().partition())
                     .setLeaderNodeId(status.leaderNodeId()).addAllReplicaNodeIds(status.replicaNodeIds())
                     .setLogStartOffset(status.logStartOffset()).setLogEndOffset(status.logEndOffset())
                     .setSizeBytes(status.sizeBytes()).setSegments(status.segments())
-                    .setLastReceiveTimeMs(status.lastReceiveTimeMs()).setGroupId(status.groupId()));
+                    .setLastReceiveTimeMs(status.lastReceiveTimeMs()).setGroupId(status.groupId());
+            status.overridesInUse().filter(inUse -> !inUse.equals(topic.overrides())).ifPresent(inUse ->
+                    described.setOverridesInUse(OverridesInUse.newBuilder().putAllOverrides(inUse)));
+            description.addPartitions(described);
         }
         return description.build();
     }

@@ -106,7 +106,7 @@ class GroupOffsetStoreTest {
 
     @Test
     void aStoreStartedOnTheCompactedTopicReadsTheLatestCommitsAndNoDeletedGroup() throws Exception {
-        local.updateConfig(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));
+        local.reconfigure(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));
         GroupOffsetStore store = GroupOffsetStore.over(local, clock, new Counter());
         for (int offset = 1; offset <= 5; offset++) {
             store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(offset, "", 0)));
@@ -210,11 +210,6 @@ class GroupOffsetStoreTest {
         @Override
         public PartitionStatus status() {
             return replica.status();
-        }
-
-        @Override
-        public void updateConfig(TopicConfig config) {
-            replica.updateConfig(config);
         }
 
         @Override

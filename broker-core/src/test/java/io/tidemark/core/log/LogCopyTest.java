@@ -19,6 +19,7 @@ import static io.tidemark.core.log.LogTestUtils.BASE_MS;
 import static io.tidemark.core.log.LogTestUtils.batch;
 import static io.tidemark.core.log.LogTestUtils.bytes;
 import static io.tidemark.core.log.LogTestUtils.config;
+import static io.tidemark.core.log.LogTestUtils.readAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -102,19 +103,23 @@ class LogCopyTest {
     }
 
     @Test
-    void aBatchThatDoesNotContinueTheLogIsRefusedNamingBothOffsets() throws Exception {
+    void aBatchBelowTheLogEndIsRefusedAndOneAboveItContinuesTheLogAcrossTheGapWhateverTheCleanupPolicy()
+            throws Exception {
         try (PartitionLog log = PartitionLog.recreate(dir, config(), 5, BASE_MS)) {
             log.appendStamped(stamped(0, 5, BASE_MS));
-            TidemarkException gap = assertThrows(TidemarkException.class,
-                    () -> log.appendStamped(stamped(1, 7, BASE_MS)));
-            assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, gap.code());
-            assertEquals("a copied batch must continue the log: this one starts at offset 7 but the log " + dir
-                    + " ends at 6", gap.getMessage());
             TidemarkException overlap = assertThrows(TidemarkException.class,
                     () -> log.appendStamped(stamped(1, 5, BASE_MS)));
+            assertEquals(ErrorCode.OFFSET_OUT_OF_RANGE, overlap.code());
             assertEquals("a copied batch must continue the log: this one starts at offset 5 but the log " + dir
                     + " ends at 6", overlap.getMessage());
             assertEquals(6, log.logEndOffset(), "nothing of a refused batch is written");
+            assertEquals(new AppendResult(7, 7, BASE_MS), log.appendStamped(stamped(1, 7, BASE_MS)),
+                    "the copy's source compacted offset 6 away: the copy skips it too, though this log deletes");
+            assertEquals(8, log.logEndOffset());
+        }
+        try (PartitionLog reopened = PartitionLog.open(dir, config(), BASE_MS)) {
+            assertEquals(8, reopened.logEndOffset(), "the gap is marked, so the loader takes it");
+            assertEquals(List.of(5L, 7L), readAll(reopened).stream().map(io.tidemark.proto.record.Record::offset).toList());
         }
     }
 

@@ -54,6 +54,11 @@ public final class LocalPartition implements Partition {
         return new LocalPartition(id, nodeId, PartitionLog.open(dir, config, clock.millis()), clock);
     }
 
+    /** Takes a topic's new configuration, as a partition group's log gives it to its partitions. */
+    public void reconfigure(TopicConfig config) {
+        log.updateConfig(config);
+    }
+
     @Override
     public TopicPartition id() {
         return id;
@@ -131,12 +136,7 @@ public final class LocalPartition implements Partition {
         List<SegmentInfo> segments = log.segments();
         long size = segments.stream().mapToLong(SegmentInfo::sizeBytes).sum();
         return new PartitionStatus(nodeId, List.of(nodeId), log.logStartOffset(), log.logEndOffset(), size,
-                segments.size(), log.lastReceiveTimeMs().orElse(-1), "");
-    }
-
-    @Override
-    public void updateConfig(TopicConfig config) {
-        log.updateConfig(config);
+                segments.size(), log.lastReceiveTimeMs().orElse(-1), "", Optional.empty());
     }
 
     @Override

@@ -127,7 +127,8 @@ public final class ClusterNode implements Closeable {
         String clusterName = config.clusterName().orElse("");
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, divisions, admin,
-                config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir);
+                config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir,
+                config.producerIdExpirationMs());
         replicasRef.set(replicas);
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);

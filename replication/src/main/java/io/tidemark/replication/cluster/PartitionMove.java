@@ -109,7 +109,7 @@ final class PartitionMove {
             long progressLoggedMs = startMs;
             boolean sealed = false;
             while (into.leads()) {
-                Optional<HostedPartition> hosted = into.stateMachine().partition(key);
+                Optional<HostedPartition> hosted = into.host().partition(key);
                 if (hosted.isEmpty()) {
                     return;
                 }
@@ -124,7 +124,7 @@ final class PartitionMove {
                     if (clock.millis() - progressLoggedMs >= PROGRESS_LOG_INTERVAL_MS) {
                         progressLoggedMs = clock.millis();
                         LOG.info("Moving {} into {}: copied up to offset {} of {} in {} ms", name, into,
-                                into.stateMachine().partition(key).map(p -> p.log().logEndOffset()).orElse(-1L),
+                                into.host().partition(key).map(p -> p.log().logEndOffset()).orElse(-1L),
                                 read.getLogEndOffset(), progressLoggedMs - startMs);
                     }
                 } else if (read.getState() == PartitionState.PARTITION_SEALED) {

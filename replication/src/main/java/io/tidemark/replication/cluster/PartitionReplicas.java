@@ -24,6 +24,7 @@ import io.tidemark.replication.snapshot.SnapshotSource;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.GroupStateMachine;
 import io.tidemark.replication.statemachine.HostedPartition;
+import io.tidemark.replication.statemachine.PartitionHost;
 import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
@@ -45,6 +46,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -117,6 +119,7 @@ public final class PartitionReplicas implements Closeable {
     private final SnapshotSource sources;
     private final InstantSource clock;
     private final Path raftStorageDir;
+    private final long producerIdExpirationMs;
     private final ScheduledExecutorService groupChanges = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-group-changes");
         thread.setDaemon(true);
@@ -140,12 +143,13 @@ public final class PartitionReplicas implements Closeable {
      * @param remoteLeaders  who leads the groups of which this broker holds no replica
      * @param sources        reads other brokers' replicas, for partitions moving here
      * @param raftStorageDir where the Raft server keeps a directory per group, named by the group's UUID
+     * @param producerIdExpirationMs this broker's producer.id.expiration.ms, which the groups it leads take
      */
     public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RunningDivisions divisions,
                              RaftClient admin,
                              Function<Map<String, String>, TopicConfig> configs, KnownLeaders remoteLeaders,
                              MetadataGroup metadata, SnapshotSource sources, InstantSource clock,
-                             Path raftStorageDir) {
+                             Path raftStorageDir, long producerIdExpirationMs) {
         this.nodeId = nodeId;
         this.members = members;
         this.server = server;
@@ -157,6 +161,7 @@ public final class PartitionReplicas implements Closeable {
         this.sources = sources;
         this.clock = clock;
         this.raftStorageDir = raftStorageDir;
+        this.producerIdExpirationMs = producerIdExpirationMs;
         effectiveConfig(Map.of());
         groupChanges.scheduleWithFixedDelay(this::reconcileAll, RECONCILE_INTERVAL_MS, RECONCILE_INTERVAL_MS,
                 TimeUnit.MILLISECONDS);
@@ -259,7 +264,10 @@ public final class PartitionReplicas implements Closeable {
         }
     }
 
-    /** A topic's config changed: partitions the groups add from now on get the new overrides. */
+    /**
+     * A topic's config changed: the groups that host the partition take the new overrides through their logs (the
+     * leader's next {@link #reconcile}), and so do the partitions they add from now on.
+     */
     void overridesChanged(UUID topicId, int partition, Map<String, String> overrides) {
         PartitionKey key = new PartitionKey(topicId, partition);
         for (GroupHere here : groups.values()) {
@@ -268,6 +276,9 @@ public final class PartitionReplicas implements Closeable {
             here.importing.computeIfPresent(key, (k, incoming) -> new Incoming(incoming.partition().toBuilder()
                     .clearOverrides().putAllOverrides(overrides).build(), incoming.fromGroup(),
                     incoming.fromReplicas(), incoming.target()));
+            if (here.live.containsKey(key) || here.importing.containsKey(key)) {
+                schedule(here.front.id());
+            }
         }
     }
 
@@ -333,50 +344,77 @@ public final class PartitionReplicas implements Closeable {
             return;
         }
         long metadataIndex = metadata.appliedIndex();
-        GroupStateMachine stateMachine;
-        Set<PartitionKey> hosted;
+        PartitionHost host;
+        Map<PartitionKey, HostedPartition> hosted = new HashMap<>();
         try {
-            stateMachine = here.front.stateMachine();
-            hosted = stateMachine.hostedPartitions();
+            host = here.front.host();
+            for (PartitionKey key : host.hostedPartitions()) {
+                host.partition(key).ifPresent(p -> hosted.put(key, p));
+            }
         } catch (TidemarkException e) {
             return;
         }
-        if (metadataIndex < stateMachine.metadataIndex()) {
+        if (metadataIndex < host.metadataIndex()) {
             return;
         }
-        GroupChange.Builder change = GroupChange.newBuilder().setMetadataIndex(metadataIndex);
-        here.live.forEach((key, partition) -> {
-            if (!hosted.contains(key) && !here.importing.containsKey(key)) {
-                change.addAdd(partition);
-            }
-        });
-        here.importing.forEach((key, incoming) -> {
-            if (!hosted.contains(key)) {
-                change.addImport(incoming.partition());
-            } else {
-                startMove(here.front, key, incoming);
-            }
-        });
-        for (PartitionKey key : hosted) {
-            if (!here.live.containsKey(key) && !here.importing.containsKey(key)) {
-                stateMachine.partition(key).map(HostedPartition::partition).ifPresent(change::addRemove);
-            }
-        }
-        if (change.getAddCount() == 0 && change.getImportCount() == 0 && change.getRemoveCount() == 0) {
+        GroupChange change = changeToHost(here, hosted, metadataIndex, host.producerIdExpirationMs());
+        if (change.getAddCount() == 0 && change.getImportCount() == 0 && change.getRemoveCount() == 0
+                && change.getConfigureCount() == 0 && change.getProducerIdExpirationMs() == 0) {
             return;
         }
         changing.add(groupId);
-        here.front.submitChange(change.build()).whenComplete((reply, failure) -> {
+        here.front.submitChange(change).whenComplete((reply, failure) -> {
             changing.remove(groupId);
             if (failure != null) {
                 LOG.debug("{}: the partition change {} failed; it is tried again: {}", groupId, change,
                         failure.toString());
             } else {
-                LOG.info("{}: added {}, imported {} and removed {} partitions", groupId, change.getAddCount(),
-                        change.getImportCount(), change.getRemoveCount());
+                LOG.info("{}: added {}, imported {}, removed {} and configured {} partitions{}", groupId,
+                        change.getAddCount(), change.getImportCount(), change.getRemoveCount(),
+                        change.getConfigureCount(), change.getProducerIdExpirationMs() == 0 ? ""
+                                : "; producers are forgotten " + change.getProducerIdExpirationMs()
+                                + " ms after their last batch");
                 leaderChanged(groupId);
             }
         });
+    }
+
+    /**
+     * The change that makes a group host what the metadata places in it: partitions to add, import and remove,
+     * hosted partitions whose overrides are not the topic's, and this broker's producer.id.expiration.ms when the
+     * group's differs; starts the moves of the partitions it imports already.
+     */
+    private GroupChange changeToHost(GroupHere here, Map<PartitionKey, HostedPartition> hosted, long metadataIndex,
+                                     long producerIdExpirationMs) {
+        GroupChange.Builder change = GroupChange.newBuilder().setMetadataIndex(metadataIndex);
+        if (producerIdExpirationMs != this.producerIdExpirationMs) {
+            change.setProducerIdExpirationMs(this.producerIdExpirationMs);
+        }
+        here.live.forEach((key, partition) -> {
+            HostedPartition now = hosted.get(key);
+            if (now == null && !here.importing.containsKey(key)) {
+                change.addAdd(partition);
+            } else if (now != null && !now.partition().getOverridesMap().equals(partition.getOverridesMap())) {
+                change.addConfigure(partition);
+            }
+        });
+        here.importing.forEach((key, incoming) -> {
+            HostedPartition now = hosted.get(key);
+            if (now == null) {
+                change.addImport(incoming.partition());
+            } else {
+                if (!now.partition().getOverridesMap().equals(incoming.partition().getOverridesMap())) {
+                    change.addConfigure(incoming.partition());
+                }
+                startMove(here.front, key, incoming);
+            }
+        });
+        hosted.forEach((key, partition) -> {
+            if (!here.live.containsKey(key) && !here.importing.containsKey(key)) {
+                change.addRemove(partition.partition());
+            }
+        });
+        return change.build();
     }
 
     /** Runs the move of a partition this broker's group imports, unless it runs already. */

@@ -19,6 +19,7 @@ import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
 import io.tidemark.replication.statemachine.GroupStateMachine;
 import io.tidemark.replication.statemachine.HostedPartition;
+import io.tidemark.replication.statemachine.PartitionHost;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
 import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -62,7 +63,7 @@ final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplB
     @Override
     public void getSnapshot(GetSnapshotRequest request, StreamObserver<GetSnapshotResponse> observer) {
         try {
-            GroupSnapshot snapshot = stateMachine(request.getGroupId()).latestSnapshot()
+            GroupSnapshot snapshot = host(request.getGroupId()).latestSnapshot()
                     .orElseThrow(() -> new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica of Raft group "
                             + request.getGroupId() + " on this broker has taken no snapshot yet"));
             observer.onNext(GetSnapshotResponse.newBuilder().setSnapshot(snapshot).build());
@@ -76,7 +77,7 @@ final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplB
     public void readPartition(ReadPartitionRequest request, StreamObserver<ReadPartitionResponse> observer) {
         try {
             PartitionKey key = new PartitionKey(TopicIds.fromBytes(request.getTopicId()), request.getPartition());
-            HostedPartition partition = stateMachine(request.getGroupId()).partition(key).orElseThrow(() ->
+            HostedPartition partition = host(request.getGroupId()).partition(key).orElseThrow(() ->
                     new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "Raft group " + request.getGroupId()
                             + " does not host " + key + " on this broker"));
             PartitionLog log = partition.log();
@@ -97,7 +98,7 @@ final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplB
         }
     }
 
-    private GroupStateMachine stateMachine(String groupId) {
+    private PartitionHost host(String groupId) {
         RaftGroupId id;
         try {
             id = RaftGroupId.valueOf(UUID.fromString(groupId));
@@ -106,7 +107,7 @@ final class ReplicaServiceAdapter extends ReplicaServiceGrpc.ReplicaServiceImplB
         }
         try {
             if (server.getDivision(id).getStateMachine() instanceof GroupStateMachine stateMachine) {
-                return stateMachine;
+                return stateMachine.host();
             }
             throw new TidemarkException(ErrorCode.UNKNOWN_PARTITION, "Raft group " + groupId + " hosts no partitions");
         } catch (IOException e) {

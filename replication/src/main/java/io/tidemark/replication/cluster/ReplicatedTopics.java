@@ -207,10 +207,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     public void topicAltered(TopicAssignment assignment) {
         Topic topic = topics.get(assignment.getName());
         TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
-        topic.partitions().forEach(p -> {
-            p.updateConfig(config);
-            replicas.overridesChanged(topic.id(), p.id().partition(), assignment.getOverridesMap());
-        });
+        topic.partitions().forEach(p -> replicas.overridesChanged(topic.id(), p.id().partition(),
+                assignment.getOverridesMap()));
         topics.put(assignment.getName(), new Topic(topic.name(), topic.id(), topic.replicationFactor(),
                 assignment.getOverridesMap(), config, topic.partitions()));
     }

@@ -12,6 +12,7 @@ import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.raft.RunningDivisions;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.GroupStateMachine;
+import io.tidemark.replication.statemachine.PartitionHost;
 import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
@@ -146,6 +147,15 @@ public final class PartitionGroup {
     /** @throws TidemarkException NOT_AVAILABLE while the group is not running here yet */
     public GroupStateMachine stateMachine() {
         return (GroupStateMachine) division().getStateMachine();
+    }
+
+    /**
+     * The partitions this replica of the group hosts.
+     *
+     * @throws TidemarkException NOT_AVAILABLE while the group is not running here yet
+     */
+    public PartitionHost host() {
+        return stateMachine().host();
     }
 
     /** Whether this replica leads the group now. */

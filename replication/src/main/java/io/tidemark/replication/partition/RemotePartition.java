@@ -1,6 +1,5 @@
 package io.tidemark.replication.partition;
 
-import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogCompactor;
@@ -106,11 +105,8 @@ public final class RemotePartition implements Partition {
 
     @Override
     public PartitionStatus status() {
-        return new PartitionStatus(leaders.leaderOf(groupId), replicas, 0, 0, 0, 0, -1, groupId.toString());
-    }
-
-    @Override
-    public void updateConfig(TopicConfig config) {
+        return new PartitionStatus(leaders.leaderOf(groupId), replicas, 0, 0, 0, 0, -1, groupId.toString(),
+                Optional.empty());
     }
 
     @Override

@@ -63,7 +63,7 @@ public final class ReplicatedPartition implements Partition {
 
     /** The partition in its group: NOT_AVAILABLE until the group's log added it. */
     private HostedPartition hosted() {
-        return group.stateMachine().partition(key).orElseThrow(() -> new TidemarkException(ErrorCode.NOT_AVAILABLE,
+        return group.host().partition(key).orElseThrow(() -> new TidemarkException(ErrorCode.NOT_AVAILABLE,
                 id + " is being added to its Raft group " + group.id() + "; retry"));
     }
 
@@ -161,27 +161,19 @@ public final class ReplicatedPartition implements Partition {
 
     @Override
     public PartitionStatus status() {
-        PartitionLog log;
+        HostedPartition hosted;
         try {
-            log = log();
+            hosted = hosted();
         } catch (TidemarkException e) {
             return new PartitionStatus(TidemarkException.NO_LEADER, replicas, 0, 0, 0, 0, -1,
-                    group.id().getUuid().toString());
+                    group.id().getUuid().toString(), Optional.empty());
         }
+        PartitionLog log = hosted.log();
         List<SegmentInfo> segments = log.segments();
         return new PartitionStatus(group.leaderNodeId(), replicas, log.logStartOffset(), log.logEndOffset(),
                 segments.stream().mapToLong(SegmentInfo::sizeBytes).sum(), segments.size(),
-                log.lastReceiveTimeMs().orElse(-1), group.id().getUuid().toString());
-    }
-
-    @Override
-    public void updateConfig(TopicConfig config) {
-        try {
-            log().updateConfig(config);
-        } catch (TidemarkException e) {
-            // Not added here yet: the partition change that adds it carries the overrides of its day, and the
-            // metadata group's next change reaches it once it is.
-        }
+                log.lastReceiveTimeMs().orElse(-1), group.id().getUuid().toString(),
+                Optional.of(hosted.partition().getOverridesMap()));
     }
 
     /**
@@ -193,7 +185,7 @@ public final class ReplicatedPartition implements Partition {
     public void applyRetention(long nowMs) {
         hostedNow().ifPresent(hosted -> {
             RetentionResult result = hosted.log().deleteExpiredSegments(nowMs,
-                    group.stateMachine().snapshotLogEndOffset(key));
+                    group.host().snapshotLogEndOffset(key));
             if (result.heldSegments() > 0) {
                 group.requestSnapshot();
             }
@@ -212,7 +204,7 @@ public final class ReplicatedPartition implements Partition {
             return;
         }
         PartitionLog log = hosted.get().log();
-        long snapshotEnd = group.stateMachine().snapshotLogEndOffset(key);
+        long snapshotEnd = group.host().snapshotLogEndOffset(key);
         compactor.compact(log, nowMs, snapshotEnd);
         List<SegmentInfo> segments = log.segments();
         if (segments.get(segments.size() - 1).baseOffset() > snapshotEnd) {
@@ -227,7 +219,7 @@ public final class ReplicatedPartition implements Partition {
 
     private Optional<HostedPartition> hostedNow() {
         try {
-            return group.stateMachine().partition(key);
+            return group.host().partition(key);
         } catch (TidemarkException e) {
             return Optional.empty();
         }

@@ -1,5 +1,6 @@
 package io.tidemark.replication.statemachine;
 
+import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.v1.GroupPartition;
@@ -8,15 +9,16 @@ import io.tidemark.proto.v1.PartitionState;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A partition a group hosts on this replica: how the group's log names it, its log, and where it stands
- * ({@link PartitionState}: live, moving in, moving out). Long-polling fetches wait on {@link #nextAppend}.
+ * A partition a group hosts on this replica: how the group's log names it (with the topic's overrides as the log last
+ * set them), its log, and where it stands ({@link PartitionState}: live, moving in, moving out). Long-polling fetches
+ * wait on {@link #nextAppend}.
  *
  * <p>Thread-safe: the state machine appends and changes the state on its updater thread; readers read the log and
  * the state from any thread.
  */
 public final class HostedPartition {
     private final PartitionKey key;
-    private final GroupPartition partition;
+    private volatile GroupPartition partition;
     private final TopicPartition name;
     private final PartitionLog log;
     private volatile PartitionState state;
@@ -34,9 +36,15 @@ public final class HostedPartition {
         return key;
     }
 
-    /** The partition as the group change that added it named it, with the overrides it was added with. */
+    /** The partition as the group's log names it, with the overrides the log last set ({@code GroupChange}). */
     public GroupPartition partition() {
         return partition;
+    }
+
+    /** Takes overrides a change of the group's log set, and the config this replica makes of them. */
+    void reconfigure(GroupPartition overridden, TopicConfig config) {
+        partition = overridden;
+        log.updateConfig(config);
     }
 
     public TopicPartition name() {

@@ -222,7 +222,7 @@ class GroupRestartTest {
         assertTrue(server.getDivision(GROUP).getRaftLog().get(torn.getIndex()).getTerm() > torn.getTerm(),
                 "the torn entry's index holds the restarted leader's entry");
         GroupStateMachine machine = (GroupStateMachine) server.getDivision(GROUP).getStateMachine();
-        assertEquals(batchEntries(whole), machine.partition(T0).orElseThrow().log().logEndOffset(),
+        assertEquals(batchEntries(whole), machine.host().partition(T0).orElseThrow().log().logEndOffset(),
                 "a record for each batch entry kept");
     }
 

@@ -158,7 +158,7 @@ class GroupStateMachineTest {
 
     /** Every batch of a hosted partition's log, as bytes. */
     private static List<ByteBuffer> batches(GroupStateMachine machine, PartitionKey key) {
-        PartitionLog log = machine.partition(key).orElseThrow().log();
+        PartitionLog log = machine.host().partition(key).orElseThrow().log();
         List<ByteBuffer> batches = new ArrayList<>();
         for (long offset = log.logStartOffset(); offset < log.logEndOffset(); ) {
             LogReadResult read = log.read(offset, 1);
@@ -268,10 +268,10 @@ class GroupStateMachineTest {
                 .resolve(PartitionDirectories.name(partition(0, Map.of())));
         assertTrue(Files.isDirectory(partitionDir));
         lead(leader, GroupEntryFormat.change(GroupChange.newBuilder().addRemove(partition(0, Map.of())).build()));
-        assertEquals(Set.of(), leader.hostedPartitions());
+        assertEquals(Set.of(), leader.host().hostedPartitions());
         assertFalse(Files.exists(partitionDir), "its directory is deleted");
         lead(leader, add(partition(0, Map.of())));
-        assertEquals(0, leader.partition(T0).orElseThrow().log().logEndOffset(), "added again: empty");
+        assertEquals(0, leader.host().partition(T0).orElseThrow().log().logEndOffset(), "added again: empty");
     }
 
     @Test
@@ -285,11 +285,11 @@ class GroupStateMachineTest {
         stop(leader);
 
         GroupStateMachine restarted = leader();
-        assertEquals(Set.of(T0), restarted.hostedPartitions(), "orders-1 came after the snapshot");
-        assertEquals(1, restarted.partition(T0).orElseThrow().log().logEndOffset(), "cut back to the snapshot");
+        assertEquals(Set.of(T0), restarted.host().hostedPartitions(), "orders-1 came after the snapshot");
+        assertEquals(1, restarted.host().partition(T0).orElseThrow().log().logEndOffset(), "cut back to the snapshot");
         follow(restarted, entries.subList(2, entries.size()));
-        assertEquals(2, restarted.partition(T0).orElseThrow().log().logEndOffset());
-        assertEquals(1, restarted.partition(T1).orElseThrow().log().logEndOffset(), "replayed");
+        assertEquals(2, restarted.host().partition(T0).orElseThrow().log().logEndOffset());
+        assertEquals(1, restarted.host().partition(T1).orElseThrow().log().logEndOffset(), "replayed");
     }
 
     @Test
@@ -349,9 +349,9 @@ class GroupStateMachineTest {
         stop(leader);
 
         GroupStateMachine restarted = leader();
-        assertEquals(1, restarted.partition(T0).orElseThrow().log().logEndOffset());
+        assertEquals(1, restarted.host().partition(T0).orElseThrow().log().logEndOffset());
         follow(restarted, entries.subList(2, entries.size()));
-        assertEquals(Set.of(), restarted.hostedPartitions());
+        assertEquals(Set.of(), restarted.host().hostedPartitions());
         restarted.takeSnapshot();
         assertEquals(List.of(), partitionDirs(), "deleted once a snapshot no longer names it");
     }
@@ -413,7 +413,7 @@ class GroupStateMachineTest {
 
     /** The leader's batches of a partition from {@code offset}, back to back, as a replica of its group reads them. */
     private static ByteBuffer batchesFrom(GroupStateMachine machine, PartitionKey key, long offset) {
-        return machine.partition(key).orElseThrow().log().read(offset, 1 << 20).batches();
+        return machine.host().partition(key).orElseThrow().log().read(offset, 1 << 20).batches();
     }
 
     @Test
@@ -426,8 +426,8 @@ class GroupStateMachineTest {
         }
         GroupStateMachine into = replica("into", Map.of(), fixed(BASE_MS - 60_000));
         lead(into, change(GroupChange.newBuilder().addImport(partition(0, Map.of())).setMetadataIndex(7)));
-        assertEquals(PartitionState.PARTITION_IMPORTING, into.partition(T0).orElseThrow().state());
-        assertEquals(7, into.metadataIndex());
+        assertEquals(PartitionState.PARTITION_IMPORTING, into.host().partition(T0).orElseThrow().state());
+        assertEquals(7, into.host().metadataIndex());
 
         GroupEntryFormat.Outcome whileImporting = outcomes(lead(into, GroupEntryFormat.request(List.of(
                 batch(T0, BASE_MS, "produced too early")))), 1).get(0);
@@ -449,11 +449,11 @@ class GroupStateMachineTest {
 
         lead(into, change(GroupChange.newBuilder().addActivate(PartitionEnd.newBuilder()
                 .setPartition(partition(0, Map.of())).setLogEndOffset(4))));
-        assertEquals(PartitionState.PARTITION_IMPORTING, into.partition(T0).orElseThrow().state(),
+        assertEquals(PartitionState.PARTITION_IMPORTING, into.host().partition(T0).orElseThrow().state(),
                 "its log does not end at 4: not activated");
         lead(into, change(GroupChange.newBuilder().addActivate(PartitionEnd.newBuilder()
                 .setPartition(partition(0, Map.of())).setLogEndOffset(3))));
-        assertEquals(PartitionState.PARTITION_LIVE, into.partition(T0).orElseThrow().state());
+        assertEquals(PartitionState.PARTITION_LIVE, into.host().partition(T0).orElseThrow().state());
         GroupEntryFormat.Outcome after = outcomes(lead(into, GroupEntryFormat.request(List.of(
                 batch(T0, BASE_MS - 60_000, "after the move")))), 1).get(0);
         assertEquals(new AppendResult(3, 3, BASE_MS + 2), after.appended(),
@@ -468,9 +468,9 @@ class GroupStateMachineTest {
         from.takeSnapshot();
         stop(into);
         stop(from);
-        assertEquals(PartitionState.PARTITION_LIVE, replica("into", Map.of(), fixed(BASE_MS)).partition(T0)
+        assertEquals(PartitionState.PARTITION_LIVE, replica("into", Map.of(), fixed(BASE_MS)).host().partition(T0)
                 .orElseThrow().state(), "the states survive a restart from the snapshot");
-        assertEquals(PartitionState.PARTITION_SEALED, leader().partition(T0).orElseThrow().state());
+        assertEquals(PartitionState.PARTITION_SEALED, leader().host().partition(T0).orElseThrow().state());
     }
 
     @Test
@@ -485,7 +485,7 @@ class GroupStateMachineTest {
         RecordBatchFormat.stamp(new CRC32C(), later, 0, 40, BASE_MS + 1);
         assertEquals(41, GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(T0, 40, later)))
                 .logEndOffset(), "retention at the source removed 1 to 39: the copy starts again at 40");
-        assertEquals(40, into.partition(T0).orElseThrow().log().logStartOffset());
+        assertEquals(40, into.host().partition(T0).orElseThrow().log().logStartOffset());
 
         GroupEntryFormat.CopyOutcome live = GroupEntryFormat.readCopyReply(lead(into, GroupEntryFormat.copy(T1, 0,
                 copied)));
