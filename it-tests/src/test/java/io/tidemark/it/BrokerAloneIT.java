@@ -56,9 +56,11 @@ import io.tidemark.proto.v1.ProduceManyRequest;
 import io.tidemark.proto.v1.ProduceManyResponse;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
+import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.Subscription;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicPartitionRef;
+import io.tidemark.proto.v1.TransferLeadershipRequest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -601,6 +603,32 @@ class BrokerAloneIT {
         }
         assertEquals("86400000", admin.describeTopics(DescribeTopicsRequest.newBuilder().addNames("kept").build())
                 .getTopics(0).getConfigsMap().get("retention.ms"));
+    }
+
+    /**
+     * A request over max.request.bytes is answered MESSAGE_TOO_LARGE, which no client retries (it was NOT_AVAILABLE,
+     * retried until the delivery timeout); a negative or hour-long timeout is refused by name.
+     */
+    @Test
+    void aRequestTooLargeAndTimeoutsOutOfRangeAreRefusedByName() throws Exception {
+        stop();
+        startBroker(Map.of("max.request.bytes", "4096", "max.batch.bytes", "2048"));
+        create("t", 1);
+        TidemarkException tooLarge = error(() -> data.produce(ProduceRequest.newBuilder().setTopic("t").setPartition(0)
+                .setBatch(ByteString.copyFrom(new RecordBatchBuilder().append(BASE_MS, null, new byte[8000]).build()))
+                .build()));
+        assertEquals(ErrorCode.MESSAGE_TOO_LARGE, tooLarge.code(), tooLarge.getMessage());
+        assertFalse(tooLarge.retriable());
+        for (long timeoutMs : new long[] {-1, 3_600_001}) {
+            TidemarkException transfer = error(() -> admin.transferLeadership(TransferLeadershipRequest.newBuilder()
+                    .setTopic("t").setPartition(0).setToNodeId(1).setTimeoutMs(timeoutMs).build()));
+            assertEquals("INVALID_REQUEST: timeout_ms " + timeoutMs + " is not allowed: 1 to 3600000 ms, or 0 for "
+                    + "the default 10000 ms", transfer.toString());
+            TidemarkException reassign = error(() -> admin.reassignPartition(ReassignPartitionRequest.newBuilder()
+                    .setTopic("t").setPartition(0).addReplicaNodeIds(1).setTimeoutMs(timeoutMs).build()));
+            assertEquals("INVALID_REQUEST: timeout_ms " + timeoutMs + " is not allowed: 1 to 3600000 ms, or 0 for "
+                    + "the default 60000 ms", reassign.toString());
+        }
     }
 
     @Test

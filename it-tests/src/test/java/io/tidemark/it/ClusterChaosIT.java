@@ -75,6 +75,7 @@ class ClusterChaosIT {
             assertTrue(acknowledged.size() >= 1000, "acknowledged " + acknowledged.size() + "; first failure: "
                     + PartitionChecker.firstFailure(sends));
             PartitionChecker.check(cluster.bootstrap(), PARTITION, acknowledged);
+            ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
         }
     }
 
@@ -122,6 +123,7 @@ class ClusterChaosIT {
             List<ConsumerRecord> records = PartitionChecker.check(cluster.bootstrap(), PARTITION,
                     PartitionChecker.acknowledged(values, sends));
             assertEquals(values.size(), records.size());
+            ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
         }
     }
 }

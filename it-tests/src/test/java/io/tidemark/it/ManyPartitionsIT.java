@@ -104,6 +104,7 @@ class ManyPartitionsIT {
                             + "records sent to it, each once");
                 }
             }
+            ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
         }
     }
 

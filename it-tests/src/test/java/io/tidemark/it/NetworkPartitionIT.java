@@ -219,6 +219,7 @@ class NetworkPartitionIT {
                     .ignoreException(TidemarkException.class).until(views::identicalReplicas);
             log("every replica identical", settling);
             assertStatusShowsNoLag(cluster);
+            ReplicaCheck.assertReplicasAgree(dir, "127.0.0.1:" + cluster.clientPort(1));
             timings.forEach(System.out::println);
             log("whole test", startNanos);
         }

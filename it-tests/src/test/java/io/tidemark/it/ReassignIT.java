@@ -146,6 +146,7 @@ class ReassignIT {
                 assertEquals(3, admin.describeTopics(List.of(PARTITION.topic())).get(0).getReplicationFactor(),
                         "the replication factor follows the replica count");
             }
+            ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
         }
     }
 

@@ -61,10 +61,15 @@ class ReplicatedClusterIT {
         cluster = InJvmCluster.start(dir, 3, brokerSettings);
     }
 
+    /** Every test ends with every partition's replicas compared, then stops the cluster. */
     @AfterEach
     void stopCluster() throws IOException {
         if (cluster != null) {
-            cluster.close();
+            try {
+                ReplicaCheck.assertReplicasAgree(dir, bootstrap());
+            } finally {
+                cluster.close();
+            }
         }
     }
 

@@ -154,7 +154,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     public static final ConfigKey LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL = new ConfigKey(
             "leader.balance.max.transfers.per.interval", INT, 2, "transfers", atLeast(1, 10_000),
             "Most leadership transfers a broker starts in any window of leader.balance.interval.ms. Each one "
-                    + "pauses produce to its group's partitions for a moment (three Raft configuration entries and "
+                    + "pauses produce to its group's partitions for a moment (the target catching up and "
                     + "an election, about 0.1-0.3 s), so a small number keeps a restart from stalling many "
                     + "groups at once.");
 

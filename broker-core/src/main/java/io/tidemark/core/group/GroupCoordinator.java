@@ -264,6 +264,9 @@ public final class GroupCoordinator {
         if (writerId != null && writerId.equals(failedWriter)) {
             forget();
         }
+        if (writerId == null) {
+            store.reload();
+        }
         GroupOffsetStore.LastGroupState last = store.lastGroupState();
         if (writerId == null || (!last.writerId().equals(writerId) && last.offset() != loadedOffset)) {
             load(last);

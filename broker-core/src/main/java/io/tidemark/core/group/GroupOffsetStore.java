@@ -53,7 +53,14 @@ public final class GroupOffsetStore {
      * topic had until 2026-12-02) halved the commits a coordinator took.
      */
     public static final Map<String, String> TOPIC_CONFIG = Map.of("cleanup.policy", "compact",
-            "segment.bytes", Integer.toString(100 << 20), "send.time.before.max.ms", "-1");
+            "segment.bytes", Integer.toString(100 << 20), "send.time.before.max.ms", "-1",
+            "delete.retention.ms", Long.toString(GroupOffsetStore.TOMBSTONE_RETENTION_MS));
+    /**
+     * How long the topic keeps a tombstone (delete.retention.ms, a day as Kafka's): a store that has not read the topic
+     * for half of it reads it again from its start ({@link #catchUp}), since compaction may have removed a tombstone it
+     * never read, and the deleted offsets would come back from its memory.
+     */
+    static final long TOMBSTONE_RETENTION_MS = 86_400_000L;
     private static final Logger LOG = LoggerFactory.getLogger(GroupOffsetStore.class);
     private static final int REPLAY_FETCH_BYTES = 1 << 20;
     private static final long LOCAL_REPLICA_WAIT_MS = 5_000;
@@ -80,6 +87,8 @@ public final class GroupOffsetStore {
     private volatile LastGroupState lastGroupState = LastGroupState.NONE;
 
     private long nextOffset;
+    /** When the store last caught up (its clock); {@link Long#MIN_VALUE} before it read anything. */
+    private long lastReadMs = Long.MIN_VALUE;
 
     private GroupOffsetStore(Supplier<Partition> partition, InstantSource clock, Counter skipped) {
         this.partition = partition;
@@ -105,8 +114,33 @@ public final class GroupOffsetStore {
         return new GroupOffsetStore(partition, clock, skipped);
     }
 
-    /** Applies the records of the partition it has not read yet. */
+    /**
+     * Forgets what it read and reads the whole topic again: the state as of the log now, for a broker that becomes
+     * the groups' coordinator. Between its reads compaction may have removed records it never read (a tombstone
+     * {@code delete.retention.ms} after it was written, with the commits it deleted), which reading on from where it
+     * stopped would never tell it.
+     */
+    public synchronized void reload() {
+        groups.clear();
+        groupStates.clear();
+        groupStateTimes.clear();
+        lastGroupState = LastGroupState.NONE;
+        nextOffset = 0;
+        catchUp();
+    }
+
+    /**
+     * Applies the records of the partition it has not read yet; reads it all again ({@link #reload}) when it last read
+     * half a tombstone's retention ago or longer.
+     */
     private synchronized void catchUp() {
+        long nowMs = clock.millis();
+        if (lastReadMs != Long.MIN_VALUE && nowMs - lastReadMs >= TOMBSTONE_RETENTION_MS / 2) {
+            lastReadMs = Long.MIN_VALUE;
+            reload();
+            return;
+        }
+        lastReadMs = nowMs;
         Partition partition = this.partition.get();
         RecordBatchReader reader = new RecordBatchReader();
         long start = nextOffset;

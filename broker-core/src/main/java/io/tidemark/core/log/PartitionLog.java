@@ -938,7 +938,7 @@ public final class PartitionLog implements Closeable {
         List<SegmentInfo> infos = new ArrayList<>();
         for (LogSegment s : segments) {
             infos.add(new SegmentInfo(s.baseOffset(), s.nextOffset(), s.sizeBytes(), s.firstReceiveTimeMs(),
-                    s.maxReceiveTimeMs(), s.maxSendTimeMs(), s.indexEntries()));
+                    s.maxReceiveTimeMs(), s.maxSendTimeMs(), s.indexEntries(), s.compacted()));
         }
         return infos;
     }

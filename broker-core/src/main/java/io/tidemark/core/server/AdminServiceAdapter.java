@@ -41,6 +41,7 @@ import java.util.List;
  */
 final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     private static final long DEFAULT_REASSIGN_TIMEOUT_MS = 60_000;
+    private static final long DEFAULT_TRANSFER_TIMEOUT_MS = 10_000;
 
     private final Topics topics;
     private final BrokerConfig config;
@@ -128,7 +129,7 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
                                    StreamObserver<TransferLeadershipResponse> observer) {
         responses.respond(observer, () -> {
             topics.partition(request.getTopic(), request.getPartition());
-            long timeoutMs = request.getTimeoutMs() == 0 ? 10_000 : request.getTimeoutMs();
+            long timeoutMs = Responses.timeoutMs("timeout_ms", request.getTimeoutMs(), DEFAULT_TRANSFER_TIMEOUT_MS);
             Leadership.Transferred transferred = cluster.leadership().transfer(new TopicPartition(request.getTopic(),
                     request.getPartition()), request.getToNodeId(), timeoutMs);
             TransferLeadershipResponse.Builder response = TransferLeadershipResponse.newBuilder()
@@ -144,11 +145,7 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
                                   StreamObserver<ReassignPartitionResponse> observer) {
         responses.respond(observer, () -> {
             topics.partition(request.getTopic(), request.getPartition());
-            if (request.getTimeoutMs() < 0) {
-                throw Responses.invalid("timeout_ms " + request.getTimeoutMs() + " is negative; 0 means the default "
-                        + DEFAULT_REASSIGN_TIMEOUT_MS + " ms");
-            }
-            long timeoutMs = request.getTimeoutMs() == 0 ? DEFAULT_REASSIGN_TIMEOUT_MS : request.getTimeoutMs();
+            long timeoutMs = Responses.timeoutMs("timeout_ms", request.getTimeoutMs(), DEFAULT_REASSIGN_TIMEOUT_MS);
             List<Integer> replicas = cluster.reassignment().reassign(new TopicPartition(request.getTopic(),
                     request.getPartition()), request.getReplicaNodeIdsList(), timeoutMs);
             return ReassignPartitionResponse.newBuilder().addAllReplicaNodeIds(replicas).build();

@@ -44,6 +44,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -60,14 +61,20 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     private final ClusterView cluster;
     private final BrokerMetrics metrics;
     private final Responses responses;
+    private final Executor pool;
 
-    BrokerServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster,
-                         BrokerMetrics metrics) {
+    /**
+     * @param pool answers the long-polling fetches that waited: the append that wakes them completes on a partition
+     *             group's apply thread, which must never read a segment or write an answer for a client
+     */
+    BrokerServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster, BrokerMetrics metrics,
+                         Executor pool) {
         this.topics = topics;
         this.config = config;
         this.cluster = cluster;
         this.metrics = metrics;
         this.responses = new Responses(metrics);
+        this.pool = pool;
     }
 
     @Override
@@ -160,7 +167,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             return;
         }
         appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
-                .whenComplete((v, t) -> answerFetch(request, topic.id(), partition, observer, timer));
+                .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition, observer, timer), pool);
     }
 
     private static Optional<UUID> pinnedId(FetchRequest request) {

@@ -1,6 +1,5 @@
 package io.tidemark.core.server;
 
-import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -42,7 +41,7 @@ public final class GrpcEndpoint implements Closeable {
                 .directExecutor()
                 .callExecutor(new CallExecutors(pool))
                 .maxInboundMessageSize(config.maxRequestBytes())
-                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics))
+                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
                 .addService(ServerInterceptors.intercept(new GroupServiceAdapter(topics, groups, coordinator, config,
                         metrics), new ClientAddress()));

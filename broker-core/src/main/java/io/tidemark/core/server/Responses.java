@@ -15,8 +15,9 @@ import java.util.concurrent.ExecutionException;
 
 /**
  * Answers a gRPC call with a value or an error, the same way for every service: a {@link TidemarkException}
- * goes out with its code and message ({@link GrpcErrors}); anything else is an INTERNAL_ERROR, logged with its
- * stack trace, and its message goes out so the user can report it. Every error is counted by code.
+ * goes out with its code and message ({@link GrpcErrors}); a failed read or write of the broker's disk is a
+ * STORAGE_ERROR naming the file and the error; anything else is an INTERNAL_ERROR, logged with its stack trace, and its
+ * message goes out so the user can report it. Every error is counted by code.
  */
 final class Responses {
     private static final Logger LOG = LoggerFactory.getLogger(Responses.class);
@@ -63,9 +64,28 @@ final class Responses {
             Thread.currentThread().interrupt();
             return new TidemarkException(ErrorCode.NOT_AVAILABLE, "the broker is shutting down");
         }
+        if (cause instanceof UncheckedIOException io) {
+            LOG.error("Storage failure answering a request", io);
+            return new TidemarkException(ErrorCode.STORAGE_ERROR, io.getMessage() + ": " + io.getCause());
+        }
         LOG.error("Unexpected failure answering a request", cause);
-        String what = cause instanceof UncheckedIOException io ? "storage error: " + io.getMessage() : cause.toString();
-        return new TidemarkException(ErrorCode.INTERNAL_ERROR, what);
+        return new TidemarkException(ErrorCode.INTERNAL_ERROR, cause.toString());
+    }
+
+    /** The longest timeout a request may ask for: an operator waiting an hour has asked for something else. */
+    static final long TIMEOUT_MS_MAX = 3_600_000;
+
+    /**
+     * A request's timeout: {@code defaultMs} for 0.
+     *
+     * @throws TidemarkException INVALID_REQUEST for a negative one or one above {@value #TIMEOUT_MS_MAX} ms
+     */
+    static long timeoutMs(String field, long requestedMs, long defaultMs) {
+        if (requestedMs < 0 || requestedMs > TIMEOUT_MS_MAX) {
+            throw invalid(field + " " + requestedMs + " is not allowed: 1 to " + TIMEOUT_MS_MAX + " ms, or 0 for the "
+                    + "default " + defaultMs + " ms");
+        }
+        return requestedMs == 0 ? defaultMs : requestedMs;
     }
 
     static TidemarkException invalid(String message) {

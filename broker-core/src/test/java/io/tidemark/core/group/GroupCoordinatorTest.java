@@ -1,11 +1,13 @@
 package io.tidemark.core.group;
 
 import com.codahale.metrics.Counter;
+import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.ManualClock;
 import io.tidemark.core.config.BrokerConfig.GroupSettings;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.group.membership.Assignor;
 import io.tidemark.core.group.membership.ConsumerGroup;
+import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.partition.LocalPartition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
@@ -163,6 +165,30 @@ class GroupCoordinatorTest {
         clock.advance(RETENTION_MS);
         assertEquals(List.of("g", "recent"), one.coordinator.expireOffsets());
         assertEquals(Map.of(), one.store.groupStates(), "g's stored membership went with its offsets");
+    }
+
+    /**
+     * Offsets deleted while another broker's store had read them stay deleted when that broker coordinates two days
+     * later, after compaction removed their tombstone: it loads from the log as it is then. Before, its store read on
+     * from where it had stopped, past the tombstone compaction removed, and answered the deleted offsets again.
+     */
+    @Test
+    void offsetsDeletedWhileAnotherBrokerHadReadThemStayDeletedWhenItCoordinatesAfterCompaction() throws Exception {
+        log.reconfigure(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));
+        one.leads = true;
+        one.store.commit("g", Map.of(new TopicPartition("orders", 0), new GroupOffsetStore.Committed(5, "", 0)));
+        assertEquals(Set.of(new TopicPartition("orders", 0)), two.store.committed("g").keySet(), "two read it");
+        assertEquals(List.of(new TopicPartition("orders", 0)), one.coordinator.whileEmpty("g", "deleting takes",
+                () -> one.store.delete("g", List.of(new TopicPartition("orders", 0)))));
+        one.store.commit("other", Map.of(new TopicPartition("orders", 1), new GroupOffsetStore.Committed(1, "", 0)));
+        clock.advance(2 * GroupOffsetStore.TOMBSTONE_RETENTION_MS);
+        log.compact(clock.millis(), new LogCompactor(-1, new MetricRegistry()));
+
+        one.leads = false;
+        two.leads = true;
+        assertEquals(ConsumerGroup.State.EMPTY, two.coordinator.membership("g").state());
+        assertEquals(Map.of(), two.store.committed("g"), "the deletion holds on the new coordinator");
+        assertEquals(List.of("other"), List.copyOf(two.store.groups()));
     }
 
     private static Set<TopicPartition> orders(int... partitions) {

@@ -104,6 +104,27 @@ class GroupOffsetStoreTest {
                 restarted.committed("shipping", ORDERS));
     }
 
+    /**
+     * A store that has not read the topic for half a tombstone's retention reads it again from its start: compaction
+     * may have removed a tombstone (and the commit it deleted) it never read, and reading on from where it stopped it
+     * would keep answering the deleted offset.
+     */
+    @Test
+    void aStoreIdleForHalfATombstonesRetentionReadsTheTopicAgainAndMissesNoDeletion() throws Exception {
+        local.reconfigure(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));
+        GroupOffsetStore writer = GroupOffsetStore.over(local, clock, new Counter());
+        GroupOffsetStore reader = GroupOffsetStore.over(local, clock, new Counter());
+        writer.commit("g", Map.of(ORDERS, new GroupOffsetStore.Committed(5, "", 0)));
+        assertEquals(List.of(ORDERS), List.copyOf(reader.committed("g").keySet()));
+        writer.delete("g", List.of(ORDERS));
+        writer.commit("other", Map.of(ORDERS, new GroupOffsetStore.Committed(1, "", 0)));
+        clock.set(clock.millis() + 2 * GroupOffsetStore.TOMBSTONE_RETENTION_MS);
+        local.compact(clock.millis(), new LogCompactor(-1, new MetricRegistry()));
+
+        assertEquals(Map.of(), reader.committed("g"));
+        assertEquals(List.of("other"), List.copyOf(reader.groups()));
+    }
+
     @Test
     void aStoreStartedOnTheCompactedTopicReadsTheLatestCommitsAndNoDeletedGroup() throws Exception {
         local.reconfigure(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));

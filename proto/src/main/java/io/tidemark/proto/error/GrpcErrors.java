@@ -27,8 +27,8 @@ import java.util.Set;
  *   <tr><td>UNAVAILABLE, any description</td><td>connect refused; connection reset ("io exception", an
  *       IOException cause); "Network closed for unknown reason"; a GOAWAY; "channel closed" with a cause; a channel
  *       shut down; RST_STREAM REFUSED_STREAM or NO_ERROR</td><td rowspan="5">NOT_AVAILABLE (retriable)</td></tr>
- *   <tr><td>DEADLINE_EXCEEDED, CANCELLED, RESOURCE_EXHAUSTED, ABORTED</td><td>the call's deadline; RST_STREAM CANCEL
- *       (a server stopping); ENHANCE_YOUR_CALM</td></tr>
+ *   <tr><td>DEADLINE_EXCEEDED, CANCELLED, RESOURCE_EXHAUSTED (not for a size), ABORTED</td><td>the call's deadline;
+ *       RST_STREAM CANCEL (a server stopping); ENHANCE_YOUR_CALM</td></tr>
  *   <tr><td>UNKNOWN "channel closed", "Channel closed but for unknown reason"</td><td>a write or a new stream on a
  *       connection that is already closed (a ClosedChannelException cause): the call was cut before the broker
  *       answered</td></tr>
@@ -38,6 +38,9 @@ import java.util.Set;
  *       "Connection closed after GOAWAY. ..."</td><td>the peer reset the stream, or an HTTP/2 stream or connection
  *       error (an Http2Exception cause, e.g. "Stream closed before write could take place"), or a GOAWAY with an
  *       error code: the call's stream ended without an answer</td></tr>
+ *   <tr><td>RESOURCE_EXHAUSTED "... exceeds maximum ..."</td><td>a message larger than its receiver's limit (the
+ *       server's maxInboundMessageSize for a request, the client's for an answer)</td><td>MESSAGE_TOO_LARGE (the same
+ *       request gets the same answer)</td></tr>
  *   <tr><td>anything else (UNKNOWN "Application error processing RPC", INTERNAL "Invalid protobuf byte sequence",
  *       UNIMPLEMENTED, ...)</td><td>a server or protocol bug, an incompatible peer</td><td>INTERNAL_ERROR</td></tr>
  * </table>
@@ -65,6 +68,11 @@ public final class GrpcErrors {
      */
     private static final List<String> STREAM_ENDED = List.of("RST_STREAM closed stream", "http2 exception",
             "Abrupt GOAWAY closed sent stream", "Connection closed after GOAWAY");
+    /**
+     * What grpc-java's RESOURCE_EXHAUSTED says of a message over its receiver's limit ({@code MessageDeframer}: "gRPC
+     * message exceeds maximum size N: M"; "Decompressed gRPC message exceeds maximum size N").
+     */
+    private static final String EXCEEDS_MAXIMUM = "exceeds maximum";
     /** Causes followed at most: a chain that loops back on itself must not hang the mapping. */
     private static final int MAX_CAUSE_DEPTH = 16;
 
@@ -109,6 +117,12 @@ public final class GrpcErrors {
             }
         }
         Status grpc = Status.fromThrowable(t);
+        if (grpc.getCode() == Status.Code.RESOURCE_EXHAUSTED && grpc.getDescription() != null
+                && grpc.getDescription().contains(EXCEEDS_MAXIMUM)) {
+            return new TidemarkException(ErrorCode.MESSAGE_TOO_LARGE, "the message is larger than its receiver "
+                    + "takes (a broker's max.request.bytes for a request; the client's largest answer for an answer): "
+                    + describe(grpc));
+        }
         if (NOT_ANSWERED.contains(grpc.getCode())) {
             return new TidemarkException(ErrorCode.NOT_AVAILABLE, describe(grpc));
         }
@@ -161,7 +175,7 @@ public final class GrpcErrors {
 
     static Status.Code grpcCode(ErrorCode code) {
         return switch (code) {
-            case INVALID_TIMESTAMP, CORRUPT_BATCH, RECORD_TOO_LARGE, INVALID_CONFIG, INVALID_REQUEST,
+            case INVALID_TIMESTAMP, CORRUPT_BATCH, RECORD_TOO_LARGE, INVALID_CONFIG, INVALID_REQUEST, MESSAGE_TOO_LARGE,
                     INVALID_REPLICATION_FACTOR -> Status.Code.INVALID_ARGUMENT;
             case UNKNOWN_TOPIC, UNKNOWN_PARTITION, UNKNOWN_GROUP, UNKNOWN_TOPIC_ID -> Status.Code.NOT_FOUND;
             case TOPIC_EXISTS, ORIGIN_OFFSET_HELD -> Status.Code.ALREADY_EXISTS;

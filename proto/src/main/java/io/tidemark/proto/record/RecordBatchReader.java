@@ -116,7 +116,7 @@ public final class RecordBatchReader {
             byte[] key = readNullable();
             byte[] value = readNullable();
             int headerCount = cursor.readUnsignedInt();
-            List<Header> headers = new ArrayList<>(headerCount);
+            List<Header> headers = new ArrayList<>(Math.min(headerCount, cursor.remaining()));
             for (int h = 0; h < headerCount; h++) {
                 String name = new String(cursor.readBytes(cursor.readUnsignedInt()), StandardCharsets.UTF_8);
                 headers.add(new Header(name, cursor.readBytes(cursor.readUnsignedInt())));

@@ -42,6 +42,11 @@ final class RecordCursor {
         return limit;
     }
 
+    /** Bytes left before the limit. */
+    int remaining() {
+        return limit - position;
+    }
+
     int position() {
         return position;
     }
@@ -109,7 +114,15 @@ final class RecordCursor {
         return at;
     }
 
+    /**
+     * Reads {@code length} bytes, after checking they are there: a length read from a varint is never allocated before
+     * it is held to the bytes that hold it (a 70-byte batch once claimed a 2 GiB key).
+     */
     byte[] readBytes(int length) {
+        if (length < 0 || length > limit - position) {
+            throw new RecordFormatException("a field of " + length + " bytes runs past " + end + " ("
+                    + (limit - position) + " bytes left)");
+        }
         byte[] bytes = new byte[length];
         buffer.get(position, bytes);
         position += length;

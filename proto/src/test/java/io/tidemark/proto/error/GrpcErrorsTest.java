@@ -106,6 +106,17 @@ class GrpcErrorsTest {
     }
 
     @Test
+    void aMessageLargerThanItsReceiverTakesIsTooLargeAndNotRetriable() {
+        TidemarkException e = GrpcErrors.fromThrowable(Status.RESOURCE_EXHAUSTED
+                .withDescription("gRPC message exceeds maximum size 1024: 5093").asRuntimeException());
+        assertEquals(ErrorCode.MESSAGE_TOO_LARGE, e.code());
+        assertEquals("the message is larger than its receiver takes (a broker's max.request.bytes for a request; the "
+                + "client's largest answer for an answer): gRPC RESOURCE_EXHAUSTED: gRPC message exceeds maximum size "
+                + "1024: 5093", e.getMessage());
+        assertFalse(e.retriable());
+    }
+
+    @Test
     void aWriteOnAConnectionThatClosedIsACutCallNotAnInternalError() {
         // Utils.statusFromThrowable: a ClosedChannelException without a cause, wrapped in a new one
         ClosedChannelException netty = new ClosedChannelException();

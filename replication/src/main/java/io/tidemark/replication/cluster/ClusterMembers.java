@@ -85,10 +85,4 @@ public record ClusterMembers(Map<Integer, Member> members) {
     public List<RaftPeer> peers(List<Integer> nodeIds) {
         return nodeIds.stream().map(id -> member(id).peer()).toList();
     }
-
-    /** The peers of the given nodes with {@code preferred} alone at priority 1 (Ratis transfers only to it). */
-    public List<RaftPeer> peersPreferring(List<Integer> nodeIds, int preferred) {
-        return nodeIds.stream().map(id -> RaftPeer.newBuilder(member(id).peer()).setPriority(id == preferred ? 1 : 0)
-                .build()).toList();
-    }
 }

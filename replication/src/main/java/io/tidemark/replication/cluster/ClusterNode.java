@@ -25,6 +25,7 @@ import io.tidemark.replication.snapshot.GrpcSnapshotSource;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
 import io.tidemark.replication.statemachine.GroupStateMachine;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -108,11 +109,13 @@ public final class ClusterNode implements Closeable {
                 snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
         RunningDivisions divisions = new RunningDivisions();
+        // This broker's own submissions to its Raft server: their batches were admitted here (ReplicatedPartition).
+        ClientId localClient = ClientId.randomId();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
-                        : new GroupStateMachine(config::topicConfig, catchUp, clock,
+                        : new GroupStateMachine(config::topicConfig, localClient, catchUp, clock,
                                 new GroupReplicaListener(divisions, replicasRef)))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 // The metadata group with the cluster's members: what Ratis starts it with when its storage holds no
@@ -128,7 +131,7 @@ public final class ClusterNode implements Closeable {
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, divisions, admin,
                 config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir,
-                config.producerIdExpirationMs());
+                config.producerIdExpirationMs(), localClient);
         replicasRef.set(replicas);
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);

@@ -27,6 +27,7 @@ import io.tidemark.replication.statemachine.HostedPartition;
 import io.tidemark.replication.statemachine.PartitionHost;
 import io.tidemark.replication.statemachine.PartitionKey;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
@@ -120,6 +121,7 @@ public final class PartitionReplicas implements Closeable {
     private final InstantSource clock;
     private final Path raftStorageDir;
     private final long producerIdExpirationMs;
+    private final ClientId localClient;
     private final ScheduledExecutorService groupChanges = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-group-changes");
         thread.setDaemon(true);
@@ -144,12 +146,13 @@ public final class PartitionReplicas implements Closeable {
      * @param sources        reads other brokers' replicas, for partitions moving here
      * @param raftStorageDir where the Raft server keeps a directory per group, named by the group's UUID
      * @param producerIdExpirationMs this broker's producer.id.expiration.ms, which the groups it leads take
+     * @param localClient    the client id of this broker's submissions to its own Raft server
      */
     public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RunningDivisions divisions,
                              RaftClient admin,
                              Function<Map<String, String>, TopicConfig> configs, KnownLeaders remoteLeaders,
                              MetadataGroup metadata, SnapshotSource sources, InstantSource clock,
-                             Path raftStorageDir, long producerIdExpirationMs) {
+                             Path raftStorageDir, long producerIdExpirationMs, ClientId localClient) {
         this.nodeId = nodeId;
         this.members = members;
         this.server = server;
@@ -162,6 +165,7 @@ public final class PartitionReplicas implements Closeable {
         this.clock = clock;
         this.raftStorageDir = raftStorageDir;
         this.producerIdExpirationMs = producerIdExpirationMs;
+        this.localClient = localClient;
         effectiveConfig(Map.of());
         groupChanges.scheduleWithFixedDelay(this::reconcileAll, RECONCILE_INTERVAL_MS, RECONCILE_INTERVAL_MS,
                 TimeUnit.MILLISECONDS);
@@ -297,7 +301,7 @@ public final class PartitionReplicas implements Closeable {
                             groupChanges.execute(() -> closeQuietly(failed));
                         }
                     }
-                })));
+                }, localClient)));
     }
 
     /** Starts or stops the group here as what it hosts says, then reconciles it; on the group-changes thread. */

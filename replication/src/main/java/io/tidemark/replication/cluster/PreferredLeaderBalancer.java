@@ -55,15 +55,25 @@ public final class PreferredLeaderBalancer implements Closeable {
     /** How long one transfer may take, as for TransferLeadership without a timeout: a stuck one then gives up. */
     private static final long TRANSFER_TIMEOUT_MS = 10_000;
 
-    /** A partition group this broker leads, as it looks now; its replicas, the preferred one first. */
-    record Leading(UUID group, List<Integer> replicas, LeaderView view) {
+    /**
+     * A partition group this broker leads, as it looks now; its replicas, the preferred one first.
+     *
+     * @param prioritiesEqual whether every replica has the same Raft priority in the group's configuration
+     */
+    record Leading(UUID group, List<Integer> replicas, LeaderView view, boolean prioritiesEqual) {
     }
 
-    /** Moves a group's leadership ({@link RaftLeadership#move}). */
-    @FunctionalInterface
+    /** Moves a group's leadership ({@link RaftLeadership}). */
     interface GroupLeadership {
         /** @throws TidemarkException when it did not move */
         void move(UUID group, int toNodeId, long timeoutMs);
+
+        /**
+         * Sets every replica's priority equal again, in a group whose configuration prefers one.
+         *
+         * @throws TidemarkException when the configuration did not change
+         */
+        void equalizePriorities(UUID group, List<Integer> replicas);
     }
 
     private record Tenure(long term, long sinceMs) {
@@ -117,7 +127,8 @@ public final class PreferredLeaderBalancer implements Closeable {
                                          LeaderBalancePolicy.Reachability reachability, GroupLeadership leadership,
                                          InstantSource clock, MetricRegistry registry) {
         Supplier<List<Leading>> leading = () -> replicas.groupsHere().stream()
-                .flatMap(g -> g.leaderView().map(v -> new Leading(g.id().getUuid(), g.replicas(), v)).stream())
+                .flatMap(g -> g.leaderView().map(v -> new Leading(g.id().getUuid(), g.replicas(), v,
+                        g.prioritiesEqual())).stream())
                 .toList();
         PreferredLeaderBalancer balancer = new PreferredLeaderBalancer(config.nodeId(), config.leaderBalance(),
                 config.raft().electionTimeoutMaxMs(), leading, reachability, leadership, clock, registry);
@@ -135,10 +146,15 @@ public final class PreferredLeaderBalancer implements Closeable {
         }
     }
 
-    /** One pass: observe, decide, transfer. Runs on the balancer's thread (or a test's). */
+    /**
+     * One pass: set equal priorities where a group prefers a replica, observe, decide, transfer. Runs on the balancer's
+     * thread (or a test's).
+     */
     void runPass() {
         long nowMs = clock.millis();
-        List<LeaderBalancePolicy.Led> led = observe(nowMs, leading.get());
+        List<Leading> now = leading.get();
+        equalizePriorities(now);
+        List<LeaderBalancePolicy.Led> led = observe(nowMs, now);
         ledAway = policy.ledAway(led);
         record(policy.holds(nowMs, led, reachability));
         if (!settings.enabled()) {
@@ -151,6 +167,23 @@ public final class PreferredLeaderBalancer implements Closeable {
                 reachability)) {
             transferStartsMs.addLast(nowMs);
             move(transfer, nowMs);
+        }
+    }
+
+    /**
+     * Sets equal priorities in each led group whose configuration prefers a replica (left so by a move of a broker
+     * before equal priorities were kept throughout, which died before it set them back): Ratis would make the others
+     * wait for that replica at every election.
+     */
+    private void equalizePriorities(List<Leading> now) {
+        for (Leading l : now) {
+            if (!l.prioritiesEqual()) {
+                try {
+                    leadership.equalizePriorities(l.group(), l.replicas());
+                } catch (TidemarkException e) {
+                    LOG.warn("{}; trying again in {} ms", e.getMessage(), settings.intervalMs());
+                }
+            }
         }
     }
 

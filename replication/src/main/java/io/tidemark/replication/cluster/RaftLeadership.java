@@ -15,7 +15,6 @@ import org.apache.ratis.client.api.AdminApi;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,9 +25,13 @@ import java.util.UUID;
 
 /**
  * Planned leadership moves through Ratis, per partition group: a partition's leadership is its group's, so moving it
- * moves every partition of the group. Ratis only hands leadership to the peer with the highest priority, so a move
- * rewrites the group's configuration with the target at priority 1, asks the leader to transfer, and then sets every
- * priority back to equal, so a later crash fails over in one election ({@link ClusterMembers#peers}).
+ * moves every partition of the group. Ratis hands leadership only to a peer no other peer outranks in priority
+ * ({@code RaftConfigurationImpl.isHighestPriority}); every peer of a Tidemark group has the same priority
+ * ({@link ClusterMembers#peers}), so a crash fails over in one election and a move is one transfer request, with no
+ * configuration change. (Moves once raised the target's priority and set it back after, and a broker that died in
+ * between left the group preferring a replica for good: Ratis then made the others wait for it at every election.)
+ * A group whose priorities are not equal, left so by such a move, is set back to equal priorities by
+ * {@link #equalizePriorities}, which the balancer calls for the groups its broker leads and a move calls first.
  */
 final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupLeadership {
     private static final Logger LOG = LoggerFactory.getLogger(RaftLeadership.class);
@@ -79,24 +82,36 @@ final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupL
      * Moves leadership, trying the transfer up to {@link #TRANSFER_ATTEMPTS} times within {@code timeoutMs}: under
      * load a transfer can fail although nothing is wrong (Ratis sends the target its go-ahead once it holds the
      * leader's last entry, and an entry admitted just before the transfer began may still land after it, so the
-     * target's election is refused and another replica may win). The priorities are set back to equal whatever
-     * happened, so a failed move never leaves the group preferring a replica.
+     * target's election is refused and another replica may win).
+     *
      */
     private void move(UUID group, List<Integer> voters, int toNodeId, long timeoutMs, String what) {
-        List<RaftPeer> preferring = members.peersPreferring(voters, toNodeId);
-        RaftGroup raftGroup = RaftGroup.valueOf(RaftGroupId.valueOf(group), preferring);
-        try (RaftClient client = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(raftGroup)
-                .build()) {
-            check(client.admin().setConfiguration(preferring), what, toNodeId);
-            try {
-                transfer(client.admin(), toNodeId, timeoutMs, what);
-            } finally {
-                check(client.admin().setConfiguration(members.peers(voters)), what, toNodeId);
-            }
+        try (RaftClient client = client(group, voters)) {
+            transfer(client.admin(), toNodeId, timeoutMs, what);
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + what + " did not move to node "
                     + toNodeId + ": " + e.getMessage());
         }
+    }
+
+    @Override
+    public void equalizePriorities(UUID group, List<Integer> voters) {
+        try (RaftClient client = client(group, voters)) {
+            RaftClientReply reply = client.admin().setConfiguration(members.peers(voters));
+            if (!reply.isSuccess()) {
+                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the priorities of partition group " + group
+                        + " were not set equal: " + reply.getException());
+            }
+            LOG.info("Set every priority of partition group {} equal again", group);
+        } catch (IOException e) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the priorities of partition group " + group
+                    + " were not set equal: " + e.getMessage());
+        }
+    }
+
+    private RaftClient client(UUID group, List<Integer> voters) {
+        return RaftClient.newBuilder().setProperties(RaftSettings.client())
+                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(group), members.peers(voters))).build();
     }
 
     /**

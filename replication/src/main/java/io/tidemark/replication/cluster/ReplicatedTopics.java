@@ -189,9 +189,25 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         return topics.values().stream().sorted(Comparator.comparing(Topic::name)).toList();
     }
 
+    /**
+     * The config of a topic the metadata group applied: when this broker cannot take its overrides (another broker's
+     * defaults allowed them, or a key only a newer broker knows), this broker's defaults, said loudly. Applying a
+     * metadata command must never fail on one broker.
+     */
+    private TopicConfig appliedConfig(TopicAssignment assignment) {
+        try {
+            return replicas.effectiveConfig(assignment.getOverridesMap());
+        } catch (TidemarkException e) {
+            LOG.error("Topic {}'s overrides {} are not a config this broker takes ({}); it shows this broker's "
+                    + "defaults until they change", assignment.getName(), assignment.getOverridesMap(),
+                    e.getMessage());
+            return replicas.effectiveConfig(Map.of());
+        }
+    }
+
     @Override
     public void topicCreated(TopicAssignment assignment) {
-        TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
+        TopicConfig config = appliedConfig(assignment);
         UUID topicId = TopicIds.fromBytes(assignment.getTopicId());
         List<Partition> partitions = new ArrayList<>();
         for (PartitionAssignment p : assignment.getPartitionsList()) {
@@ -206,7 +222,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     @Override
     public void topicAltered(TopicAssignment assignment) {
         Topic topic = topics.get(assignment.getName());
-        TopicConfig config = replicas.effectiveConfig(assignment.getOverridesMap());
+        TopicConfig config = appliedConfig(assignment);
         topic.partitions().forEach(p -> replicas.overridesChanged(topic.id(), p.id().partition(),
                 assignment.getOverridesMap()));
         topics.put(assignment.getName(), new Topic(topic.name(), topic.id(), topic.replicationFactor(),

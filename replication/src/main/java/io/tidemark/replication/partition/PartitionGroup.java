@@ -22,6 +22,7 @@ import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
@@ -93,7 +94,7 @@ public final class PartitionGroup {
     private final RunningDivisions divisions;
     private final ClusterMembers members;
     private final RaftClients clients;
-    private final ClientId localClientId = ClientId.randomId();
+    private final ClientId localClientId;
     private final AtomicLong callIds = new AtomicLong();
     private final GroupCommit groupCommit;
     private final AtomicBoolean snapshotRequested = new AtomicBoolean();
@@ -111,10 +112,13 @@ public final class PartitionGroup {
     /**
      * @param replicas  the group's replicas, the preferred leader first
      * @param divisions where this broker's replica of the group is found once it runs, without waiting
+     * @param localClientId the client id of this broker's submissions to the local Raft server: its state machines
+     *                      take their batches as admitted here
      */
     public PartitionGroup(RaftGroupId groupId, List<Integer> replicas, RaftServer server, RunningDivisions divisions,
-                          ClusterMembers members, RaftClients clients) {
+                          ClusterMembers members, RaftClients clients, ClientId localClientId) {
         this.groupId = groupId;
+        this.localClientId = localClientId;
         this.replicas = List.copyOf(replicas);
         this.server = server;
         this.divisions = divisions;
@@ -318,6 +322,10 @@ public final class PartitionGroup {
                     String.valueOf(reply.getException()));
         }
         if (!reply.isSuccess()) {
+            if (reply.getStateMachineException() != null) {
+                throw new TidemarkException(ErrorCode.INVALID_REQUEST, "Raft group " + groupId + " refused the entry: "
+                        + reply.getStateMachineException().getMessage());
+            }
             if (reply.getNotLeaderException() != null) {
                 RaftPeerId leader = reply.getNotLeaderException().getSuggestedLeader() == null ? null
                         : reply.getNotLeaderException().getSuggestedLeader().getId();
@@ -371,6 +379,15 @@ public final class PartitionGroup {
     public int leaderNodeId() {
         RaftPeerId leader = divisions.get(groupId).map(division -> division.getInfo().getLeaderId()).orElse(null);
         return leader == null ? TidemarkException.NO_LEADER : RaftPeerIds.nodeId(leader);
+    }
+
+    /**
+     * Whether every replica has the same Raft priority in the group's configuration as this replica knows it (true
+     * when it is not running here).
+     */
+    public boolean prioritiesEqual() {
+        return divisions.get(groupId).map(division -> division.getGroup().getPeers().stream()
+                .map(RaftPeer::getPriority).distinct().count() <= 1).orElse(true);
     }
 
     /** The Raft term in which this replica leads the group; empty when it does not lead or is not running. */

@@ -40,9 +40,8 @@ import java.util.concurrent.TimeUnit;
  *       joins a group) to install one, and the replica copies the leader's log itself through the brokers' API
  *       (GroupStateMachine.notifyInstallSnapshotFromLeader, snapshot.CatchUp);</li>
  *   <li>a leader that stepped down because a majority stopped answering it waits one longest election timeout
- *       before it campaigns again, instead of 10 s: during a planned transfer the target holds the highest
- *       priority, and Ratis lets no lower-priority candidate win while it refuses its vote; a target that won but
- *       then lost its followers (a restarted broker whose cold code answered too slowly, seen under load in
+ *       before it campaigns again, instead of 10 s: a target of a planned transfer that won but then lost its
+ *       followers (a restarted broker whose cold code answered too slowly, seen under load in
  *       ManyPartitionsIT) left the group without a leader for those 10 s. Pre-vote keeps a leader cut off from the
  *       others from disrupting them by campaigning sooner;</li>
  *   <li>one thread (ended when idle) in each group's server and client request pools instead of unbounded

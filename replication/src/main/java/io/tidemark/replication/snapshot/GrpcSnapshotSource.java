@@ -5,6 +5,8 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.v1.DigestPartitionRequest;
+import io.tidemark.proto.v1.DigestPartitionResponse;
 import io.tidemark.proto.v1.GetMetadataSnapshotRequest;
 import io.tidemark.proto.v1.GetMetadataSnapshotResponse;
 import io.tidemark.proto.v1.GetSnapshotRequest;
@@ -14,6 +16,7 @@ import io.tidemark.proto.v1.MetadataSnapshot;
 import io.tidemark.proto.v1.ReadPartitionRequest;
 import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
+import io.tidemark.replication.verify.ReplicaReader;
 
 import java.io.Closeable;
 import java.util.Map;
@@ -26,12 +29,13 @@ import java.util.function.IntFunction;
 /**
  * {@link SnapshotSource} over the brokers' internal gRPC API ({@code ReplicaService}, replica.proto):
  * {@code GetSnapshot} for the snapshot and {@code ReadPartition} for the batches; and
- * {@code GetMetadataSnapshot} for a member of the metadata group that installs the leader's snapshot. One channel per
+ * {@code GetMetadataSnapshot} for a member of the metadata group that installs the leader's snapshot. Also the
+ * {@link ReplicaReader} of {@code tidemark replicas verify} ({@code DigestPartition}, {@code ReadPartition}). One channel per
  * broker, kept until {@link #close}; each call has a deadline of {@value #CALL_TIMEOUT_MS} ms.
  *
  * <p>Thread-safe.
  */
-public final class GrpcSnapshotSource implements SnapshotSource, Closeable {
+public final class GrpcSnapshotSource implements SnapshotSource, ReplicaReader, Closeable {
     private static final long CALL_TIMEOUT_MS = 30_000;
     /**
      * The largest metadata snapshot taken: it holds every topic's assignment in one message (about 30 bytes a
@@ -76,6 +80,16 @@ public final class GrpcSnapshotSource implements SnapshotSource, Closeable {
                     .readPartition(ReadPartitionRequest.newBuilder().setGroupId(groupId.toString())
                             .setTopicId(partition.getTopicId()).setPartition(partition.getPartition())
                             .setOffset(offset).setMaxBytes(maxBytes).build());
+        } catch (StatusRuntimeException e) {
+            throw GrpcErrors.fromThrowable(e);
+        }
+    }
+
+    @Override
+    public DigestPartitionResponse digest(int nodeId, DigestPartitionRequest request) {
+        try {
+            return ReplicaServiceGrpc.newBlockingStub(channel(nodeId))
+                    .withDeadlineAfter(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS).digestPartition(request);
         } catch (StatusRuntimeException e) {
             throw GrpcErrors.fromThrowable(e);
         }

@@ -4,7 +4,10 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupPartition;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 
@@ -248,6 +251,106 @@ public final class GroupEntryFormat {
         ErrorCode errorCode = ErrorCode.forNumber(code);
         return new CopyOutcome(reply.getLong(at), new TidemarkException(errorCode == null ? ErrorCode.INTERNAL_ERROR
                 : errorCode, new String(message, StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Checks a request's structure before it becomes an entry, so that no entry can fail the group's apply: a known
+     * type; for batches a count of at least 1, slots whose partitions are not negative and that are not stamped
+     * (ReceiveTime and verdict 0, only the mirrored flag), and batches whose lengths are at least a batch header and
+     * add up to the request; for a change a GroupChange whose partitions name 16-byte topic ids and partitions not
+     * negative; for a copy a whole header and a partition not negative. What the batches hold is checked where the
+     * partition's config is known ({@link PartitionHost#checkRequest}).
+     *
+     * @throws TidemarkException INVALID_REQUEST naming what is wrong
+     */
+    static void checkRequest(ByteString request) {
+        if (request.isEmpty()) {
+            throw invalid("an empty request");
+        }
+        switch (type(request)) {
+            case BATCHES -> checkBatchesRequest(request);
+            case CHANGE -> checkChange(request);
+            case COPY -> {
+                if (request.size() < COPY_BATCHES_OFFSET) {
+                    throw invalid("a copy of " + request.size() + " bytes, shorter than its " + COPY_BATCHES_OFFSET
+                            + "-byte header");
+                }
+                int partition = request.substring(COPY_PARTITION_OFFSET, COPY_LOG_START_OFFSET).asReadOnlyByteBuffer()
+                        .getInt();
+                long logStart = request.substring(COPY_LOG_START_OFFSET, COPY_BATCHES_OFFSET).asReadOnlyByteBuffer()
+                        .getLong();
+                if (partition < 0 || logStart < 0) {
+                    throw invalid("a copy of partition " + partition + " from log start offset " + logStart
+                            + "; neither may be negative");
+                }
+            }
+            default -> throw invalid("an entry of type " + type(request) + "; the types are " + BATCHES
+                    + " (batches), " + CHANGE + " (partition change) and " + COPY + " (copied batches)");
+        }
+    }
+
+    private static void checkBatchesRequest(ByteString request) {
+        if (request.size() < SLOTS_OFFSET) {
+            throw invalid("a request of batches of " + request.size() + " bytes, shorter than its header");
+        }
+        int count = count(request);
+        if (count < 1 || (long) SLOTS_OFFSET + (long) count * SLOT_BYTES > request.size()) {
+            throw invalid("a request of " + request.size() + " bytes announcing " + count + " batches; it holds 1 "
+                    + "or more, each a " + SLOT_BYTES + "-byte slot and a batch");
+        }
+        ByteBuffer table = request.substring(0, tableBytes(count)).asReadOnlyByteBuffer();
+        long at = tableBytes(count);
+        for (int i = 0; i < count; i++) {
+            int slot = SLOTS_OFFSET + i * SLOT_BYTES;
+            int partition = table.getInt(slot + PARTITION_OFFSET);
+            int length = table.getInt(slot + LENGTH_OFFSET);
+            if (partition < 0) {
+                throw invalid("batch " + i + " names partition " + partition);
+            }
+            if (table.getLong(slot + RECEIVE_TIME_OFFSET) != 0 || table.getShort(slot + VERDICT_OFFSET) != 0
+                    || (table.getShort(slot + FLAGS_OFFSET) & ~MIRRORED) != 0) {
+                throw invalid("batch " + i + "'s slot is stamped; only the leader stamps ReceiveTime and verdict");
+            }
+            if (length < RecordBatchFormat.HEADER_SIZE_BYTES) {
+                throw invalid("batch " + i + " is " + length + " bytes long, shorter than a batch header ("
+                        + RecordBatchFormat.HEADER_SIZE_BYTES + ")");
+            }
+            at += length;
+        }
+        if (at != request.size()) {
+            throw invalid("the " + count + " batches' lengths add up to " + (at - tableBytes(count))
+                    + " bytes, but " + (request.size() - tableBytes(count)) + " follow the table");
+        }
+    }
+
+    private static void checkChange(ByteString request) {
+        GroupChange change;
+        try {
+            change = GroupChange.parseFrom(request.substring(1).toByteArray());
+        } catch (InvalidProtocolBufferException e) {
+            throw invalid("a partition change that is not a GroupChange: " + e.getMessage());
+        }
+        List<GroupPartition> named = new ArrayList<>(change.getAddList());
+        named.addAll(change.getRemoveList());
+        named.addAll(change.getImportList());
+        named.addAll(change.getSealList());
+        named.addAll(change.getConfigureList());
+        change.getActivateList().forEach(end -> named.add(end.getPartition()));
+        for (GroupPartition partition : named) {
+            if (partition.getTopicId().size() != TopicIds.LENGTH || partition.getPartition() < 0) {
+                throw invalid("a partition change naming partition " + partition.getPartition() + " of topic '"
+                        + partition.getTopic() + "' with a topic id of " + partition.getTopicId().size()
+                        + " bytes; a topic id has " + TopicIds.LENGTH + " and a partition is not negative");
+            }
+        }
+        if (change.getProducerIdExpirationMs() < 0) {
+            throw invalid("producer_id_expiration_ms " + change.getProducerIdExpirationMs() + " is negative");
+        }
+    }
+
+    private static TidemarkException invalid(String what) {
+        return new TidemarkException(ErrorCode.INVALID_REQUEST, "the partition group refuses " + what
+                + ": it is not an entry a broker sends, and nothing was appended");
     }
 
     /** The type of an entry or request: {@link #BATCHES}, {@link #CHANGE} or {@link #COPY}. */

@@ -9,6 +9,7 @@ import io.tidemark.replication.snapshot.GroupSnapshotFile;
 import io.tidemark.replication.snapshot.PartitionDirectories;
 import io.tidemark.replication.snapshot.StagedInstall;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -70,6 +71,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
     };
 
     private final Function<Map<String, String>, TopicConfig> configs;
+    private final ClientId localClient;
     private final CatchUp catchUp;
     private final InstantSource clock;
     private final Listener listener;
@@ -82,11 +84,13 @@ public final class GroupStateMachine extends InstallableStateMachine {
     /**
      * @param configs       a topic's config from the overrides the group's log gives a partition (over this broker's
      *                      defaults): segment sizes and retention of the logs, and the leader's SendTime window
+     * @param localClient   the client id of this broker's own submissions, whose batches it admitted before
      * @param listener      told when this replica starts, stops and sees a new leader
      */
-    public GroupStateMachine(Function<Map<String, String>, TopicConfig> configs, CatchUp catchUp, InstantSource clock,
-                             Listener listener) {
+    public GroupStateMachine(Function<Map<String, String>, TopicConfig> configs, ClientId localClient, CatchUp catchUp,
+                             InstantSource clock, Listener listener) {
         this.configs = configs;
+        this.localClient = localClient;
         this.catchUp = catchUp;
         this.clock = clock;
         this.listener = listener;
@@ -163,16 +167,24 @@ public final class GroupStateMachine extends InstallableStateMachine {
     }
 
     /**
-     * Makes the entry of a request. For batches: the table in an array of its own joined to the batches, not copied
-     * ({@link StampedEntry}); it is the transaction's context, so {@link #preAppendTransaction} can stamp it: Ratis
-     * builds the log entry from these bytes only after that.
+     * Makes the entry of a request, once the core checked it ({@link PartitionHost#checkRequest}): a request that
+     * would fail apply is refused with the reason and never appended, whoever sent it. For batches: the table in an
+     * array of its own joined to the batches, not copied ({@link StampedEntry}); it is the transaction's context, so
+     * {@link #preAppendTransaction} can stamp it: Ratis builds the log entry from these bytes only after that.
      */
     @Override
     public TransactionContext startTransaction(RaftClientRequest request) {
         ByteString content = request.getMessage().getContent();
         TransactionContext.Builder builder = TransactionContext.newBuilder().setStateMachine(this)
                 .setClientRequest(request);
-        if (content.isEmpty() || GroupEntryFormat.type(content) != GroupEntryFormat.BATCHES) {
+        try {
+            host().checkRequest(content, request.getClientId().equals(localClient));
+        } catch (TidemarkException e) {
+            TransactionContext refused = builder.setLogData(content).build();
+            refused.setException(e);
+            return refused;
+        }
+        if (GroupEntryFormat.type(content) != GroupEntryFormat.BATCHES) {
             return builder.setLogData(content).build();
         }
         StampedEntry entry = StampedEntry.of(content);

@@ -3,10 +3,13 @@ package io.tidemark.replication.statemachine;
 import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
@@ -20,6 +23,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -28,9 +32,10 @@ import java.util.concurrent.ExecutionException;
  * RaftSettings): when the leader
  * purged the entries a member needs next, Ratis calls {@link #notifyInstallSnapshotFromLeader}; the member copies the
  * leader's latest snapshot ({@link #installFromLeader}) and Ratis then pauses the state machine and reinitializes it,
- * which {@link #reload}s from that snapshot. Ratis sends the notice to every member joining a group too, which may
- * still get entries: then no snapshot is needed. The pause moves the lifecycle to PAUSED, as Ratis checks
- * ({@code StateMachineUpdater.reload}; BaseStateMachine's pause does nothing).
+ * which {@link #reload}s from that snapshot. Ratis sends the notice to every member joining a group too, which gets
+ * entries when the leader holds its whole log; and to a member the leader wrongly takes for one behind its log, which
+ * answers with a snapshot of its own ({@link #notifyInstallSnapshotFromLeader} says when). The pause moves the
+ * lifecycle to PAUSED, as Ratis checks ({@code StateMachineUpdater.reload}; BaseStateMachine's pause does nothing).
  *
  * <p>A member without a snapshot rebuilds its state from every entry, so its Raft log must start at index 0
  * ({@link #latestSnapshotOrWholeLog}).
@@ -39,6 +44,8 @@ import java.util.concurrent.ExecutionException;
  */
 abstract class InstallableStateMachine extends BaseStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(InstallableStateMachine.class);
+    /** How long a member may take to snapshot itself for a leader that takes it for one behind its log. */
+    private static final long OWN_SNAPSHOT_TIMEOUT_MS = 60_000;
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private volatile Path raftLogDir;
@@ -107,14 +114,36 @@ abstract class InstallableStateMachine extends BaseStateMachine {
         return info;
     }
 
+    /**
+     * Answers the leader's notice:
+     * <ul>
+     *   <li>a leader that still holds its whole log (a member joining the group is told too): no snapshot, the entries
+     *       follow;</li>
+     *   <li>a member that holds and has applied what the leader's log starts with, but whom the leader takes for one
+     *       further behind (its view of this member is stale, as after this member restarted): a snapshot of its own
+     *       at its applied index, past the start of the leader's log, so the leader sends entries from there. Ratis
+     *       asks again as long as it takes this member for one behind its log, and answering "none needed" (as this
+     *       did until 2026-12-03) made it ask forever, hundreds of times a second: the leader had purged the entry
+     *       before this member's next one, so it could not send entries either (its log started exactly there and
+     *       its snapshot was later), and a group with another replica down stopped (DifferentConfigsIT);</li>
+     *   <li>any other member: a copy of the leader's latest snapshot ({@link #installFromLeader}).</li>
+     * </ul>
+     */
     @Override
     public final CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
                                                                               TermIndex firstTermIndexInLog) {
+        long first = firstTermIndexInLog.getIndex();
         long nextIndex = nextRaftIndex();
-        if (firstTermIndexInLog.getIndex() <= nextIndex) {
+        if (first <= RaftLog.LEAST_VALID_LOG_INDEX) {
             LOG.info("{}: the leader's Raft log starts at {}, this member needs entries from {}: no snapshot needed",
                     getId(), firstTermIndexInLog, nextIndex);
             return CompletableFuture.completedFuture(null);
+        }
+        long applied = getLastAppliedTermIndex().getIndex();
+        if (first <= nextIndex && applied >= first) {
+            LOG.info("{}: the leader's Raft log starts at {} and this member has applied up to {}: answering with a "
+                    + "snapshot of its own there", getId(), firstTermIndexInLog, applied);
+            return ownSnapshot(first);
         }
         if (!roleInfo.hasFollowerInfo() || !roleInfo.getFollowerInfo().hasLeaderInfo()) {
             return CompletableFuture.failedFuture(new IOException("Ratis asked " + getId() + " (group " + getGroupId()
@@ -123,6 +152,24 @@ abstract class InstallableStateMachine extends BaseStateMachine {
         int leader = RaftPeerIds.nodeId(RaftPeerId.valueOf(roleInfo.getFollowerInfo().getLeaderInfo().getId()
                 .getId()));
         return installFromLeader(leader, firstTermIndexInLog);
+    }
+
+    /**
+     * A snapshot of this member at its applied index, taken as Ratis takes any (on its state machine updater, after
+     * the entries applied so far); fails unless it covers {@code first}.
+     */
+    private CompletableFuture<TermIndex> ownSnapshot(long first) {
+        RaftServer server = getServer().join();
+        return server.snapshotManagementAsync(SnapshotManagementRequest.newCreate(ClientId.randomId(), server.getId(),
+                getGroupId(), 0, OWN_SNAPSHOT_TIMEOUT_MS, 1)).thenApply(reply -> {
+                    SingleFileSnapshotInfo latest = getLatestSnapshot();
+                    if (!reply.isSuccess() || latest == null || latest.getIndex() < first) {
+                        throw new CompletionException(new IOException(getId() + " took no snapshot at or past index "
+                                + first + ": " + (reply.isSuccess() ? "its latest is " + latest
+                                : reply.getException())));
+                    }
+                    return latest.getTermIndex();
+                });
     }
 
     /** The next Raft index this member's log takes; after the applied index when the log cannot be read. */

@@ -1,6 +1,7 @@
 package io.tidemark.replication.statemachine;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
@@ -11,9 +12,12 @@ import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.TopicAssignment;
+import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.snapshot.MetadataSnapshotFile;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
 import org.apache.ratis.server.storage.FileInfo;
@@ -251,6 +255,28 @@ public final class MetadataStateMachine extends InstallableStateMachine {
     /** The id a create without one, applied at log index {@code index}, gives topic {@code name}. */
     static UUID legacyTopicId(String name, long index) {
         return UUID.nameUUIDFromBytes((name + "@" + index).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The brokers of the cluster: the members of the metadata group. */
+    private Set<Integer> brokers() throws IOException {
+        Set<Integer> brokers = new HashSet<>();
+        for (RaftPeer peer : getServer().join().getDivision(getGroupId()).getGroup().getPeers()) {
+            brokers.add(RaftPeerIds.nodeId(peer.getId()));
+        }
+        return brokers;
+    }
+
+    /** Refuses, before it is appended, a request that is not a command a broker sends ({@link MetadataCommandCheck}). */
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) {
+        TransactionContext trx = TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request)
+                .setLogData(request.getMessage().getContent()).build();
+        try {
+            MetadataCommandCheck.check(request.getMessage().getContent(), brokers());
+        } catch (TidemarkException | IOException e) {
+            trx.setException(e);
+        }
+        return trx;
     }
 
     @Override

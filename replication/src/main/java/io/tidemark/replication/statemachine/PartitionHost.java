@@ -239,6 +239,38 @@ public final class PartitionHost {
     }
 
     /**
+     * Checks a request before the leader makes it an entry, so that no entry can fail apply on any replica
+     * ({@link GroupEntryFormat#checkRequest}: its structure). The batches of a request this broker did not admit
+     * itself (forwarded by another broker, or sent by anything else that reaches the Raft port) are admitted here as
+     * a produced batch is, under the partition's config on this replica, and their slots must say what the batches
+     * hold: a slot's SendTimes decide the leader's verdict.
+     *
+     * @param admitted whether this broker admitted the batches before submitting them (its own group commit)
+     * @throws TidemarkException INVALID_REQUEST, CORRUPT_BATCH or RECORD_TOO_LARGE naming what is wrong
+     */
+    void checkRequest(ByteString request, boolean admitted) {
+        GroupEntryFormat.checkRequest(request);
+        if (admitted || GroupEntryFormat.type(request) != GroupEntryFormat.BATCHES) {
+            return;
+        }
+        ByteBuffer table = GroupEntryFormat.table(request);
+        List<ByteBuffer> batches = GroupEntryFormat.batches(request);
+        for (int i = 0; i < batches.size(); i++) {
+            GroupEntryFormat.Slot slot = GroupEntryFormat.slot(table, i);
+            HostedPartition partition = hosted.get(slot.partition());
+            TopicConfig config = partition == null ? configs.apply(Map.of()) : partition.log().config();
+            BatchAdmission.Admitted found = admissions.get().admit(batches.get(i), config, Integer.MAX_VALUE);
+            if (found.mirrored() != slot.mirrored() || found.minSendTimeMs() != slot.minSendTimeMs()
+                    || found.maxSendTimeMs() != slot.maxSendTimeMs()) {
+                throw new TidemarkException(ErrorCode.INVALID_REQUEST, "batch " + i + "'s slot says SendTimes ["
+                        + slot.minSendTimeMs() + ", " + slot.maxSendTimeMs() + "]" + (slot.mirrored() ? ", mirrored"
+                        : "") + ", but the batch holds [" + found.minSendTimeMs() + ", " + found.maxSendTimeMs()
+                        + "]" + (found.mirrored() ? ", mirrored" : "") + "; nothing was appended");
+            }
+        }
+    }
+
+    /**
      * Stamps each batch of an entry on its way through the leader, in log order: its ReceiveTime
      * {@code max(now, last stamped for the partition, last in its log)}, so ReceiveTime never decreases in a partition
      * across leaders whose clocks disagree, and the verdict on its SendTimes against its topic's window around that

@@ -43,7 +43,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -52,6 +54,7 @@ import java.util.zip.CRC32C;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -104,7 +107,7 @@ class GroupRestartTest {
     private static RaftServer server(RaftProperties properties, RaftStorage.StartupOption option, RaftGroup group)
             throws IOException {
         RaftServer.Builder builder = RaftServer.newBuilder().setServerId(RaftPeerIds.of(1)).setProperties(properties)
-                .setStateMachineRegistry(g -> new GroupStateMachine(TopicConfig::parse, null,
+                .setStateMachineRegistry(g -> new GroupStateMachine(TopicConfig::parse, ClientId.randomId(), null,
                         InstantSource.fixed(Instant.ofEpochMilli(BASE_MS)), changed -> { }))
                 .setOption(option);
         return (group == null ? builder : builder.setGroup(group)).build();
@@ -323,5 +326,56 @@ class GroupRestartTest {
             return files.map(f -> SimpleStateMachineStorage.SNAPSHOT_REGEX.matcher(f.getFileName().toString()))
                     .filter(Matcher::matches).mapToLong(m -> Long.parseLong(m.group(2))).max().orElseThrow();
         }
+    }
+
+    /**
+     * Entries a broker never sends, submitted straight to the group as anything reaching the Raft port could, are each
+     * refused with the reason and never appended; the group serves on, and a restart replays a log without them
+     * (before, apply threw on them on every replica and closed the group, again at each restart).
+     */
+    @Test
+    void malformedEntriesAreRefusedBeforeTheyAreAppendedAndTheGroupServesOn() throws Exception {
+        RaftServer server = restart(copyOfTheLog("malformed"));
+        ByteBuffer good = new RecordBatchBuilder().append(BASE_MS, null, "good".getBytes()).build();
+        ByteString batches = GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(T0, good, BASE_MS,
+                BASE_MS, false)));
+        byte[] negativePartition = batches.toByteArray();
+        ByteBuffer.wrap(negativePartition).putInt(GroupEntryFormat.SLOTS_OFFSET + GroupEntryFormat.PARTITION_OFFSET, -1);
+        byte[] stamped = batches.toByteArray();
+        ByteBuffer.wrap(stamped).putLong(GroupEntryFormat.SLOTS_OFFSET + GroupEntryFormat.RECEIVE_TIME_OFFSET, 1);
+        byte[] garbage = new byte[GroupEntryFormat.tableBytes(1) + good.remaining()];
+        System.arraycopy(batches.toByteArray(), 0, garbage, 0, GroupEntryFormat.tableBytes(1));
+        Map<String, ByteString> malformed = new LinkedHashMap<>();
+        malformed.put("empty", ByteString.EMPTY);
+        malformed.put("unknown type", ByteString.copyFrom(new byte[] {9, 0, 0}));
+        malformed.put("more batches announced than held", ByteString.copyFrom(new byte[] {1, 0, 0, 0, 5, 0, 0}));
+        malformed.put("negative partition", ByteString.copyFrom(negativePartition));
+        malformed.put("stamped by its sender", ByteString.copyFrom(stamped));
+        malformed.put("not a batch", ByteString.copyFrom(garbage));
+        malformed.put("SendTimes the batch does not hold", GroupEntryFormat.request(List.of(
+                new GroupEntryFormat.Submitted(T0, good, 0, 0, false))));
+        malformed.put("change that is no GroupChange", ByteString.copyFrom(new byte[] {2, (byte) 0xff, 1}));
+        malformed.put("change with a short topic id", GroupEntryFormat.change(GroupChange.newBuilder()
+                .addRemove(PARTITION.toBuilder().setTopicId(com.google.protobuf.ByteString.copyFrom(new byte[3])))
+                .build()));
+        malformed.put("short copy", ByteString.copyFrom(new byte[] {3, 0, 0}));
+        long end = server.getDivision(GROUP).getRaftLog().getNextIndex();
+        for (Map.Entry<String, ByteString> entry : malformed.entrySet()) {
+            RaftClientReply reply = server.submitClientRequestAsync(RaftClientRequest.newBuilder().setClientId(CLIENT)
+                    .setServerId(server.getId()).setGroupId(GROUP).setCallId(callId++)
+                    .setMessage(Message.valueOf(entry.getValue())).setType(RaftClientRequest.writeRequestType())
+                    .build()).get(30, TimeUnit.SECONDS);
+            assertNotNull(reply.getStateMachineException(), entry.getKey() + " is refused: " + reply);
+        }
+        assertEquals(end, server.getDivision(GROUP).getRaftLog().getNextIndex(), "nothing was appended");
+
+        produce(server, 6, 7);
+        GroupStateMachine machine = (GroupStateMachine) server.getDivision(GROUP).getStateMachine();
+        assertEquals(7, machine.host().partition(T0).orElseThrow().log().logEndOffset(), "the group serves on");
+        server.close();
+        running.remove(server);
+        GroupStateMachine restarted = (GroupStateMachine) restart(dir.resolve("malformed")).getDivision(GROUP)
+                .getStateMachine();
+        assertEquals(7, restarted.host().partition(T0).orElseThrow().log().logEndOffset());
     }
 }

@@ -98,7 +98,7 @@ class GroupStateMachineTest {
             Map<String, String> merged = new HashMap<>(defaults);
             merged.putAll(overrides);
             return TopicConfig.parse(merged);
-        }, null, clock, group -> { });
+        }, ClientId.randomId(), null, clock, group -> { });
         machine.initialize(RaftFixtures.server(name), GROUP, storage);
         opened.add(machine);
         storages.put(machine, storage);

@@ -99,7 +99,7 @@ class MetadataStateMachineTest {
     private MetadataStateMachine start(MetadataStateMachine machine, String name) throws IOException {
         RaftStorage storage = RaftFixtures.storage(dir.resolve(name));
         storages.add(storage);
-        machine.initialize(RaftFixtures.server("n1"), RaftGroups.METADATA, storage);
+        machine.initialize(RaftFixtures.server("n1", machine::takeSnapshot), RaftGroups.METADATA, storage);
         return machine;
     }
 
@@ -402,7 +402,32 @@ class MetadataStateMachineTest {
         assertEquals(machine.groups(), member.groups());
         assertEquals(TermIndex.valueOf(1, 6), member.getLastAppliedTermIndex());
         assertEquals(machine.latestSnapshot(), member.latestSnapshot(), "it serves the snapshot it installed");
-        assertEquals(null, notice(member, 5).join(), "a member that has the entries needs no snapshot");
+        assertEquals(null, notice(member, 0).join(), "a leader holding its whole log sends the entries");
+    }
+
+    /**
+     * A member that holds and applied what the leader's log starts with, whom the leader takes for one further behind
+     * (its view after the member restarted), answers with a snapshot of its own at its applied index, so the leader
+     * sends entries from there. It answered "none needed" before, and Ratis asked again forever.
+     */
+    @Test
+    void aMemberThatAppliedWhatTheLeadersLogStartsWithAnswersWithASnapshotOfItsOwn() throws Exception {
+        start(machine, "leader");
+        buildAState();
+        MetadataStateMachine member = start(newMachine(new ArrayList<>(), node -> CompletableFuture.failedFuture(
+                new IllegalStateException("no copy from node " + node))), "member");
+        for (int i = 0; i < log.size(); i++) {
+            apply(member, i, log.get(i));
+        }
+        TermIndex applied = member.getLastAppliedTermIndex();
+
+        assertEquals(applied, notice(member, applied.getIndex() - 1).join());
+        assertEquals(applied, member.latestSnapshot().map(s -> TermIndex.valueOf(s.getTerm(), s.getIndex()))
+                .orElseThrow());
+        member.pause();
+        member.reinitialize();
+        assertEquals(machine.topics(), member.topics());
+        assertEquals(applied, member.getLastAppliedTermIndex());
     }
 
     @Test

@@ -1,6 +1,8 @@
 package io.tidemark.replication.statemachine;
 
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.SizeInBytes;
@@ -8,6 +10,8 @@ import org.apache.ratis.util.SizeInBytes;
 import java.io.IOException;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 
 /** What a state machine gets from Ratis when a test drives it without Ratis: its storage and its server. */
 final class RaftFixtures {
@@ -27,6 +31,13 @@ final class RaftFixtures {
      * division (an install reads the next index of the member's log), it has none.
      */
     static RaftServer server(String name) {
+        return server(name, () -> {
+            throw new UnsupportedOperationException("snapshotManagementAsync");
+        });
+    }
+
+    /** The same, which takes a snapshot by calling {@code takeSnapshot} when asked to create one. */
+    static RaftServer server(String name, Callable<Long> takeSnapshot) {
         RaftPeerId id = RaftPeerId.valueOf(name);
         return (RaftServer) Proxy.newProxyInstance(RaftServer.class.getClassLoader(), new Class<?>[] {RaftServer.class},
                 (proxy, method, args) -> {
@@ -35,6 +46,14 @@ final class RaftFixtures {
                     }
                     if (method.getName().equals("getDivision")) {
                         throw new IOException(name + " runs no Raft group in this test");
+                    }
+                    if (method.getName().equals("snapshotManagementAsync")) {
+                        SnapshotManagementRequest request = (SnapshotManagementRequest) args[0];
+                        long index = takeSnapshot.call();
+                        return CompletableFuture.completedFuture(RaftClientReply.newBuilder()
+                                .setClientId(request.getClientId()).setServerId(request.getServerId())
+                                .setGroupId(request.getRaftGroupId()).setCallId(request.getCallId()).setSuccess()
+                                .setLogIndex(index).build());
                     }
                     throw new UnsupportedOperationException(method.getName());
                 });
