@@ -44,8 +44,10 @@ import java.util.concurrent.TimeoutException;
  *   <li><b>Seal</b>, once the copy has caught up: a partition change in the old group seals the partition; from that
  *       entry on its batches are refused (NOT_AVAILABLE, which clients retry) and its log ends where it is.</li>
  *   <li>Copy the batches that came in before the seal, up to the sealed end.</li>
- *   <li><b>Activate</b>: a partition change in the new group makes the partition live there, if its log ends at the
- *       sealed end.</li>
+ *   <li><b>Activate</b>: a partition change in the new group makes the partition live there with its log ending at
+ *       the sealed end, if the copy ends where the mover found nothing more to read in the sealed source (at the
+ *       sealed end, or before it where the source's last offsets were compacted away: the copy skips them too, so
+ *       no offset is given twice).</li>
  *   <li><b>Complete</b>: the metadata group makes the target the partition's replicas and the new group its group
  *       ({@code complete_reassignment}); brokers send its clients to the new group's leader, and the old group's
  *       leader removes it.</li>
@@ -128,7 +130,7 @@ final class PartitionMove {
                                 read.getLogEndOffset(), progressLoggedMs - startMs);
                     }
                 } else if (read.getState() == PartitionState.PARTITION_SEALED) {
-                    activate(end);
+                    activate(end, read.getLogEndOffset());
                 } else if (!sealed) {
                     seal();
                     sealed = true;
@@ -216,10 +218,15 @@ final class PartitionMove {
         throw new IOException("group " + incoming.fromGroup() + " does not host " + name + " any more, or imports it");
     }
 
-    private void activate(long end) throws IOException, InterruptedException {
+    /**
+     * Activates the copy, which ends at {@code copiedEnd} with nothing more to read from the sealed source, whose log
+     * ends at {@code sealedEnd}: the offsets between were compacted away there, and the copy skips them too, so the
+     * first record produced after the move takes the offset after every offset the partition ever gave.
+     */
+    private void activate(long copiedEnd, long sealedEnd) throws IOException, InterruptedException {
         await(into.submitChange(GroupChange.newBuilder().addActivate(PartitionEnd.newBuilder()
-                .setPartition(incoming.partition()).setLogEndOffset(end)).setMetadataIndex(metadata.appliedIndex())
-                .build()), "activate in");
+                .setPartition(incoming.partition()).setLogEndOffset(sealedEnd).setCopiedEndOffset(copiedEnd))
+                .setMetadataIndex(metadata.appliedIndex()).build()), "activate in");
     }
 
     private void complete() {

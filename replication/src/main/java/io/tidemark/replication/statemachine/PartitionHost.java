@@ -411,12 +411,7 @@ public final class PartitionHost {
             }
         }
         for (PartitionEnd imported : change.getActivateList()) {
-            HostedPartition partition = hosted.get(PartitionKey.of(imported.getPartition()));
-            if (partition != null && partition.state() == PartitionState.PARTITION_IMPORTING
-                    && partition.log().logEndOffset() == imported.getLogEndOffset()) {
-                partition.state(PartitionState.PARTITION_LIVE);
-                LOG.info("{}: {} moved in, its log ends at offset {}", name, partition, imported.getLogEndOffset());
-            }
+            activate(imported);
         }
         for (GroupPartition sealed : change.getSealList()) {
             HostedPartition partition = hosted.get(PartitionKey.of(sealed));
@@ -431,6 +426,25 @@ public final class PartitionHost {
             }
         }
         return reply.build();
+    }
+
+    /**
+     * Makes an imported partition live when its copy ends where the mover found the sealed source to end: at the
+     * sealed end, or before it where the source's last offsets were compacted away, which the copy then skips too.
+     * Otherwise (a copy that moved on since, a copy short of what the source holds) it stays importing.
+     */
+    private void activate(PartitionEnd imported) {
+        HostedPartition partition = hosted.get(PartitionKey.of(imported.getPartition()));
+        long sealedEnd = imported.getLogEndOffset();
+        long copiedEnd = imported.hasCopiedEndOffset() ? imported.getCopiedEndOffset() : sealedEnd;
+        if (partition == null || partition.state() != PartitionState.PARTITION_IMPORTING
+                || partition.log().logEndOffset() != copiedEnd || copiedEnd > sealedEnd) {
+            return;
+        }
+        partition.log().skipTo(sealedEnd);
+        partition.state(PartitionState.PARTITION_LIVE);
+        LOG.info("{}: {} moved in, its log ends at offset {}{}", name, partition, sealedEnd, copiedEnd < sealedEnd
+                ? " (the source's offsets from " + copiedEnd + " on were compacted away)" : "");
     }
 
     private void addEmpty(GroupPartition partition, PartitionState state, long nowMs) throws IOException {

@@ -14,6 +14,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.GroupSnapshot;
+import io.tidemark.proto.v1.PartitionEnd;
+import io.tidemark.proto.v1.PartitionState;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -283,5 +285,40 @@ class PartitionHostTest {
         assertEquals(TopicConfig.parse(Map.of()), a.partition(T0).orElseThrow().log().config());
         assertEquals("AppendResult[baseOffset=0, lastOffset=0, receiveTimeMs=" + BASE_MS + "]",
                 said(lead(a, produce(PRODUCER, 0, "k"), BASE_MS)));
+    }
+
+    /**
+     * A partition moving in from a group whose log ends in offsets compaction removed goes live at the sealed end, so
+     * the first record produced after the move takes an offset the partition never gave. It went live where the copy
+     * ended (the mover activated with the copy's own end), and gave those offsets again.
+     */
+    @Test
+    void aPartitionMovingInFromALogEndingInACompactionGapGoesLiveAtTheSealedEnd() throws IOException {
+        PartitionHost from = replica("from", Map.of());
+        lead(from, change(GroupChange.newBuilder().addAdd(partition(Map.of()))), BASE_MS);
+        for (int sequence = 0; sequence < 5; sequence++) {
+            lead(from, produce(PRODUCER, sequence, "k" + sequence), BASE_MS + sequence);
+        }
+        PartitionLog source = from.partition(T0).orElseThrow().log();
+        source.skipTo(8);
+        ByteBuffer copied = source.read(0, 1 << 20).batches();
+        entries.clear();
+        PartitionHost into = replica("into", Map.of());
+        lead(into, change(GroupChange.newBuilder().addImport(partition(Map.of()))), BASE_MS);
+        lead(into, GroupEntryFormat.copy(T0, 0, copied), BASE_MS);
+        assertEquals(5, into.partition(T0).orElseThrow().log().logEndOffset());
+
+        lead(into, activate(4, 8), BASE_MS);
+        assertEquals(PartitionState.PARTITION_IMPORTING, into.partition(T0).orElseThrow().state(),
+                "a copy that does not end where the mover found the source to end stays importing");
+        lead(into, activate(5, 8), BASE_MS);
+        assertEquals(PartitionState.PARTITION_LIVE, into.partition(T0).orElseThrow().state());
+        assertEquals("AppendResult[baseOffset=8, lastOffset=8, receiveTimeMs=" + (BASE_MS + 10) + "]",
+                said(lead(into, produce(OTHER_PRODUCER, 0, "after"), BASE_MS + 10)));
+    }
+
+    private static ByteString activate(long copiedEnd, long sealedEnd) {
+        return change(GroupChange.newBuilder().addActivate(PartitionEnd.newBuilder().setPartition(partition(Map.of()))
+                .setLogEndOffset(sealedEnd).setCopiedEndOffset(copiedEnd)));
     }
 }
