@@ -162,6 +162,8 @@ public final class PartitionWriter implements Closeable {
         private boolean renew;
         /** When a timer is set to send a write waiting out its backoff, else 0. */
         private long wakeAtMs;
+        /** The leader the partition's writes in flight went to; meaningful while one is. */
+        private String inFlightTo;
 
         private Lane(TopicPartition tp, long producerId) {
             this.tp = tp;
@@ -238,13 +240,18 @@ public final class PartitionWriter implements Closeable {
         }
     }
 
-    /** Whether a write may go while others of its partition are in flight. */
+    /**
+     * Whether a write may go while others of its partition are in flight: to a leader that takes requests in order and
+     * is the one they went to. A write the old leader stored but answers late must find itself among the partition's
+     * last batches when it is sent again, to be answered as the duplicate it is (a broker knows a producer's last 5);
+     * writes sent to a new leader meanwhile would be stored after it.
+     */
     private boolean pipelines(Lane lane, int inFlight) {
         if (!lane.acknowledged || inFlight >= maxInFlight) {
             return false;
         }
         Optional<String> leader = metadata.leaderAddress(lane.tp);
-        return leader.isPresent() && streams.ordered(leader.get());
+        return leader.isPresent() && leader.get().equals(lane.inFlightTo) && streams.ordered(leader.get());
     }
 
     /** Builds the batch with the partition's producer id and next sequence; false when it is refused here. */
@@ -263,6 +270,9 @@ public final class PartitionWriter implements Closeable {
     }
 
     private void send(Lane lane, Write write) {
+        if (lane.inFlight() == 0) {
+            lane.inFlightTo = metadata.leaderAddress(lane.tp).orElse(null);
+        }
         write.inFlight = true;
         write.pipelined = lane.writes.peekFirst() != write;
         write.attempts++;

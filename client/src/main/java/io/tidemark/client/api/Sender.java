@@ -17,7 +17,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -52,7 +51,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * <p>Several batches of a partition in flight ({@code max.in.flight.requests.per.partition}): a partition sends the
  * next batch before the one before it is answered only while nothing went wrong on it, that is once it acknowledged
  * a batch built under the current producer id (a broker takes any first sequence of an id it does not know, so the
- * first batch under an id goes alone), to a broker that takes requests in order, and until any error; then it sends
+ * first batch under an id goes alone), to a broker that takes requests in order and is the one its batches in flight
+ * went to (a leader that moved holds the partition until they are answered), and until any error; then it sends
  * one batch at a time, the oldest first, until one is acknowledged again. The sequences keep the order through
  * whatever happens to the batches in flight:
  * <ul>
@@ -106,6 +106,11 @@ final class Sender implements Runnable {
     private final int maxInFlightPerPartition;
     /** Batches of each partition in flight. */
     private final Map<TopicPartition, Integer> inFlight = new HashMap<>();
+    /**
+     * The broker each partition's batches in flight went to: all of them went to the one broker, on its one stream,
+     * so they reach it in send order; a partition sends nothing to another broker until they have landed.
+     */
+    private final Map<TopicPartition, String> inFlightTo = new HashMap<>();
     /** Each partition's batches given an order and not ended, by order: the oldest first. */
     private final Map<TopicPartition, TreeMap<ProducerBatch.SendOrder, ProducerBatch>> sent = new HashMap<>();
     /** The producer id under which each partition acknowledged a batch since its last error: it may pipeline. */
@@ -197,25 +202,37 @@ final class Sender implements Runnable {
      * Whether {@code batch} may go behind its partition's batches in flight: room under the limit, an acknowledgement
      * under the current producer id since the partition's last error, a batch never sent before (a retry, or a part
      * of a split batch, whose neighbours are likely refused too, goes alone) that will not grow
-     * ({@link ProducerBatch#atFinalSize}), and a leader that takes requests in order.
+     * ({@link ProducerBatch#atFinalSize}), and a leader that takes requests in order and is the broker the batches in
+     * flight went to. A partition whose leader moved while batches were in flight sends nothing to the new one until
+     * they landed: one the old leader stored but answers late would otherwise find, when it is sent again, later
+     * batches stored after it, too many for the broker to know it as a duplicate (it keeps a producer's last 5), and
+     * fail OUT_OF_ORDER_SEQUENCE (issue 23: 253 records of a run).
      */
     private boolean mayPipeline(ProducerBatch batch) {
         return inFlight.get(batch.partition) < maxInFlightPerPartition && batch.attempts() == 0 && batch.atFinalSize()
                 && Long.valueOf(sequences.producerId()).equals(pipelining.get(batch.partition))
-                && metadata.leaderAddress(batch.partition).map(streams::ordered).orElse(false);
+                && metadata.leaderAddress(batch.partition).filter(address -> address.equals(
+                        inFlightTo.get(batch.partition))).map(streams::ordered).orElse(false);
     }
 
-    /** {@link #sendable}, counting the batch in flight when it is: the accumulator then offers the next. */
+    /**
+     * {@link #sendable}, counting the batch in flight to its partition's leader when it is: the accumulator then offers
+     * the next.
+     */
     private boolean claim(ProducerBatch batch) {
         if (!sendable(batch)) {
             return false;
         }
-        inFlight.merge(batch.partition, 1, Integer::sum);
+        if (inFlight.merge(batch.partition, 1, Integer::sum) == 1) {
+            inFlightTo.put(batch.partition, metadata.leaderAddress(batch.partition).orElseThrow());
+        }
         return true;
     }
 
     private void landed(ProducerBatch batch) {
-        inFlight.computeIfPresent(batch.partition, (p, n) -> n > 1 ? n - 1 : null);
+        if (inFlight.computeIfPresent(batch.partition, (p, n) -> n > 1 ? n - 1 : null) == null) {
+            inFlightTo.remove(batch.partition);
+        }
     }
 
     private void maybeRefreshMetadata(long nowMs) {
@@ -242,13 +259,13 @@ final class Sender implements Runnable {
         Map<String, List<ProducerBatch>> byLeader = new LinkedHashMap<>();
         List<ProducerBatch> noLeader = new ArrayList<>();
         for (ProducerBatch batch : drained) {
-            Optional<String> leader = metadata.leaderAddress(batch.partition);
-            if (leader.isEmpty()) {
+            String leader = inFlightTo.get(batch.partition);
+            if (leader == null) {
                 refreshWanted = true;
                 landed(batch);
                 noLeader.add(batch);
             } else {
-                byLeader.computeIfAbsent(leader.get(), address -> new ArrayList<>()).add(batch);
+                byLeader.computeIfAbsent(leader, address -> new ArrayList<>()).add(batch);
             }
         }
         accumulator.reenqueue(noLeader);

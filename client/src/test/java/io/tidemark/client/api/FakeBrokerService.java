@@ -64,6 +64,13 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
                 cluster.heldProduces.add(observer);
                 return null;
             }
+            if (cluster.holdRepliesAfterStore) {
+                ProduceResponse stored = append(request, records, observer);
+                cluster.heldReleases.add(new FakeCluster.HeldProduce(() -> cluster.answer(observer, () -> stored),
+                        error -> observer.onError(GrpcErrors.toStatusException(error))));
+                cluster.heldProduces.add(observer);
+                return null;
+            }
             return append(request, records, observer);
         });
     }

@@ -87,6 +87,8 @@ final class FakeCluster implements AutoCloseable {
     /** How far each call the fake serves moves the test clock: a slow broker, for deadlines. */
     volatile long callTakesMs;
     volatile boolean holdProduce;
+    /** Produce calls store their batch at once but hold the answer (a leader slow to answer what it stored). */
+    volatile boolean holdRepliesAfterStore;
     /** Brokers refuse ProduceStream (UNIMPLEMENTED), as one of an older version would. */
     volatile boolean noProduceStream;
     /** ProduceStreams opened, on any node. */

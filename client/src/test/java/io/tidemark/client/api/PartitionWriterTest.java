@@ -37,8 +37,8 @@ class PartitionWriterTest {
 
     @BeforeEach
     void start() {
-        cluster = new FakeCluster(1, clock);
-        cluster.createTopic("t", 1);
+        cluster = new FakeCluster(2, clock);
+        cluster.createTopic("t", 2);
         writer = new PartitionWriter(ProducerConfig.builder(cluster.bootstrap()).clock(clock)
                 .channelFactory(cluster::channel).retryBackoffMs(0).deliveryTimeoutMs(1000).build());
     }
@@ -194,6 +194,37 @@ class PartitionWriterTest {
         cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.NOT_AVAILABLE, "no quorum"));
         assertEquals(List.of(1L, 2L), List.of(ok(b).getBaseOffset(), ok(c).getBaseOffset()));
         assertEquals(List.of("a", "b", "c"), cluster.records(T0).stream()
+                .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
+    }
+
+    /**
+     * A write the old leader stored but answers late holds its partition's later writes until it is answered: sent to
+     * the new leader meanwhile, they would be stored after it, and its retry found too far behind for the broker to
+     * know it as a duplicate.
+     */
+    @Test
+    void aWriteInFlightToTheOldLeaderHoldsItsPartitionsLaterWritesUntilItIsAnswered() throws Exception {
+        ok(writer.write(T0, batch("a")));
+        cluster.holdRepliesAfterStore = true;
+        CompletableFuture<ProduceResponse> b = writer.write(T0, batch("b"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldReleases.size() == 1);
+        cluster.holdRepliesAfterStore = false;
+        TopicPartition t1 = new TopicPartition("t", 1);
+        cluster.leaders.put(T0, 2);
+        cluster.leaders.put(t1, 2);
+        assertEquals(0, ok(writer.write(t1, batch("s"))).getBaseOffset(), "t-1's NOT_LEADER made the writer read "
+                + "that node 2 leads both now");
+
+        List<CompletableFuture<ProduceResponse>> later = List.of(writer.write(T0, batch("c")),
+                writer.write(T0, batch("d")));
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                .until(() -> cluster.appended.stream().noneMatch(a -> a.startsWith("2:t-0")));
+        cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.NOT_AVAILABLE,
+                "the old leader's answer was lost"));
+
+        assertEquals(1, ok(b).getBaseOffset(), "answered as the duplicate it is");
+        assertEquals(List.of(2L, 3L), List.of(ok(later.get(0)).getBaseOffset(), ok(later.get(1)).getBaseOffset()));
+        assertEquals(List.of("a", "b", "c", "d"), cluster.records(T0).stream()
                 .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList());
     }
 

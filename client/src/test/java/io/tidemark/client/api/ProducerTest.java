@@ -428,6 +428,40 @@ class ProducerTest {
         return futures;
     }
 
+    /**
+     * A batch the old leader stored but answers late holds its partition's later batches until it is answered: none
+     * goes to the new leader meanwhile, so the batch's retry finds itself among the partition's last batches and is
+     * answered as a duplicate. They once went (the metadata had moved on, and the new leader takes requests in order
+     * too): seven were stored after it, and its retry, too far behind for the broker to know it as a duplicate (it keeps
+     * a producer's last 5 batches), failed OUT_OF_ORDER_SEQUENCE, 253 records of a side-by-side run lost to the
+     * application (issue 23).
+     */
+    @Test
+    void aBatchInFlightToTheOldLeaderHoldsItsPartitionsLaterBatchesUntilItIsAnswered() throws Exception {
+        TidemarkProducer producer = oneRecordBatches(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.holdRepliesAfterStore = true;
+        List<CompletableFuture<RecordMetadata>> stored = sendAndFlush(producer, 1, 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldReleases.size() == 1);
+        cluster.holdRepliesAfterStore = false;
+        cluster.leaders.put(T0, 2);
+        cluster.leaders.put(new TopicPartition("t", 1), 2);
+        assertEquals(0, producer.send(new ProducerRecord("t", 1, null, bytes("s0"))).get(5, TimeUnit.SECONDS)
+                .offset(), "t-1's NOT_LEADER made the producer read that node 2 leads both now");
+
+        List<CompletableFuture<RecordMetadata>> later = sendAndFlush(producer, 2, 9);
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                .until(() -> cluster.appended.stream().noneMatch(a -> a.startsWith("2:t-0")));
+        cluster.releaseHeldProducesFailingTheFirst(new TidemarkException(ErrorCode.NOT_AVAILABLE,
+                "the old leader's answer was lost"));
+
+        assertEquals(1, stored.get(0).get(5, TimeUnit.SECONDS).offset(), "answered as the duplicate it is");
+        for (int i = 0; i < later.size(); i++) {
+            assertEquals(i + 2, later.get(i).get(5, TimeUnit.SECONDS).offset());
+        }
+        assertEquals(List.of("r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"), values(T0), "each once");
+    }
+
     @Test
     void aBatchAnsweredOutOfSequenceBehindOneThatFailedIsResentAfterItInOrder() throws Exception {
         List<CompletableFuture<RecordMetadata>> futures = threeInFlightAfterR0();
