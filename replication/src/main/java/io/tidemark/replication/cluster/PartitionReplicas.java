@@ -1,5 +1,7 @@
 package io.tidemark.replication.cluster;
 
+import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.protobuf.ByteString;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.DurableFiles;
@@ -86,6 +88,11 @@ import java.util.stream.Stream;
 public final class PartitionReplicas implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionReplicas.class);
     private static final int CLOSED_GROUP_DELETE_ATTEMPTS = 30;
+    /**
+     * Threads handling the groups' replies: answering produce requests is short, but submitting a group's next entry
+     * may wait for its Raft server, so a second thread keeps one group's wait from holding every other's answers.
+     */
+    private static final int REPLY_THREADS = 2;
     private static final String RETIRED_SUFFIX = ".deleted";
     /** How often every led group's partitions are compared with what it should host, to redo a change that failed. */
     static final long RECONCILE_INTERVAL_MS = 1_000;
@@ -132,6 +139,12 @@ public final class PartitionReplicas implements Closeable {
         thread.setDaemon(true);
         return thread;
     });
+    /**
+     * Where the groups' replies are handled ({@link PartitionGroup}'s callbacks, each group's in order on its own
+     * sequential executor): not on Ratis' threads, which completed them, and one of which may hold its server's lock.
+     */
+    private final ExecutorService replies = Executors.newFixedThreadPool(REPLY_THREADS,
+            new ThreadFactoryBuilder().setNameFormat("tidemark-group-replies-%d").setDaemon(true).build());
     private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, GroupHere> groups = new ConcurrentHashMap<>();
     /** The groups with a partition change submitted and not answered yet. */
@@ -301,7 +314,7 @@ public final class PartitionReplicas implements Closeable {
                             groupChanges.execute(() -> closeQuietly(failed));
                         }
                     }
-                }, localClient)));
+                }, localClient, MoreExecutors.newSequentialExecutor(replies))));
     }
 
     /** Starts or stops the group here as what it hosts says, then reconciles it; on the group-changes thread. */
@@ -593,6 +606,7 @@ public final class PartitionReplicas implements Closeable {
     public void close() throws IOException {
         groupChanges.shutdownNow();
         moves.shutdownNow();
+        replies.shutdownNow();
         for (RaftClient client : clients.values()) {
             client.close();
         }

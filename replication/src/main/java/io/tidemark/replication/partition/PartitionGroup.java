@@ -43,6 +43,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -67,11 +68,11 @@ public final class PartitionGroup {
     /** Longest wait for each leadership event while a handover that refused a batch settles. */
     static final long HANDOVER_WAIT_MS = 1_000;
     /**
-     * Leadership events a refused batch waits for and submissions it makes, at most: on the old leader of a transfer
-     * it waits for one event (the new leader known) and is answered NOT_LEADER; on the new leader it waits for one
-     * (ready) and is submitted again, from Ratis' apply thread, which so waits for that submission's hand-off.
+     * Leadership events a handover is waited out for, at most: on the old leader of a transfer one event (the new
+     * leader known), and the held batches are answered NOT_LEADER; on the new leader one (ready), and they are
+     * submitted again.
      */
-    private static final int HANDOVER_STEPS = 6;
+    private static final int HANDOVER_EVENTS = 6;
     private static final Logger LOG = LoggerFactory.getLogger(PartitionGroup.class);
 
     /**
@@ -114,9 +115,10 @@ public final class PartitionGroup {
      * @param divisions where this broker's replica of the group is found once it runs, without waiting
      * @param localClientId the client id of this broker's submissions to the local Raft server: its state machines
      *                      take their batches as admitted here
+     * @param callbacks where the group's replies are handled, one at a time ({@link GroupCommit}): never a Ratis thread
      */
     public PartitionGroup(RaftGroupId groupId, List<Integer> replicas, RaftServer server, RunningDivisions divisions,
-                          ClusterMembers members, RaftClients clients, ClientId localClientId) {
+                          ClusterMembers members, RaftClients clients, ClientId localClientId, Executor callbacks) {
         this.groupId = groupId;
         this.localClientId = localClientId;
         this.replicas = List.copyOf(replicas);
@@ -125,7 +127,19 @@ public final class PartitionGroup {
         this.members = members;
         this.clients = clients;
         this.groupCommit = new GroupCommit(RaftSettings.maxRequestBytes(server.getProperties()), MAX_ENTRIES_IN_FLIGHT,
-                this::submit);
+                this::submit, new GroupCommit.Handovers() {
+                    @Override
+                    public boolean isHandover(Throwable failure) {
+                        return failure instanceof Handover;
+                    }
+
+                    @Override
+                    public CompletableFuture<Void> settled(Throwable handover) {
+                        return afterHandover((Handover) handover, HANDOVER_EVENTS).thenCompose(settled ->
+                                division().getInfo().isLeader() ? CompletableFuture.<Void>completedFuture(null)
+                                        : CompletableFuture.failedFuture(notLeader(groupId)));
+                    }
+                }, callbacks);
     }
 
     public RaftGroupId id() {
@@ -170,39 +184,27 @@ public final class PartitionGroup {
     /**
      * Appends a batch with the group's next entry; completes with its outcome. A batch Ratis refused because
      * leadership is changing hands here ({@link Handover}: nothing was appended) waits for the handover to end
-     * instead of failing at once: appended again when this replica leads after it, else answered NOT_LEADER naming
-     * the new leader, whom the producer then calls at once. A planned transfer so pauses a producer for the election
-     * and no retry backoff.
+     * instead of failing at once ({@link GroupCommit}, which keeps the batches' order through it): appended again
+     * when this replica leads after it, else answered NOT_LEADER naming the new leader, whom the producer then calls
+     * at once. A planned transfer so pauses a producer for the election and no retry backoff.
      */
     CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch) {
-        return append(batch, HANDOVER_STEPS);
-    }
-
-    /** @param stepsLeft how many more leadership events the batch may wait for and submissions it may make */
-    private CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch, int stepsLeft) {
-        return groupCommit.append(batch).exceptionallyCompose(failure -> {
-            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            if (!(cause instanceof Handover handover) || stepsLeft == 0) {
-                return CompletableFuture.failedFuture(notCommitted(failure, batch.partition()));
-            }
-            return afterHandover(handover, stepsLeft - 1).thenCompose(left -> division().getInfo().isLeader()
-                    ? append(batch, left) : CompletableFuture.failedFuture(notLeader(batch.partition())));
-        });
+        return groupCommit.append(batch).exceptionallyCompose(failure -> CompletableFuture.failedFuture(
+                notCommitted(failure, batch.partition())));
     }
 
     /**
      * Completes once the handover that refused an entry has settled here (this replica leads and is ready, or knows
-     * another leader), with the steps left; fails with NOT_AVAILABLE when it did not within {@code eventsLeft}
-     * leadership events, each waited for up to {@link #HANDOVER_WAIT_MS}.
+     * another leader); fails with NOT_AVAILABLE when it did not within {@code eventsLeft} leadership events, each
+     * waited for up to {@link #HANDOVER_WAIT_MS}.
      */
-    private CompletableFuture<Integer> afterHandover(Handover handover, int eventsLeft) {
+    private CompletableFuture<Void> afterHandover(Handover handover, int eventsLeft) {
         RaftServer.Division division = division();
         CompletableFuture<Void> next = ((GroupStateMachine) division.getStateMachine()).nextLeadershipEvent();
         DivisionInfo info = division.getInfo();
         boolean settled = info.isLeader() ? !handover.steppingDown && info.isLeaderReady() : info.getLeaderId() != null;
         if (settled) {
-            return CompletableFuture.completedFuture(eventsLeft);
+            return CompletableFuture.completedFuture(null);
         }
         if (eventsLeft == 0) {
             return CompletableFuture.failedFuture(new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of Raft "

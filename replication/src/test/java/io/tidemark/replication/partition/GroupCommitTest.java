@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
@@ -19,10 +20,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,13 +44,42 @@ class GroupCommitTest {
     private final List<ByteString> requests = new ArrayList<>();
     private final List<CompletableFuture<ByteBuffer>> replies = new ArrayList<>();
 
+    /** The handovers the group commit waited out: the test settles each. */
+    private final List<CompletableFuture<Void>> settles = new ArrayList<>();
+    private final GroupCommit.Handovers handovers = new GroupCommit.Handovers() {
+        @Override
+        public boolean isHandover(Throwable failure) {
+            return failure instanceof Handover;
+        }
+
+        @Override
+        public CompletableFuture<Void> settled(Throwable handover) {
+            CompletableFuture<Void> settled = new CompletableFuture<>();
+            settles.add(settled);
+            return settled;
+        }
+    };
+
+    /** A refusal by Ratis while leadership changes hands here. */
+    private static final class Handover extends RuntimeException {
+        Handover() {
+            super("LeaderNotReadyException");
+        }
+    }
+
     private GroupCommit groupCommit(int maxEntryBytes, int maxInFlight) {
-        return new GroupCommit(maxEntryBytes, maxInFlight, request -> {
+        return groupCommit(maxEntryBytes, maxInFlight, request -> {
             CompletableFuture<ByteBuffer> reply = new CompletableFuture<>();
             requests.add(request);
             replies.add(reply);
             return reply;
         });
+    }
+
+    /** Replies are handled on the thread that completes them: the test's. */
+    private GroupCommit groupCommit(int maxEntryBytes, int maxInFlight,
+                                    Function<ByteString, CompletableFuture<ByteBuffer>> submit) {
+        return new GroupCommit(maxEntryBytes, maxInFlight, submit, handovers, Runnable::run);
     }
 
     /** A batch of partition 0 with these bytes. */
@@ -161,7 +193,7 @@ class GroupCommitTest {
         CountDownLatch firstInSubmit = new CountDownLatch(1);
         CountDownLatch firstMayGo = new CountDownLatch(1);
         List<String> submitted = Collections.synchronizedList(new ArrayList<>());
-        GroupCommit commit = new GroupCommit(1 << 20, 2, request -> {
+        GroupCommit commit = groupCommit(1 << 20, 2, request -> {
             String batch = described(request).get(0);
             if (batch.equals("0:01")) {
                 firstInSubmit.countDown();
@@ -185,6 +217,98 @@ class GroupCommitTest {
         assertEquals(List.of("0:01", "0:02"), submitted);
     }
 
+    /**
+     * Entries Ratis refused while leadership changed hands go again once it settled, ahead of the batches that came
+     * since and in their first order, whatever order the refusals came in. Each batch waiting out the handover on its
+     * own once went back in the order the waits ended: a producer's later batch then came before its earlier one.
+     */
+    @Test
+    void batchesRefusedByAHandoverGoAgainInTheirOrderAheadOfLaterOnesOnceItSettled() throws Exception {
+        GroupCommit commit = groupCommit(1 << 20, 2);
+        CompletableFuture<AppendResult> first = commit.append(batch(1));
+        CompletableFuture<AppendResult> second = commit.append(batch(2));
+        CompletableFuture<AppendResult> third = commit.append(batch(3));
+        assertEquals(List.of(List.of("0:01"), List.of("0:02")), described(requests));
+
+        replies.get(1).completeExceptionally(new Handover());
+        replies.get(0).completeExceptionally(new Handover());
+        assertEquals(1, settles.size(), "one handover is waited out");
+        assertEquals(2, requests.size(), "nothing goes while it settles");
+
+        settles.get(0).complete(null);
+        assertEquals(List.of("0:01", "0:02", "0:03"), described(requests.get(2)));
+        replies.get(2).complete(appendedReply(3));
+        assertEquals(List.of(new AppendResult(0, 1, 7), new AppendResult(10, 11, 7), new AppendResult(20, 21, 7)),
+                List.of(first.get(), second.get(), third.get()));
+    }
+
+    @Test
+    void heldBatchesWaitForTheEntriesStillInFlightBeforeTheyGoAgain() throws Exception {
+        GroupCommit commit = groupCommit(1 << 20, 2);
+        CompletableFuture<AppendResult> first = commit.append(batch(1));
+        CompletableFuture<AppendResult> second = commit.append(batch(2));
+        replies.get(0).completeExceptionally(new Handover());
+        settles.get(0).complete(null);
+        assertEquals(2, requests.size(), "0:02 is in flight: 0:01 going now could land after it, or before");
+
+        replies.get(1).complete(appendedReply(1));
+        assertEquals(new AppendResult(0, 1, 7), second.get());
+        assertEquals(List.of("0:01"), described(requests.get(2)));
+        replies.get(2).complete(appendedReply(1));
+        assertEquals(new AppendResult(0, 1, 7), first.get());
+    }
+
+    @Test
+    void aHandoverThatSettlesElsewhereFailsTheHeldBatchesWithItsErrorAndLaterOnesGoOn() throws Exception {
+        GroupCommit commit = groupCommit(1 << 20, 1);
+        CompletableFuture<AppendResult> first = commit.append(batch(1));
+        CompletableFuture<AppendResult> second = commit.append(batch(2));
+        replies.get(0).completeExceptionally(new Handover());
+        TidemarkException notLeader = new TidemarkException(ErrorCode.NOT_LEADER, "node 2 leads");
+        settles.get(0).completeExceptionally(notLeader);
+
+        assertSame(notLeader, assertThrows(ExecutionException.class, first::get).getCause());
+        assertEquals(List.of("0:02"), described(requests.get(1)), "forwarded to the leader as the group does");
+        replies.get(1).complete(appendedReply(1));
+        assertEquals(new AppendResult(0, 1, 7), second.get());
+    }
+
+    @Test
+    void aBatchGoesThroughAtMostHandoversHandoversAndThenFailsWithTheLast() {
+        GroupCommit commit = groupCommit(1 << 20, 1);
+        CompletableFuture<AppendResult> batch = commit.append(batch(1));
+        for (int i = 0; i <= GroupCommit.HANDOVERS; i++) {
+            replies.get(i).completeExceptionally(new Handover());
+            settles.get(i).complete(null);
+        }
+        assertEquals(GroupCommit.HANDOVERS + 1, requests.size());
+        assertInstanceOf(Handover.class, assertThrows(ExecutionException.class, batch::get).getCause());
+    }
+
+    /**
+     * Replies are handled on the callbacks' executor, not on the thread that completed them: Ratis completes them on
+     * its apply thread, or holding its server's lock, and a next entry submitted from there deadlocked the group.
+     */
+    @Test
+    void repliesAreHandledOnTheCallbacksExecutorNotOnTheThreadThatCompletedThem() throws Exception {
+        ArrayDeque<Runnable> callbacks = new ArrayDeque<>();
+        GroupCommit commit = new GroupCommit(1 << 20, 1, request -> {
+            CompletableFuture<ByteBuffer> reply = new CompletableFuture<>();
+            requests.add(request);
+            replies.add(reply);
+            return reply;
+        }, handovers, callbacks::add);
+        CompletableFuture<AppendResult> first = commit.append(batch(1));
+        commit.append(batch(2));
+
+        replies.get(0).complete(appendedReply(1));
+        assertFalse(first.isDone());
+        assertEquals(1, requests.size(), "the next entry is not submitted from the completing thread either");
+        callbacks.poll().run();
+        assertEquals(new AppendResult(0, 1, 7), first.get());
+        assertEquals(List.of("0:02"), described(requests.get(1)));
+    }
+
     private static void awaitUninterruptibly(CountDownLatch latch) {
         try {
             assertTrue(latch.await(10, TimeUnit.SECONDS));
@@ -196,7 +320,7 @@ class GroupCommitTest {
     @Test
     void aSubmitThatThrowsFailsItsBatches() {
         IllegalStateException closed = new IllegalStateException("closed");
-        GroupCommit commit = new GroupCommit(1 << 20, 1, request -> {
+        GroupCommit commit = groupCommit(1 << 20, 1, request -> {
             throw closed;
         });
 
