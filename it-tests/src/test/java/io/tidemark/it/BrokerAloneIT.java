@@ -388,7 +388,8 @@ class BrokerAloneIT {
                 .setGroup("h").setAssignor("sticky"))).code());
         assertEquals("assignor 'sticky' is not known; allowed: range, uniform", error(() -> heartbeat(
                 ConsumerGroupHeartbeatRequest.newBuilder().setGroup("h").setAssignor("sticky"))).getMessage());
-        assertEquals("subscription pattern '(' is not a Java regular expression: Unclosed group", error(() -> heartbeat(
+        assertEquals("subscription pattern '(' is not an RE2/J regular expression (missing closing )); the syntax is "
+                + "Java's without lookaround and backreferences", error(() -> heartbeat(
                 ConsumerGroupHeartbeatRequest.newBuilder().setSubscription(Subscription.newBuilder().setPattern("("))))
                 .getMessage());
 

@@ -9,6 +9,7 @@ import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ConsumerGroupState;
 import io.tidemark.proto.v1.ErrorCode;
 
 import org.slf4j.Logger;
@@ -17,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +43,9 @@ import java.util.function.Supplier;
  * with their ids, epochs and partitions: no rebalance. Each load takes a new writer id, stored with every state it
  * writes; a broker that finds the last state stored by another writer than itself since its load (it lost the
  * leadership and got it back meanwhile) loads again, and a failed append makes it forget the groups, so it never
- * answers from a state that is not the stored one. A group leaves memory with its last member, stored then with no
+ * answers from a state that is not the stored one. A state too large for one record of the topic is not appended:
+ * that group goes back to what was stored last and the heartbeat that grew it fails GROUP_TOO_LARGE, touching no
+ * other group. A group leaves memory with its last member, stored then with no
  * members. A group's sessions expire when any member of any group heartbeats or commits.
  *
  * <p>Thread-safe: one lock for every group. A heartbeat is short (no IO); an administrative change that needs the
@@ -60,6 +64,13 @@ public final class GroupCoordinator {
     private final InstantSource clock;
     private final Supplier<String> memberIds;
     private final Map<String, ConsumerGroup> groups = new HashMap<>();
+    /** What was last stored of each group in {@link #groups}: a change that cannot be stored goes back to it. */
+    private final Map<String, ConsumerGroupState> lastStored = new HashMap<>();
+    /**
+     * The cluster's topics as groups resolve subscriptions against them: the same map while they stay the same, so
+     * a group does not match its members' patterns again on every heartbeat ({@link ConsumerGroup#heartbeat}).
+     */
+    private Map<String, Integer> existingTopics = Map.of();
     /** This broker's writer id since it last loaded the groups; null while it has not (or forgot them). */
     private String writerId;
     /** The offset of the last group state stored when this broker loaded the groups. */
@@ -118,8 +129,10 @@ public final class GroupCoordinator {
      *
      * @param assignorName the assignor a new group takes; empty for {@value UniformAssignor#NAME}
      * @throws TidemarkException NOT_LEADER/NOT_AVAILABLE when this broker does not coordinate groups now;
-     *                           INVALID_REQUEST for an unknown assignor or a join beyond group.consumer.max.size; and
-     *                           what {@link ConsumerGroup#heartbeat} throws
+     *                           INVALID_REQUEST for an unknown assignor; GROUP_TOO_LARGE for a join beyond
+     *                           group.consumer.max.size; and what {@link ConsumerGroup#heartbeat} throws. The stored
+     *                           future fails GROUP_TOO_LARGE when the change would make the group's state larger than
+     *                           a record of the topic takes: the group is then as it was stored last.
      */
     public synchronized Heartbeated heartbeat(String groupId, ConsumerGroup.Heartbeat heartbeat,
                                               String assignorName) {
@@ -131,16 +144,12 @@ public final class GroupCoordinator {
             group = new ConsumerGroup(groupId, assignor(assignorName), settings.sessionTimeoutMs(), memberIds);
         }
         if (group.size() >= settings.maxSize() && group.addsMember(heartbeat)) {
-            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "group " + groupId + " has " + group.size()
+            throw new TidemarkException(ErrorCode.GROUP_TOO_LARGE, "group " + groupId + " has " + group.size()
                     + " members, the most group.consumer.max.size allows");
         }
         long changes = group.changes();
         ConsumerGroup.Answer answer = group.heartbeat(heartbeat, existingTopics(), nowMs);
-        if (group.hasMembers()) {
-            groups.put(groupId, group);
-        } else {
-            groups.remove(groupId);
-        }
+        keep(group);
         long intervalMs = group.reconciling(answer.memberId())
                 ? Math.min(settings.heartbeatIntervalMs(), RECONCILING_HEARTBEAT_INTERVAL_MS)
                 : settings.heartbeatIntervalMs();
@@ -276,11 +285,13 @@ public final class GroupCoordinator {
     /** Takes every group with members from the stored states, each member heard from now. */
     private void load(GroupOffsetStore.LastGroupState last) {
         groups.clear();
+        lastStored.clear();
         long nowMs = clock.millis();
         store.groupStates().forEach((groupId, state) -> {
             if (state.getMembersCount() > 0) {
-                groups.put(groupId, ConsumerGroup.restore(groupId, state, assignor(state.getAssignor()),
+                groups.put(groupId, ConsumerGroup.restore(groupId, state, storedAssignor(groupId, state),
                         settings.sessionTimeoutMs(), memberIds, nowMs));
+                lastStored.put(groupId, state);
             }
         });
         writerId = UUID.randomUUID().toString();
@@ -291,18 +302,49 @@ public final class GroupCoordinator {
 
     private void forget() {
         groups.clear();
+        lastStored.clear();
         writerId = null;
     }
 
+    /** Holds the group while it has members; one without is stored so and leaves memory. */
+    private void keep(ConsumerGroup group) {
+        if (group.hasMembers()) {
+            groups.put(group.groupId(), group);
+        } else {
+            groups.remove(group.groupId());
+            lastStored.remove(group.groupId());
+        }
+    }
+
     /**
-     * Appends the group's state; when the append fails, this broker forgets the groups, so the next call loads them
-     * from what is stored.
+     * Appends the group's state. A state too large for a record of the topic is not appended: the group goes back to
+     * what was stored last (a new group leaves memory) and the future fails GROUP_TOO_LARGE, touching no other group.
+     * When the append fails, its outcome is unknown (it may still be stored, by a leader this broker no longer is):
+     * this broker forgets the groups, so the next call loads them from what is stored.
      */
     private CompletableFuture<?> store(ConsumerGroup group) {
         String writer = writerId;
+        ConsumerGroupState state = group.stored().toBuilder().setWriterId(writer).build();
         CompletableFuture<?> append;
         try {
-            append = store.writeGroupState(group.groupId(), group.stored().toBuilder().setWriterId(writer).build());
+            append = store.writeGroupState(group.groupId(), state,
+                    topics.topic(GroupOffsetStore.TOPIC).config().maxBatchBytes());
+            if (group.hasMembers()) {
+                lastStored.put(group.groupId(), state);
+            }
+        } catch (TidemarkException e) {
+            if (e.code() != ErrorCode.GROUP_TOO_LARGE) {
+                append = CompletableFuture.failedFuture(e);
+            } else {
+                LOG.warn("Consumer group {} not changed: {}", group.groupId(), e.getMessage());
+                ConsumerGroupState stored = lastStored.get(group.groupId());
+                if (stored == null) {
+                    groups.remove(group.groupId());
+                } else {
+                    keep(group.revertedTo(stored));
+                }
+                return CompletableFuture.failedFuture(e);
+            }
         } catch (RuntimeException e) {
             append = CompletableFuture.failedFuture(e);
         }
@@ -333,11 +375,16 @@ public final class GroupCoordinator {
             if (group.changes() != changes) {
                 expired.add(group);
             }
-            return !group.hasMembers();
+            if (!group.hasMembers()) {
+                lastStored.remove(group.groupId());
+                return true;
+            }
+            return false;
         });
         expired.forEach(this::store);
     }
 
+    /** The cluster's topics that groups subscribe to: the same map as the last call's while they are the same. */
     private Map<String, Integer> existingTopics() {
         Map<String, Integer> existing = new TreeMap<>();
         for (Topic topic : topics.topics()) {
@@ -345,7 +392,25 @@ public final class GroupCoordinator {
                 existing.put(topic.name(), topic.partitions().size());
             }
         }
-        return existing;
+        if (!existing.equals(existingTopics)) {
+            existingTopics = Collections.unmodifiableMap(existing);
+        }
+        return existingTopics;
+    }
+
+    /**
+     * The assignor a stored group names; the default one for a name this broker does not know (stored by a newer
+     * broker, or a bug), so that the group, and every other, still loads: its members keep their partitions until its
+     * next rebalance, which the default assignor computes.
+     */
+    private static Assignor storedAssignor(String groupId, ConsumerGroupState state) {
+        if (!state.getAssignor().isEmpty() && !ASSIGNORS.containsKey(state.getAssignor())) {
+            LOG.warn("Consumer group {} was stored with assignor '{}', which this broker does not know (it knows {}): "
+                    + "it rebalances with {} from now on", groupId, state.getAssignor(),
+                    new TreeMap<>(ASSIGNORS).keySet(), UniformAssignor.NAME);
+            return new UniformAssignor();
+        }
+        return assignor(state.getAssignor());
     }
 
     private static Assignor assignor(String name) {

@@ -6,11 +6,14 @@ import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.v1.ConsumerGroupState;
+import io.tidemark.proto.v1.ErrorCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
 import java.time.InstantSource;
 import java.util.Collection;
 import java.util.List;
@@ -223,10 +226,22 @@ public final class GroupOffsetStore {
     /**
      * Appends a group's state ({@link GroupStateFormat}) without waiting: appends keep the order they are made in.
      * The future completes once the record is stored.
+     *
+     * @param maxBatchBytes the topic's max.batch.bytes
+     * @throws TidemarkException GROUP_TOO_LARGE, before anything is appended, when the state's batch is larger
      */
-    public CompletableFuture<AppendResult> writeGroupState(String group, ConsumerGroupState state) {
-        return partition.get().append(new RecordBatchBuilder().append(clock.millis(), GroupStateFormat.key(group),
-                GroupStateFormat.value(state)).build());
+    public CompletableFuture<AppendResult> writeGroupState(String group, ConsumerGroupState state,
+                                                           int maxBatchBytes) {
+        ByteBuffer batch = new RecordBatchBuilder().append(clock.millis(), GroupStateFormat.key(group),
+                GroupStateFormat.value(state)).build();
+        if (batch.remaining() > maxBatchBytes) {
+            throw new TidemarkException(ErrorCode.GROUP_TOO_LARGE, "consumer group " + group + " would take "
+                    + batch.remaining() + " bytes stored (" + state.getMembersCount() + " members, "
+                    + state.getTargetPartitionsCount() + " subscribed topics), above the " + maxBatchBytes
+                    + " bytes a record of " + TOPIC + " takes (its max.batch.bytes): the group stays as it was; "
+                    + "have fewer members or subscribe to fewer topics, or raise the topic's max.batch.bytes");
+        }
+        return partition.get().append(batch);
     }
 
     /** The latest state of every group that has one, by group. */

@@ -1,6 +1,8 @@
 package io.tidemark.core.server;
 
 import com.codahale.metrics.Timer;
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
@@ -45,8 +47,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 
 /**
  * Consumer groups over gRPC: offsets, stored by the {@link GroupOffsetStore}, and membership, kept by the
@@ -153,7 +153,10 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
         });
     }
 
-    /** The subscription's pattern, or null when it has none. */
+    /**
+     * The subscription's pattern, or null when it has none: RE2/J syntax (Java's, less lookaround and
+     * backreferences), which matches in time linear in the topic name whatever the pattern.
+     */
     private static Pattern pattern(String regex) {
         if (regex.isEmpty()) {
             return null;
@@ -161,8 +164,8 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
         try {
             return Pattern.compile(regex);
         } catch (PatternSyntaxException e) {
-            throw Responses.invalid("subscription pattern '" + regex + "' is not a Java regular expression: "
-                    + e.getDescription());
+            throw Responses.invalid("subscription pattern '" + regex + "' is not an RE2/J regular expression ("
+                    + e.getDescription() + "); the syntax is Java's without lookaround and backreferences");
         }
     }
 

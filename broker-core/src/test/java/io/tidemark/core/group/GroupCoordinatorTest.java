@@ -29,9 +29,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Two coordinators over one {@code __group_offsets} log, as two brokers' replicas of it, taking turns as its leader:
@@ -53,6 +55,8 @@ class GroupCoordinatorTest {
     /** One broker: its coordinator, and whether it leads {@code __group_offsets}. */
     private final class Broker implements Topics {
         boolean leads;
+        /** The max.batch.bytes of {@code __group_offsets}. */
+        String maxBatchBytes = "1048576";
         final GroupOffsetStore store = GroupOffsetStore.over(log, clock, new Counter());
         final GroupCoordinator coordinator = new GroupCoordinator(this, store, SETTINGS, clock, () -> ids.remove(0));
 
@@ -64,8 +68,8 @@ class GroupCoordinatorTest {
             if (!leads) {
                 throw TidemarkException.notLeader("not the leader of " + GroupOffsetStore.TOPIC, -1, "");
             }
-            return new Topic(GroupOffsetStore.TOPIC, new UUID(0, 2), 1, Map.of(), TopicConfig.parse(Map.of()),
-                    List.of(log));
+            return new Topic(GroupOffsetStore.TOPIC, new UUID(0, 2), 1, Map.of(),
+                    TopicConfig.parse(Map.of("max.batch.bytes", maxBatchBytes)), List.of(log));
         }
 
         @Override
@@ -86,6 +90,14 @@ class GroupCoordinatorTest {
         @Override
         public Topic alterConfig(String name, Map<String, String> set, Collection<String> remove) {
             throw new UnsupportedOperationException();
+        }
+
+        /** A member of {@code group} joining with a subscription to {@code topics}. */
+        ConsumerGroup.Answer join(String group, Set<String> topics) throws Exception {
+            GroupCoordinator.Heartbeated beat = coordinator.heartbeat(group, new ConsumerGroup.Heartbeat("",
+                    ConsumerGroup.JOIN_EPOCH, null, "c", "10.0.0.1:40000", topics, null, Set.of()), "");
+            beat.stored().get();
+            return beat.answer();
         }
 
         ConsumerGroup.Answer beat(String memberId, int epoch, Set<TopicPartition> owned) throws Exception {
@@ -189,6 +201,73 @@ class GroupCoordinatorTest {
         assertEquals(ConsumerGroup.State.EMPTY, two.coordinator.membership("g").state());
         assertEquals(Map.of(), two.store.committed("g"), "the deletion holds on the new coordinator");
         assertEquals(List.of("other"), List.copyOf(two.store.groups()));
+    }
+
+    /**
+     * A change that would make a group's state larger than a record of the topic takes fails the heartbeat that made
+     * it, GROUP_TOO_LARGE, and leaves that group as it was stored; other groups carry on, and the coordinator loads
+     * nothing again. Before, the append failed RECORD_TOO_LARGE and the coordinator forgot every group, to reload them
+     * all on the next call, again and again.
+     */
+    @Test
+    void aGroupThatWouldOutgrowARecordIsRefusedAloneAndStaysAsItWas() throws Exception {
+        one.leads = true;
+        one.maxBatchBytes = "700";
+        ConsumerGroup.Answer a = one.join("g", Set.of("orders"));
+        one.join("h", Set.of("orders"));
+        String writer = one.store.lastGroupState().writerId();
+        Set<String> many = new TreeSet<>();
+        for (int t = 0; t < 40; t++) {
+            many.add("a-topic-with-a-long-name-" + t);
+        }
+
+        ExecutionException refused = assertThrows(ExecutionException.class, () -> one.join("g", many));
+        TidemarkException tooLarge = (TidemarkException) refused.getCause();
+        assertEquals(ErrorCode.GROUP_TOO_LARGE, tooLarge.code());
+        assertTrue(tooLarge.getMessage().startsWith("consumer group g would take "), tooLarge.getMessage());
+        assertTrue(tooLarge.getMessage().endsWith(" bytes a record of __group_offsets takes (its max.batch.bytes): "
+                + "the group stays as it was; have fewer members or subscribe to fewer topics, or raise the topic's "
+                + "max.batch.bytes"), tooLarge.getMessage());
+        assertEquals(List.of("A"), one.coordinator.membership("g").members().stream()
+                .map(ConsumerGroup.MemberView::memberId).toList(), "the member that would not fit is not in");
+        assertEquals(a, one.beat("A", a.memberEpoch(), a.assignment()), "g carries on as it was");
+        one.join("h", Set.of("orders"));
+        assertEquals(2, one.coordinator.membership("h").members().size());
+        assertEquals(writer, one.store.lastGroupState().writerId(), "h's change was stored by the same load: no "
+                + "group was loaded again");
+    }
+
+    @Test
+    void aJoinBeyondTheMostMembersIsRefusedGroupTooLarge() throws Exception {
+        one.leads = true;
+        GroupCoordinator small = new GroupCoordinator(one, one.store, new GroupSettings(45_000, 5_000, 1,
+                RETENTION_MS), clock, () -> ids.remove(0));
+        small.heartbeat("g", new ConsumerGroup.Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "c", "h:1",
+                Set.of("orders"), null, Set.of()), "").stored().get();
+        TidemarkException full = assertThrows(TidemarkException.class, () -> small.heartbeat("g",
+                new ConsumerGroup.Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "c", "h:1", Set.of("orders"), null,
+                        Set.of()), ""));
+        assertEquals(ErrorCode.GROUP_TOO_LARGE, full.code());
+        assertEquals("group g has 1 members, the most group.consumer.max.size allows", full.getMessage());
+    }
+
+    /**
+     * A stored group naming an assignor this broker does not know (a newer broker's) loads with the default one,
+     * members and partitions as they were, and so does every other group: the coordinator used to fail every call.
+     */
+    @Test
+    void aStoredGroupNamingAnUnknownAssignorLoadsWithTheDefaultOne() throws Exception {
+        one.leads = true;
+        ConsumerGroup.Answer a = one.beat("", ConsumerGroup.JOIN_EPOCH, Set.of());
+        one.store.writeGroupState("g", one.store.groupStates().get("g").toBuilder().setAssignor("sticky-v9")
+                .setWriterId("a newer broker").build(), 1 << 20).get();
+
+        one.leads = false;
+        two.leads = true;
+        GroupCoordinator.Membership loaded = two.coordinator.membership("g");
+        assertEquals("uniform", loaded.assignor());
+        assertEquals(List.of("A"), loaded.members().stream().map(ConsumerGroup.MemberView::memberId).toList());
+        assertEquals(a, two.beat("A", a.memberEpoch(), a.assignment()), "A keeps its epoch and partitions");
     }
 
     private static Set<TopicPartition> orders(int... partitions) {

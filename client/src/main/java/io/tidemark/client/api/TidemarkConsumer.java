@@ -136,7 +136,11 @@ public final class TidemarkConsumer implements Closeable {
         subscribe(Set.copyOf(topics), null, listener);
     }
 
-    /** Like {@link #subscribe(Collection, RebalanceListener)}, for every topic whose whole name matches, as they appear. */
+    /**
+     * Like {@link #subscribe(Collection, RebalanceListener)}, for every topic whose whole name matches, as they appear.
+     * The group's coordinator matches the pattern's text with RE2/J, in time linear in a topic name: Java's syntax
+     * without lookaround and backreferences, which it refuses INVALID_REQUEST.
+     */
     public void subscribe(Pattern pattern, RebalanceListener listener) {
         subscribe(Set.of(), pattern, listener);
     }

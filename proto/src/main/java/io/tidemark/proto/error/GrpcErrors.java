@@ -49,7 +49,7 @@ import java.util.Set;
  * <p>The gRPC status code is chosen so that generic gRPC tooling reads the error sensibly: INVALID_ARGUMENT for
  * bad input, NOT_FOUND and ALREADY_EXISTS for topics and groups (ALREADY_EXISTS also for records a mirror copied
  * already, ORIGIN_OFFSET_HELD), OUT_OF_RANGE for offsets,
- * FAILED_PRECONDITION for NOT_LEADER and producer sequence errors, UNAVAILABLE for NOT_AVAILABLE, INTERNAL
+ * FAILED_PRECONDITION for NOT_LEADER, producer sequence errors and group states, UNAVAILABLE for NOT_AVAILABLE, INTERNAL
  * otherwise.
  */
 public final class GrpcErrors {
@@ -181,7 +181,7 @@ public final class GrpcErrors {
             case TOPIC_EXISTS, ORIGIN_OFFSET_HELD -> Status.Code.ALREADY_EXISTS;
             case OFFSET_OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
             case NOT_LEADER, OUT_OF_ORDER_SEQUENCE, INVALID_PRODUCER_EPOCH, UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH,
-                    NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC -> Status.Code.FAILED_PRECONDITION;
+                    NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC, GROUP_TOO_LARGE -> Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;
             case INTERNAL_TOPIC -> Status.Code.PERMISSION_DENIED;
             default -> Status.Code.INTERNAL;

@@ -1,15 +1,19 @@
 package io.tidemark.core.group.membership;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.v1.GroupMemberState;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 /**
  * A member of a {@link ConsumerGroup} as the coordinator tracks it: who it is, what it subscribes to, its epoch, the
@@ -18,10 +22,15 @@ import java.util.regex.Pattern;
  * <p>Not thread-safe: owned by its group.
  */
 final class GroupMember {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupMember.class);
+
     private final String memberId;
     private final String instanceId;
     private final String clientId;
     private Set<String> topics = Set.of();
+    /** The subscription's pattern as the member sent it; empty for none. */
+    private String regex = "";
+    /** {@link #regex} compiled; null for none, or for a stored one RE2/J does not take ({@link #restored}). */
     private Pattern pattern;
     private int epoch;
     private int previousEpoch = -1;
@@ -29,6 +38,9 @@ final class GroupMember {
     private final Set<TopicPartition> revoking = new HashSet<>();
     private long lastHeartbeatMs;
     private String host = "";
+    /** The topics map {@link #subscribedTopics} last resolved against (by identity), and what it gave. */
+    private Map<String, Integer> resolvedAgainst;
+    private Set<String> resolved;
 
     GroupMember(String memberId, String instanceId, String clientId) {
         this.memberId = memberId;
@@ -42,7 +54,8 @@ final class GroupMember {
                 : state.getInstanceId(), state.getClientId());
         member.host = state.getHost();
         member.topics = Set.copyOf(state.getTopicsList());
-        member.pattern = state.getPattern().isEmpty() ? null : Pattern.compile(state.getPattern());
+        member.regex = state.getPattern();
+        member.pattern = compiledOrNone(state.getPattern(), state.getMemberId());
         member.epoch = state.getEpoch();
         member.previousEpoch = state.getPreviousEpoch();
         member.owned.addAll(PartitionRefs.partitions(state.getOwnedList()));
@@ -55,7 +68,7 @@ final class GroupMember {
     GroupMemberState state() {
         return GroupMemberState.newBuilder().setMemberId(memberId).setInstanceId(instanceId == null ? "" : instanceId)
                 .setClientId(clientId).setHost(host).addAllTopics(new TreeSet<>(topics))
-                .setPattern(pattern == null ? "" : pattern.pattern()).setEpoch(epoch).setPreviousEpoch(previousEpoch)
+                .setPattern(regex).setEpoch(epoch).setPreviousEpoch(previousEpoch)
                 .addAllOwned(PartitionRefs.refs(owned)).addAllRevoking(PartitionRefs.refs(revoking)).build();
     }
 
@@ -63,12 +76,31 @@ final class GroupMember {
     static GroupMember replacing(GroupMember previous, String memberId, String clientId) {
         GroupMember member = new GroupMember(memberId, previous.instanceId, clientId);
         member.topics = previous.topics;
+        member.regex = previous.regex;
         member.pattern = previous.pattern;
         member.epoch = previous.epoch;
         member.previousEpoch = previous.previousEpoch;
         member.owned.addAll(previous.owned);
         member.revoking.addAll(previous.revoking);
         return member;
+    }
+
+    /**
+     * A stored pattern compiled; null for none, and for one RE2/J does not take (stored by a broker that compiled
+     * patterns as Java regular expressions, with lookaround or backreferences): such a member matches no topic by
+     * pattern until it subscribes again, and the group still loads.
+     */
+    private static Pattern compiledOrNone(String regex, String memberId) {
+        if (regex.isEmpty()) {
+            return null;
+        }
+        try {
+            return Pattern.compile(regex);
+        } catch (PatternSyntaxException e) {
+            LOG.warn("Member {}'s stored subscription pattern '{}' is not an RE2/J regular expression ({}): it matches "
+                    + "no topic until the member subscribes again", memberId, regex, e.getDescription());
+            return null;
+        }
     }
 
     String memberId() {
@@ -89,13 +121,14 @@ final class GroupMember {
      * @return whether it changed
      */
     boolean subscribe(Set<String> newTopics, Pattern newPattern) {
-        String newRegex = newPattern == null ? null : newPattern.pattern();
-        String oldRegex = pattern == null ? null : pattern.pattern();
-        if (newTopics.equals(topics) && Objects.equals(newRegex, oldRegex)) {
+        String newRegex = newPattern == null ? "" : newPattern.pattern();
+        if (newTopics.equals(topics) && newRegex.equals(regex)) {
             return false;
         }
         topics = Set.copyOf(newTopics);
+        regex = newRegex;
         pattern = newPattern;
+        resolvedAgainst = null;
         return true;
     }
 
@@ -103,8 +136,9 @@ final class GroupMember {
         return topics;
     }
 
-    Optional<Pattern> pattern() {
-        return Optional.ofNullable(pattern);
+    /** The subscription's pattern as the member sent it, if any. */
+    Optional<String> pattern() {
+        return regex.isEmpty() ? Optional.empty() : Optional.of(regex);
     }
 
     /** Whether the subscription takes {@code topic}, by name or by pattern, whether it exists or not. */
@@ -114,9 +148,18 @@ final class GroupMember {
 
     /**
      * The subscribed topics that exist, in name order: the names listed and those the pattern matches (only a pattern
-     * walks every topic of the cluster).
+     * walks every topic of the cluster). Kept until the subscription changes or another map is passed: a coordinator
+     * passes the same map while the cluster's topics stay the same, so a heartbeat matches no pattern again.
      */
     Set<String> subscribedTopics(Map<String, Integer> existing) {
+        if (existing != resolvedAgainst) {
+            resolved = Collections.unmodifiableSet(resolve(existing));
+            resolvedAgainst = existing;
+        }
+        return resolved;
+    }
+
+    private Set<String> resolve(Map<String, Integer> existing) {
         Set<String> resolved = new TreeSet<>();
         for (String topic : topics) {
             if (existing.containsKey(topic)) {
@@ -190,6 +233,11 @@ final class GroupMember {
     /** Where the last heartbeat came from (host:port). */
     String host() {
         return host;
+    }
+
+    /** Sets when the member was last heard from, as another instance of it was. */
+    void heardAt(long ms) {
+        lastHeartbeatMs = ms;
     }
 
     /** @return whether the host changed */

@@ -2,10 +2,12 @@ package io.tidemark.core.group.membership;
 
 import io.tidemark.core.group.membership.ConsumerGroup.Answer;
 import io.tidemark.core.group.membership.ConsumerGroup.Heartbeat;
+import com.google.re2j.Pattern;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,8 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -186,10 +188,10 @@ class ConsumerGroupTest {
 
     @Test
     void aPatternSubscriptionTakesTopicsAsTheyAppear() {
-        Map<String, Integer> topics = new HashMap<>(TOPICS);
         Answer a = group.heartbeat(new Heartbeat("", 0, null, "h", HOST, null, Pattern.compile("orders.*"), null),
-                topics, nowMs);
+                TOPICS, nowMs);
         assertEquals(new Answer("A", 1, orders(0, 1, 2, 3, 4, 5)), a);
+        Map<String, Integer> topics = new HashMap<>(TOPICS);
         topics.put("orders-eu", 2);
         Answer grown = group.heartbeat(new Heartbeat("A", 1, null, "h", HOST, null, null, a.assignment()), topics,
                 nowMs);
@@ -278,6 +280,63 @@ class ConsumerGroupTest {
         assertEquals(group.stored(), restored.stored());
         restored.expire(nowMs + SESSION_MS);
         assertEquals(ConsumerGroup.State.EMPTY, restored.state(), "sessions count from the restore");
+    }
+
+    /**
+     * A group of 200 members subscribing by a pattern that matches 300 topics stores what it must in a quarter of a
+     * 1 MiB record: each member's matched topics are not stored (1.3 MB of names before, more than a record of
+     * __group_offsets takes, so the group could never be stored), and a restored group finds them again, computing no
+     * new target.
+     */
+    @Test
+    void aGroupOfMembersMatchingManyTopicsStoresSmallAndRestoresWithoutANewTarget() {
+        Map<String, Integer> topics = new TreeMap<>();
+        for (int t = 0; t < 300; t++) {
+            topics.put(String.format("events-%03d-of-the-fleet", t), 2);
+        }
+        ids.clear();
+        for (int m = 0; m < 200; m++) {
+            ids.add(String.format("member-%03d-%s", m, "x".repeat(20)));
+        }
+        Pattern events = Pattern.compile("events-.*");
+        Map<String, Answer> answers = new TreeMap<>();
+        for (int m = 0; m < 200; m++) {
+            Answer joined = group.heartbeat(new Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "c", HOST, null, events,
+                    Set.of()), topics, nowMs);
+            answers.put(joined.memberId(), joined);
+        }
+        for (int round = 0; round < 3; round++) {
+            for (Map.Entry<String, Answer> member : answers.entrySet()) {
+                member.setValue(group.heartbeat(new Heartbeat(member.getKey(), member.getValue().memberEpoch(), null,
+                        "c", HOST, null, null, member.getValue().assignment()), topics, nowMs));
+            }
+        }
+        assertEquals(ConsumerGroup.State.STABLE, group.state());
+        assertTrue(group.stored().getSerializedSize() < (1 << 20) / 4, group.stored().getSerializedSize() + " bytes");
+
+        ConsumerGroup restored = ConsumerGroup.restore("billing", group.stored(), new UniformAssignor(), SESSION_MS,
+                () -> "unused", nowMs);
+        String first = answers.keySet().iterator().next();
+        for (ConsumerGroup g : List.of(group, restored)) {
+            g.heartbeat(new Heartbeat(first, answers.get(first).memberEpoch(), null, "c", HOST, null, null,
+                    answers.get(first).assignment()), topics, nowMs);
+        }
+        assertEquals(group.groupEpoch(), restored.groupEpoch(), "the restored group computed no new target");
+        assertEquals(group.stored(), restored.stored());
+    }
+
+    /**
+     * A pattern that backtracks exponentially in Java's engine, against a topic name that makes it, matches in time
+     * linear in the name (RE2/J): one member's subscription cannot stall the coordinator, whose lock every group's
+     * heartbeat takes. Java's took 2^60 steps for this one.
+     */
+    @Test
+    @Timeout(30)
+    void aBacktrackingPatternMatchesInLinearTime() {
+        Map<String, Integer> topics = Map.of("a".repeat(60), 1, "aaab", 1);
+        Answer a = group.heartbeat(new Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "c", HOST, null,
+                Pattern.compile("(a+)+b"), Set.of()), topics, nowMs);
+        assertEquals(new Answer("A", 1, Set.of(new TopicPartition("aaab", 0))), a);
     }
 
     private Answer join(String instanceId, String topic) {
