@@ -19,6 +19,7 @@ final class ReplicaCheck {
     private static final Duration UNREADABLE_WAIT = Duration.ofSeconds(90);
     private static final int DIFFER = 4;
     private static final int NOT_CHECKED = 3;
+    private static final int BEHIND = 5;
 
     private ReplicaCheck() {
     }
@@ -31,7 +32,8 @@ final class ReplicaCheck {
                 last.set(verified);
                 if (verified.exitCode() != 0 && verified.exitCode() != NOT_CHECKED) {
                     throw new AssertionError("tidemark replicas verify exited " + verified.exitCode()
-                            + (verified.exitCode() == DIFFER ? " (replicas differ)" : "") + ":\n" + verified.out()
+                            + (verified.exitCode() == DIFFER ? " (replicas differ)" : verified.exitCode() == BEHIND
+                            ? " (a replica stayed behind)" : "") + ":\n" + verified.out()
                             + verified.err());
                 }
                 return verified.exitCode() == 0;

@@ -16,7 +16,8 @@ import java.util.UUID;
  * @param compactedAway records one replica holds and another compacted away, as compaction may (superseded by a
  *                    later record of their key, or tombstones)
  * @param difference  the first record in which two replicas differ, for {@link Outcome#DIFFER}
- * @param unread      why replicas could not be read, for {@link Outcome#NOT_CHECKED}
+ * @param unread      why replicas could not be read, for {@link Outcome#NOT_CHECKED}; how far replicas are behind,
+ *                    for {@link Outcome#BEHIND}
  */
 public record PartitionVerdict(Target target, Outcome outcome, long fromOffset, long toOffset, long records,
                                String digest, long compactedAway, Optional<Difference> difference,
@@ -44,6 +45,11 @@ public record PartitionVerdict(Target target, Outcome outcome, long fromOffset, 
         AGREE_COMPACTED,
         /** Two replicas hold different records at an offset, or one lacks a record compaction may not remove. */
         DIFFER,
+        /**
+         * A replica holds fewer records than another held before the catch-up wait, and did not reach them in it; the
+         * records every replica holds agree.
+         */
+        BEHIND,
         /** A replica could not be read. */
         NOT_CHECKED
     }

@@ -12,6 +12,7 @@ import io.tidemark.replication.verify.PartitionVerdict.Outcome;
 import io.tidemark.replication.verify.PartitionVerdict.Target;
 
 import java.security.MessageDigest;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -32,6 +33,11 @@ import java.util.Optional;
  * later record of its key in the compacting replica's log, or a tombstone. A record without a key, or the latest of
  * its key, must be on every replica.
  *
+ * <p>A replica behind the others is given time to catch up: the comparison waits, up to {@code catchUpMs}, until every
+ * replica's log ends at or past the furthest end the first look found, then compares up to the earliest end. A
+ * replica still short of it then is {@link Outcome#BEHIND}, even when what it holds agrees: a follower whose replica
+ * of the group had stopped applying for good, voting still, once passed as agreeing over the records it held.
+ *
  * <p>The first replica of the target is the reference the others are compared with (its leader, when the caller
  * knows it). Not thread-safe: one verification at a time.
  */
@@ -40,35 +46,66 @@ public final class ReplicaVerifier {
      * keep the list of digests short (100 for a million offsets). */
     public static final long DEFAULT_RANGE_OFFSETS = 10_000;
 
+    /** How often the log ends of replicas behind are looked at again while they catch up. */
+    static final long CATCH_UP_POLL_MS = 200;
+
+    /** Waits; a test's moves a clock. */
+    @FunctionalInterface
+    public interface Sleeper {
+        void sleep(long ms) throws InterruptedException;
+    }
+
     private final ReplicaReader reader;
     private final long rangeOffsets;
+    private final long catchUpMs;
+    private final Clock clock;
+    private final Sleeper sleeper;
 
-    public ReplicaVerifier(ReplicaReader reader, long rangeOffsets) {
+    /**
+     * @param catchUpMs how long replicas behind the others are waited for before they are {@link Outcome#BEHIND}
+     */
+    public ReplicaVerifier(ReplicaReader reader, long rangeOffsets, long catchUpMs, Clock clock, Sleeper sleeper) {
         if (rangeOffsets < 1) {
             throw new IllegalArgumentException("a range holds at least 1 offset, not " + rangeOffsets);
         }
+        if (catchUpMs < 0) {
+            throw new IllegalArgumentException("a catch-up wait is 0 ms or more, not " + catchUpMs);
+        }
         this.reader = reader;
         this.rangeOffsets = rangeOffsets;
+        this.catchUpMs = catchUpMs;
+        this.clock = clock;
+        this.sleeper = sleeper;
     }
 
-    public PartitionVerdict verify(Target target) {
+    public PartitionVerdict verify(Target target) throws InterruptedException {
         List<String> unread = new ArrayList<>();
-        Map<Integer, DigestPartitionResponse> bounds = new HashMap<>();
-        for (int node : target.replicas()) {
-            try {
-                bounds.put(node, reader.digest(node, request(target, 0, 0)));
-            } catch (TidemarkException e) {
-                unread.add("node " + node + ": " + e.code() + ": " + e.getMessage());
-            }
-        }
+        Map<Integer, DigestPartitionResponse> bounds = bounds(target, unread);
         if (!unread.isEmpty()) {
             return notChecked(target, unread);
+        }
+        long furthest = bounds.values().stream().mapToLong(DigestPartitionResponse::getLogEndOffset).max().orElse(0);
+        long deadlineMs = clock.millis() + catchUpMs;
+        while (behind(bounds, furthest) && clock.millis() < deadlineMs) {
+            sleeper.sleep(Math.min(CATCH_UP_POLL_MS, Math.max(1, deadlineMs - clock.millis())));
+            bounds = bounds(target, unread);
+            if (!unread.isEmpty()) {
+                return notChecked(target, unread);
+            }
+        }
+        List<String> lagging = new ArrayList<>();
+        for (int node : target.replicas()) {
+            long end = bounds.get(node).getLogEndOffset();
+            if (end < furthest) {
+                lagging.add("node " + node + " holds offsets up to " + end + ", " + (furthest - end) + " short of "
+                        + furthest + ", which another replica held " + catchUpMs + " ms before");
+            }
         }
         long from = bounds.values().stream().mapToLong(DigestPartitionResponse::getLogStartOffset).max().orElse(0);
         long to = bounds.values().stream().mapToLong(DigestPartitionResponse::getLogEndOffset).min().orElse(0);
         if (from >= to) {
-            return new PartitionVerdict(target, Outcome.AGREE, from, Math.max(from, to), 0, "", 0, Optional.empty(),
-                    List.of());
+            return behindOr(new PartitionVerdict(target, Outcome.AGREE, from, Math.max(from, to), 0, "", 0,
+                    Optional.empty(), List.of()), lagging);
         }
         Map<Integer, List<RangeDigest>> digests = new HashMap<>();
         for (int node : target.replicas()) {
@@ -81,7 +118,33 @@ public final class ReplicaVerifier {
         if (!unread.isEmpty()) {
             return notChecked(target, unread);
         }
-        return compare(target, from, to, digests);
+        return behindOr(compare(target, from, to, digests), lagging);
+    }
+
+    /** Each replica's log bounds; those that cannot be read are added to {@code unread}. */
+    private Map<Integer, DigestPartitionResponse> bounds(Target target, List<String> unread) {
+        Map<Integer, DigestPartitionResponse> bounds = new HashMap<>();
+        for (int node : target.replicas()) {
+            try {
+                bounds.put(node, reader.digest(node, request(target, 0, 0)));
+            } catch (TidemarkException e) {
+                unread.add("node " + node + ": " + e.code() + ": " + e.getMessage());
+            }
+        }
+        return bounds;
+    }
+
+    private static boolean behind(Map<Integer, DigestPartitionResponse> bounds, long furthest) {
+        return bounds.values().stream().anyMatch(b -> b.getLogEndOffset() < furthest);
+    }
+
+    /** {@code verdict}, or BEHIND with what it compared when a replica did not catch up and the rest agree. */
+    private static PartitionVerdict behindOr(PartitionVerdict verdict, List<String> lagging) {
+        if (lagging.isEmpty() || (verdict.outcome() != Outcome.AGREE && verdict.outcome() != Outcome.AGREE_COMPACTED)) {
+            return verdict;
+        }
+        return new PartitionVerdict(verdict.target(), Outcome.BEHIND, verdict.fromOffset(), verdict.toOffset(),
+                verdict.records(), verdict.digest(), verdict.compactedAway(), Optional.empty(), lagging);
     }
 
     private PartitionVerdict compare(Target target, long from, long to, Map<Integer, List<RangeDigest>> digests) {

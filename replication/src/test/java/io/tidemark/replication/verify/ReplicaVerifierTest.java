@@ -23,6 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -99,27 +103,93 @@ class ReplicaVerifierTest {
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
-    private PartitionVerdict verify() {
-        return new ReplicaVerifier(reader, 10).verify(TARGET);
+    /** The verifier's time: each wait moves it, and runs what the test scripted for the wait. */
+    private long nowMs = BASE_MS;
+    private Runnable duringWait = () -> { };
+    private final Clock clock = new Clock() {
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(nowMs);
+        }
+    };
+
+    private ReplicaVerifier verifier(long catchUpMs) {
+        return new ReplicaVerifier(reader, 10, catchUpMs, clock, ms -> {
+            nowMs += ms;
+            duringWait.run();
+        });
+    }
+
+    private PartitionVerdict verify() throws InterruptedException {
+        return verifier(0).verify(TARGET);
     }
 
     @Test
-    void replicasHoldingTheSameRecordsAgreeUpToTheEarliestLogEnd() throws IOException {
+    void replicasHoldingTheSameRecordsAgreeUpToTheEarliestLogEnd() throws Exception {
         replica(1, 45);
         replica(2, 45);
-        replica(3, 40);
+        replica(3, 45);
 
         PartitionVerdict verdict = verify();
 
         assertEquals(Outcome.AGREE, verdict.outcome(), verdict.toString());
         assertEquals(0, verdict.fromOffset());
-        assertEquals(40, verdict.toOffset(), "node 3 has not applied the last 5 yet: they are not compared");
-        assertEquals(40, verdict.records());
+        assertEquals(45, verdict.toOffset());
+        assertEquals(45, verdict.records());
         assertEquals(16, verdict.digest().length());
     }
 
     @Test
-    void theFirstRecordThatDiffersIsNamedWithTheFieldsThatDiffer() throws IOException {
+    void aReplicaBehindIsWaitedForAndComparedOnceItCaughtUp() throws Exception {
+        replica(1, 45);
+        replica(2, 45);
+        PartitionLog three = replica(3, 40);
+        duringWait = () -> {
+            if (nowMs >= BASE_MS + 1_000 && three.logEndOffset() < 45) {
+                append(three, (int) three.logEndOffset(), "k" + three.logEndOffset() % 5, "v" + three.logEndOffset());
+            }
+        };
+
+        PartitionVerdict verdict = verifier(10_000).verify(TARGET);
+
+        assertEquals(Outcome.AGREE, verdict.outcome(), verdict.toString());
+        assertEquals(45, verdict.toOffset(), "node 3 applied the last 5 while it was waited for");
+        assertEquals(BASE_MS + 1_800, nowMs, "it held 41 at 1 s, 45 four polls later");
+    }
+
+    /**
+     * A replica that does not catch up within the wait is BEHIND, though the records it holds agree: a follower
+     * whose replica of its group had stopped applying for good (a deadlock) once passed as agreeing, 1,165 records
+     * short, over what it held.
+     */
+    @Test
+    void aReplicaStillBehindAfterTheWaitIsBehindThoughWhatItHoldsAgrees() throws Exception {
+        replica(1, 45);
+        replica(2, 45);
+        replica(3, 40);
+
+        PartitionVerdict verdict = verifier(5_000).verify(TARGET);
+
+        assertEquals(Outcome.BEHIND, verdict.outcome(), verdict.toString());
+        assertEquals(List.of("node 3 holds offsets up to 40, 5 short of 45, which another replica held 5000 ms "
+                + "before"), verdict.unread());
+        assertEquals(40, verdict.toOffset(), "what every replica holds is compared");
+        assertEquals(40, verdict.records());
+        assertEquals(BASE_MS + 5_000, nowMs);
+    }
+
+    @Test
+    void theFirstRecordThatDiffersIsNamedWithTheFieldsThatDiffer() throws Exception {
         replica(1, 30);
         PartitionLog two = replica(2, 17);
         append(two, 17, "k2", "changed");
@@ -136,7 +206,7 @@ class ReplicaVerifierTest {
     }
 
     @Test
-    void aReplicaThatCompactedAgreesWhileItLacksOnlyWhatCompactionRemoves() throws IOException {
+    void aReplicaThatCompactedAgreesWhileItLacksOnlyWhatCompactionRemoves() throws Exception {
         replica(1, 40);
         replica(2, 40);
         PartitionLog compacted = replica(3, 40, "cleanup.policy", "compact", "segment.bytes", "400");
@@ -150,7 +220,7 @@ class ReplicaVerifierTest {
     }
 
     @Test
-    void aCompactedReplicaLackingTheOnlyRecordOfItsKeyDiffers() throws IOException {
+    void aCompactedReplicaLackingTheOnlyRecordOfItsKeyDiffers() throws Exception {
         PartitionLog one = replica(1, 0);
         for (int i = 0; i < 20; i++) {
             append(one, i, i == 3 ? "only-once" : "k" + i % 5, "v" + i);
@@ -163,7 +233,7 @@ class ReplicaVerifierTest {
             }
         }
 
-        PartitionVerdict verdict = new ReplicaVerifier(reader, 10).verify(new Target("orders", new UUID(1, 2), 0,
+        PartitionVerdict verdict = verifier(0).verify(new Target("orders", new UUID(1, 2), 0,
                 new UUID(3, 4), List.of(1, 3)));
 
         assertEquals(Outcome.DIFFER, verdict.outcome(), verdict.toString());
@@ -173,7 +243,7 @@ class ReplicaVerifierTest {
     }
 
     @Test
-    void replicasAreComparedFromTheLatestLogStart() throws IOException {
+    void replicasAreComparedFromTheLatestLogStart() throws Exception {
         replica(1, 40, "segment.bytes", "400");
         replica(2, 40);
         replica(3, 40);
@@ -189,7 +259,7 @@ class ReplicaVerifierTest {
     }
 
     @Test
-    void aReplicaThatCannotBeReadLeavesThePartitionUnchecked() throws IOException {
+    void aReplicaThatCannotBeReadLeavesThePartitionUnchecked() throws Exception {
         replica(1, 10);
         replica(2, 10);
 
