@@ -4,6 +4,7 @@ import io.tidemark.core.config.BrokerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -69,8 +70,18 @@ public final class OpenFileBudget {
     }
 
     private static OptionalLong mapCountMax() {
-        try {
-            return OptionalLong.of(Long.parseLong(Files.readString(Path.of("/proc/sys/vm/max_map_count")).trim()));
+        return procNumber(Path.of("/proc/sys/vm/max_map_count"));
+    }
+
+    /**
+     * The number a /proc file holds on its first line; empty when it cannot be read. Read line by line: on JDK 17
+     * {@code Files.readString} of a /proc/sys file (which says it holds 0 bytes) gave its first byte only, "6" for
+     * 65530, and every broker warned that its budget passed vm.max_map_count 6.
+     */
+    static OptionalLong procNumber(Path file) {
+        try (BufferedReader reader = Files.newBufferedReader(file)) {
+            String line = reader.readLine();
+            return line == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(line.trim()));
         } catch (IOException | NumberFormatException e) {
             return OptionalLong.empty();
         }

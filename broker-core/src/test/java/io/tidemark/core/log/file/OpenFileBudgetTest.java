@@ -1,7 +1,11 @@
 package io.tidemark.core.log.file;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalLong;
 
@@ -28,6 +32,18 @@ class OpenFileBudgetTest {
                         + "more than vm.max_map_count 65530: lower it to 20176 or raise vm.max_map_count"),
                 OpenFileBudget.warnings(21_000, OptionalLong.of(1 << 20), OptionalLong.of(65_530)));
         assertEquals(List.of(), OpenFileBudget.warnings(20_176, OptionalLong.of(1 << 20), OptionalLong.of(65_530)));
+    }
+
+    /** vm.max_map_count as the kernel says it: a whole number, not its first digit (JDK 17 readString gave "6"). */
+    @Test
+    void aProcFileIsReadWhole(@TempDir Path dir) throws IOException {
+        Path proc = Path.of("/proc/sys/vm/max_map_count");
+        assertEquals(OptionalLong.of(Long.parseLong(Files.readAllLines(proc).get(0).trim())),
+                OpenFileBudget.procNumber(proc));
+        Path written = Files.writeString(dir.resolve("max_map_count"), "65530\n");
+        assertEquals(OptionalLong.of(65_530), OpenFileBudget.procNumber(written));
+        assertEquals(OptionalLong.empty(), OpenFileBudget.procNumber(Files.writeString(dir.resolve("bad"), "many")));
+        assertEquals(OptionalLong.empty(), OpenFileBudget.procNumber(dir.resolve("missing")));
     }
 
     @Test
