@@ -17,10 +17,19 @@ import java.util.function.Function;
  * its side ends the stream once every request it sent is answered; a cancelled stream (the client went away) drops the
  * answers still to come, whose batches are stored or refused all the same.
  *
+ * <p>Back-pressure: the call takes at most {@value #MAX_UNANSWERED} requests not answered yet; gRPC reads the next
+ * message only once one is answered, so a client sending faster than its partitions store waits on HTTP/2 flow control
+ * instead of growing this broker's heap (each request holds up to {@code max.request.bytes} until it is answered). A
+ * producer has a handful unanswered per broker (one request per send cycle, {@code max.in.flight.requests.per.partition}
+ * batches per partition), so the window binds only a client that outruns the broker.
+ *
  * <p>Thread-safe: requests come on the call's serialized executor, answers on whichever thread completes a batch;
- * writes to the response stream are serialized on this object.
+ * writes to the response stream, and requests for the next messages, are serialized on this object.
  */
 final class ProduceStreamCall implements StreamObserver<ProduceStreamRequest> {
+    /** Requests of one stream taken and not answered yet, at most. */
+    static final int MAX_UNANSWERED = 16;
+
     private final Function<ProduceManyRequest, CompletableFuture<ProduceManyResponse>> store;
     private final ServerCallStreamObserver<ProduceStreamResponse> responses;
     private int unanswered;
@@ -33,6 +42,8 @@ final class ProduceStreamCall implements StreamObserver<ProduceStreamRequest> {
         this.store = store;
         this.responses = responses;
         responses.setOnCancelHandler(this::cancelled);
+        responses.disableAutoRequest();
+        responses.request(MAX_UNANSWERED);
     }
 
     @Override
@@ -51,6 +62,7 @@ final class ProduceStreamCall implements StreamObserver<ProduceStreamRequest> {
             return;
         }
         responses.onNext(response);
+        responses.request(1);
         if (halfClosed && unanswered == 0) {
             end();
         }

@@ -78,11 +78,30 @@ class ProduceStreamCallTest {
         assertTrue(responses.completed);
     }
 
+    /**
+     * The stream takes a window of requests and one more per answer: a client outrunning its partitions waits on
+     * flow control instead of piling requests (each up to max.request.bytes) in the broker's heap.
+     */
+    @Test
+    void theStreamTakesAWindowOfUnansweredRequestsAndOneMorePerAnswer() {
+        assertTrue(responses.autoRequestDisabled);
+        assertEquals(ProduceStreamCall.MAX_UNANSWERED, responses.requested, "before any request came");
+        for (int i = 0; i < ProduceStreamCall.MAX_UNANSWERED; i++) {
+            call.onNext(request(i, "t"));
+        }
+        assertEquals(ProduceStreamCall.MAX_UNANSWERED, responses.requested, "no more until one is answered");
+        answers.get(3).complete(storedAt(3));
+        assertEquals(ProduceStreamCall.MAX_UNANSWERED + 1, responses.requested);
+    }
+
     /** The response side: what was sent as "CORRELATION:OFFSET", whether it was completed, its cancel handler. */
     private static final class RecordingObserver extends ServerCallStreamObserver<ProduceStreamResponse> {
         private final List<String> sent = new ArrayList<>();
         private boolean completed;
         private Runnable cancelHandler;
+        private boolean autoRequestDisabled;
+        /** Messages asked for, in all. */
+        private int requested;
 
         @Override
         public void onNext(ProduceStreamResponse response) {
@@ -128,10 +147,17 @@ class ProduceStreamCallTest {
 
         @Override
         public void disableAutoInboundFlowControl() {
+            autoRequestDisabled = true;
+        }
+
+        @Override
+        public void disableAutoRequest() {
+            autoRequestDisabled = true;
         }
 
         @Override
         public void request(int count) {
+            requested += count;
         }
 
         @Override

@@ -40,8 +40,9 @@ import java.util.concurrent.TimeoutException;
  * ({@link #maxInFlight}); they go over the leader's produce stream ({@link ProduceStreams}), which the broker takes in
  * send order. A batch is sent while others of its partition are in flight only when the partition's producer id has
  * had a batch stored since its last error (a broker takes the first batch of a producer id it does not know whatever
- * its sequence, so a second batch sent with an unknown first could be stored alone) and the leader has the stream (a
- * broker without it gets one call at a time); otherwise it waits for the answer before it.
+ * its sequence, so a second batch sent with an unknown first could be stored alone), and the leader has the stream (a
+ * broker without it gets one call at a time) and is the broker the batches in flight went to (a leader that moved gets
+ * nothing until they are answered); otherwise it waits for the answer before it.
  *
  * <p><b>Idempotence.</b> Each partition has a random producer id (epoch 0), and a batch takes the partition's next
  * sequence when it is first sent. A retriable error (NOT_LEADER, NOT_AVAILABLE, a cut stream) resends the same bytes
