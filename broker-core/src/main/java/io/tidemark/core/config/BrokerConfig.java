@@ -39,6 +39,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                            long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
+                           long produceBacklogMaxBytes,
                            long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
                            GroupSettings groups, Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
@@ -96,6 +97,14 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "(a resend of a batch stored before that is then stored again). Kafka's default, a day. The "
                     + "leader of each partition group puts its value into the group's log, so every replica forgets "
                     + "a producer at the same batch; a new leader with another value changes it from there on.");
+    public static final ConfigKey PRODUCE_BACKLOG_MAX_BYTES = new ConfigKey("produce.backlog.max.bytes", LONG,
+            256L << 20, "bytes", atLeast(1L << 20, 1L << 40),
+            "Most bytes of produced batches a broker holds for its partition groups, from when it takes a batch "
+                    + "until the batch is stored or refused (waiting for a Raft entry, in one, or through a "
+                    + "handover). A batch beyond it is refused NOT_AVAILABLE at once, which producers and the mirror "
+                    + "retry after their backoff: partitions that cannot keep up (a slow disk, a group without a "
+                    + "majority) slow their producers down instead of filling the heap. Metric: "
+                    + "produce.backlog.bytes.");
 
     public static final ConfigKey CLOCK_OFFSET_MS = new ConfigKey("clock.offset.ms", LONG, 0, "ms",
             atLeast(-86_400_000, 86_400_000),
@@ -181,7 +190,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
             FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
-            PRODUCER_ID_EXPIRATION_MS, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
+            PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
             LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL, GROUP_SESSION_TIMEOUT_MS,
@@ -283,7 +292,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
                 value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX),
-                value(values, PRODUCER_ID_EXPIRATION_MS), value(values, CLOCK_OFFSET_MS),
+                value(values, PRODUCER_ID_EXPIRATION_MS), value(values, PRODUCE_BACKLOG_MAX_BYTES),
+                value(values, CLOCK_OFFSET_MS),
                 new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
                         value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
                         value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1,

@@ -830,6 +830,21 @@ public final class PartitionLog implements Closeable {
         flush(nowMs, false);
     }
 
+    /**
+     * fsyncs everything appended so far, unless the log was closed, which fsynced it: for a flush that may race with
+     * the log's removal (a snapshot's, off the thread that closes logs).
+     */
+    public void flushUnlessClosed(long nowMs) {
+        lock.lock();
+        try {
+            if (!closed) {
+                flushLocked(nowMs);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private void flush(long nowMs, boolean onlyWhenDue) {
         lock.lock();
         try {

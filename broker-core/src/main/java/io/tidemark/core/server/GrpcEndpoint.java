@@ -16,21 +16,25 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address,
  * and the cluster's internal services. A few quick calls run on the Netty event loop that read them, the others on
- * a pool of daemon threads, {@code tidemark-rpc-N}, made as calls need them and ended after a minute idle, as gRPC's
- * default executor does ({@link CallExecutors}).
+ * a pool of at most {@value #RPC_THREADS} threads {@code tidemark-rpc-N} ({@link CallExecutors}, {@link BoundedPool}):
+ * far more than the cores, since produce and group calls wait on Raft rounds. A connection may have at most
+ * {@value #MAX_CALLS_PER_CONNECTION} calls at once (HTTP/2's concurrent streams: the client waits to open more), so
+ * with the flow-control windows, what one connection can make the broker hold is bounded.
  */
 public final class GrpcEndpoint implements Closeable {
     private static final long SHUTDOWN_GRACE_MS = 5_000;
+    /** Calls one connection may have under way at once. */
+    static final int MAX_CALLS_PER_CONNECTION = 1_000;
 
-    private final ExecutorService pool = Executors.newCachedThreadPool(new PoolThreads());
+    /** Threads calls run on, at most. */
+    static final int RPC_THREADS = 256;
+
+    private final ExecutorService pool = BoundedPool.create("tidemark-rpc-%d", RPC_THREADS);
     private final Server server;
     private final HostPort address;
 
@@ -41,6 +45,7 @@ public final class GrpcEndpoint implements Closeable {
                 .directExecutor()
                 .callExecutor(new CallExecutors(pool))
                 .maxInboundMessageSize(config.maxRequestBytes())
+                .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
                 .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
                 .addService(ServerInterceptors.intercept(new GroupServiceAdapter(topics, groups, coordinator, config,
@@ -88,18 +93,6 @@ public final class GrpcEndpoint implements Closeable {
             server.shutdownNow();
         } finally {
             pool.shutdown();
-        }
-    }
-
-    /** Daemon threads {@code tidemark-rpc-N}, so a call under way never keeps the JVM alive. */
-    private static final class PoolThreads implements ThreadFactory {
-        private final AtomicInteger next = new AtomicInteger(1);
-
-        @Override
-        public Thread newThread(Runnable task) {
-            Thread thread = new Thread(task, "tidemark-rpc-" + next.getAndIncrement());
-            thread.setDaemon(true);
-            return thread;
         }
     }
 }

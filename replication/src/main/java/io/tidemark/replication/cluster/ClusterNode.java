@@ -1,5 +1,6 @@
 package io.tidemark.replication.cluster;
 
+import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import com.google.common.base.Throwables;
 import io.tidemark.core.config.BrokerConfig;
@@ -8,6 +9,7 @@ import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.core.server.BoundedPool;
 import io.tidemark.core.server.ClusterServices;
 import io.tidemark.core.server.GrpcEndpoint;
 import io.tidemark.core.server.MaintenanceScheduler;
@@ -15,6 +17,7 @@ import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.replication.partition.ProduceBacklog;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
@@ -40,6 +43,7 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -109,6 +113,8 @@ public final class ClusterNode implements Closeable {
                 snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
         RunningDivisions divisions = new RunningDivisions();
+        // The partition groups' snapshot writes: one thread, so their fsyncs take turns on the disk.
+        Executor snapshotWriter = BoundedPool.create("tidemark-snapshot-writer-%d", 1);
         // This broker's own submissions to its Raft server: their batches were admitted here (ReplicatedPartition).
         ClientId localClient = ClientId.randomId();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
@@ -116,7 +122,7 @@ public final class ClusterNode implements Closeable {
                 .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new GroupStateMachine(config::topicConfig, localClient, catchUp, clock,
-                                new GroupReplicaListener(divisions, replicasRef)))
+                                new GroupReplicaListener(divisions, replicasRef), snapshotWriter))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 // The metadata group with the cluster's members: what Ratis starts it with when its storage holds no
                 // configuration yet, as after a stop before its first election (started as a group found in storage,
@@ -129,12 +135,14 @@ public final class ClusterNode implements Closeable {
                 .setRaftGroup(metadataGroup).build(), metadataMachine);
         String clusterName = config.clusterName().orElse("");
         ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
+        ProduceBacklog backlog = new ProduceBacklog(config.produceBacklogMaxBytes());
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, divisions, admin,
                 config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir,
-                config.producerIdExpirationMs(), localClient);
+                config.producerIdExpirationMs(), localClient, backlog);
         replicasRef.set(replicas);
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);
+        registry.gauge("produce.backlog.bytes", () -> (Gauge<Long>) backlog::heldBytes);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(),
                 config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
         topicsRef.set(topics);

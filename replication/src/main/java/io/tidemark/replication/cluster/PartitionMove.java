@@ -44,15 +44,22 @@ import java.util.concurrent.TimeoutException;
  *   <li><b>Seal</b>, once the copy has caught up: a partition change in the old group seals the partition; from that
  *       entry on its batches are refused (NOT_AVAILABLE, which clients retry) and its log ends where it is.</li>
  *   <li>Copy the batches that came in before the seal, up to the sealed end.</li>
+ *   <li><b>Release</b>: a partition change in the old group releases the partition at the end the copy reached; a
+ *       released partition never takes a batch there again. Refused when the old group unsealed it meanwhile (or
+ *       sealed it again at another end): the move then goes on from the copy, and seals again.</li>
  *   <li><b>Activate</b>: a partition change in the new group makes the partition live there with its log ending at
  *       the sealed end, if the copy ends where the mover found nothing more to read in the sealed source (at the
  *       sealed end, or before it where the source's last offsets were compacted away: the copy skips them too, so
- *       no offset is given twice).</li>
+ *       no offset is given twice). Only a released partition is activated.</li>
  *   <li><b>Complete</b>: the metadata group makes the target the partition's replicas and the new group its group
  *       ({@code complete_reassignment}); brokers send its clients to the new group's leader, and the old group's
  *       leader removes it.</li>
  * </ol>
- * Produce to the partition waits (retries) only from the seal to the completion: a few Raft rounds. Every step can be
+ * Produce to the partition waits (retries) only from the seal to the completion: a few Raft rounds. When the new
+ * group cannot finish (it lost its majority after the seal), the old group's leader unseals the partition after
+ * {@link PartitionSeals#MAX_SEALED_MS} ({@link PartitionSeals}), so it takes batches there again until the move can
+ * go on; the release is what makes that safe: the old group decides, in its log, whether a partition is unsealed or
+ * released, never both. Once released, the move only finishes: the partition waits for the new group. Every step can be
  * repeated and reads its progress from the groups' own state (the copy's log end, the partition's state in each
  * group), so a move interrupted by a crash, a leader change or a failed call is taken up by the new group's leader
  * at its next reconcile, from where it stopped. The copy starts again from the old log's start when retention there
@@ -68,10 +75,10 @@ final class PartitionMove {
     /** How long to wait before reading a replica again that has not caught up with the seal yet. */
     private static final long LAGGING_REPLICA_WAIT_MS = 50;
 
-    /** Seals a partition in a group, and answers where its log ends. */
+    /** Changes the old group (seals or releases the partition), and answers the group's reply. */
     @FunctionalInterface
     interface Sealer {
-        GroupChangeReply seal(UUID group, List<Integer> replicas, GroupPartition partition) throws IOException;
+        GroupChangeReply change(UUID group, List<Integer> replicas, GroupChange change) throws IOException;
     }
 
     private final PartitionGroup into;
@@ -109,7 +116,7 @@ final class PartitionMove {
         try {
             long startMs = clock.millis();
             long progressLoggedMs = startMs;
-            boolean sealed = false;
+            long sealedAtMs = -1;
             while (into.leads()) {
                 Optional<HostedPartition> hosted = into.host().partition(key);
                 if (hosted.isEmpty()) {
@@ -129,11 +136,12 @@ final class PartitionMove {
                                 into.host().partition(key).map(p -> p.log().logEndOffset()).orElse(-1L),
                                 read.getLogEndOffset(), progressLoggedMs - startMs);
                     }
-                } else if (read.getState() == PartitionState.PARTITION_SEALED) {
+                } else if (read.getState() == PartitionState.PARTITION_RELEASED
+                        || read.getState() == PartitionState.PARTITION_SEALED && release(read.getLogEndOffset())) {
                     activate(end, read.getLogEndOffset());
-                } else if (!sealed) {
+                } else if (sealedAtMs < 0 || clock.millis() - sealedAtMs > PartitionSeals.MAX_SEALED_MS) {
                     seal();
-                    sealed = true;
+                    sealedAtMs = clock.millis();
                 } else {
                     nextSource();
                     TimeUnit.MILLISECONDS.sleep(LAGGING_REPLICA_WAIT_MS);
@@ -207,7 +215,8 @@ final class PartitionMove {
 
     /** Seals the partition in its old group. */
     private void seal() throws IOException {
-        GroupChangeReply reply = sealer.seal(incoming.fromGroup(), incoming.fromReplicas(), incoming.partition());
+        GroupChangeReply reply = sealer.change(incoming.fromGroup(), incoming.fromReplicas(), GroupChange.newBuilder()
+                .addSeal(incoming.partition()).setMetadataIndex(metadata.appliedIndex()).build());
         for (PartitionEnd sealed : reply.getSealedList()) {
             if (PartitionKey.of(sealed.getPartition()).equals(key)) {
                 LOG.info("Sealed {} in group {} at offset {} to move it into {}", name, incoming.fromGroup(),
@@ -216,6 +225,26 @@ final class PartitionMove {
             }
         }
         throw new IOException("group " + incoming.fromGroup() + " does not host " + name + " any more, or imports it");
+    }
+
+    /**
+     * Releases the sealed partition to the group it moves into, at {@code sealedEnd}; false when the old group no
+     * longer holds it sealed there (it unsealed it, or sealed it again at another end): the copy goes on.
+     */
+    private boolean release(long sealedEnd) throws IOException {
+        GroupChangeReply reply = sealer.change(incoming.fromGroup(), incoming.fromReplicas(), GroupChange.newBuilder()
+                .addRelease(PartitionEnd.newBuilder().setPartition(incoming.partition()).setLogEndOffset(sealedEnd))
+                .setMetadataIndex(metadata.appliedIndex()).build());
+        for (PartitionEnd released : reply.getReleasedList()) {
+            if (PartitionKey.of(released.getPartition()).equals(key)) {
+                LOG.info("Released {} in group {} at offset {} to move it into {}", name, incoming.fromGroup(),
+                        sealedEnd, into);
+                return true;
+            }
+        }
+        LOG.info("Group {} no longer holds {} sealed at offset {}: the move into {} goes on", incoming.fromGroup(),
+                name, sealedEnd, into);
+        return false;
     }
 
     /**

@@ -15,8 +15,10 @@ import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.PartitionAssignment;
+import io.tidemark.proto.v1.PartitionState;
 import io.tidemark.replication.partition.KnownLeaders;
 import io.tidemark.replication.partition.PartitionGroup;
+import io.tidemark.replication.partition.ProduceBacklog;
 import io.tidemark.replication.partition.RemotePartition;
 import io.tidemark.replication.partition.ReplicatedPartition;
 import io.tidemark.replication.raft.RaftPeerIds;
@@ -106,6 +108,7 @@ public final class PartitionReplicas implements Closeable {
         private final PartitionGroup front;
         private final Map<PartitionKey, GroupPartition> live = new ConcurrentHashMap<>();
         private final Map<PartitionKey, Incoming> importing = new ConcurrentHashMap<>();
+        private final PartitionSeals seals = new PartitionSeals();
 
         private GroupHere(PartitionGroup front) {
             this.front = front;
@@ -145,6 +148,8 @@ public final class PartitionReplicas implements Closeable {
      */
     private final ExecutorService replies = Executors.newFixedThreadPool(REPLY_THREADS,
             new ThreadFactoryBuilder().setNameFormat("tidemark-group-replies-%d").setDaemon(true).build());
+    /** Produced batches this broker holds for its groups, bounded. */
+    private final ProduceBacklog backlog;
     private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, GroupHere> groups = new ConcurrentHashMap<>();
     /** The groups with a partition change submitted and not answered yet. */
@@ -160,13 +165,16 @@ public final class PartitionReplicas implements Closeable {
      * @param raftStorageDir where the Raft server keeps a directory per group, named by the group's UUID
      * @param producerIdExpirationMs this broker's producer.id.expiration.ms, which the groups it leads take
      * @param localClient    the client id of this broker's submissions to its own Raft server
+     * @param backlog        the bound on produced batches this broker holds for its groups, not answered yet
      */
     public PartitionReplicas(int nodeId, ClusterMembers members, RaftServer server, RunningDivisions divisions,
                              RaftClient admin,
                              Function<Map<String, String>, TopicConfig> configs, KnownLeaders remoteLeaders,
                              MetadataGroup metadata, SnapshotSource sources, InstantSource clock,
-                             Path raftStorageDir, long producerIdExpirationMs, ClientId localClient) {
+                             Path raftStorageDir, long producerIdExpirationMs, ClientId localClient,
+                             ProduceBacklog backlog) {
         this.nodeId = nodeId;
+        this.backlog = backlog;
         this.members = members;
         this.server = server;
         this.divisions = divisions;
@@ -314,7 +322,7 @@ public final class PartitionReplicas implements Closeable {
                             groupChanges.execute(() -> closeQuietly(failed));
                         }
                     }
-                }, localClient, MoreExecutors.newSequentialExecutor(replies))));
+                }, localClient, MoreExecutors.newSequentialExecutor(replies), backlog)));
     }
 
     /** Starts or stops the group here as what it hosts says, then reconciles it; on the group-changes thread. */
@@ -376,7 +384,8 @@ public final class PartitionReplicas implements Closeable {
         }
         GroupChange change = changeToHost(here, hosted, metadataIndex, host.producerIdExpirationMs());
         if (change.getAddCount() == 0 && change.getImportCount() == 0 && change.getRemoveCount() == 0
-                && change.getConfigureCount() == 0 && change.getProducerIdExpirationMs() == 0) {
+                && change.getConfigureCount() == 0 && change.getUnsealCount() == 0
+                && change.getProducerIdExpirationMs() == 0) {
             return;
         }
         changing.add(groupId);
@@ -386,9 +395,10 @@ public final class PartitionReplicas implements Closeable {
                 LOG.debug("{}: the partition change {} failed; it is tried again: {}", groupId, change,
                         failure.toString());
             } else {
-                LOG.info("{}: added {}, imported {}, removed {} and configured {} partitions{}", groupId,
-                        change.getAddCount(), change.getImportCount(), change.getRemoveCount(),
-                        change.getConfigureCount(), change.getProducerIdExpirationMs() == 0 ? ""
+                LOG.info("{}: added {}, imported {}, removed {}, configured {} and unsealed {} partitions{}",
+                        groupId, change.getAddCount(), change.getImportCount(), change.getRemoveCount(),
+                        change.getConfigureCount(), change.getUnsealCount(),
+                        change.getProducerIdExpirationMs() == 0 ? ""
                                 : "; producers are forgotten " + change.getProducerIdExpirationMs()
                                 + " ms after their last batch");
                 leaderChanged(groupId);
@@ -398,12 +408,16 @@ public final class PartitionReplicas implements Closeable {
 
     /**
      * The change that makes a group host what the metadata places in it: partitions to add, import and remove,
-     * hosted partitions whose overrides are not the topic's, and this broker's producer.id.expiration.ms when the
-     * group's differs; starts the moves of the partitions it imports already.
+     * hosted partitions whose overrides are not the topic's, partitions sealed to move out for too long
+     * ({@link PartitionSeals}), and this broker's producer.id.expiration.ms when the group's differs; starts the moves
+     * of the partitions it imports already.
      */
     private GroupChange changeToHost(GroupHere here, Map<PartitionKey, HostedPartition> hosted, long metadataIndex,
                                      long producerIdExpirationMs) {
-        GroupChange.Builder change = GroupChange.newBuilder().setMetadataIndex(metadataIndex);
+        GroupChange.Builder change = GroupChange.newBuilder().setMetadataIndex(metadataIndex)
+                .addAllUnseal(here.seals.overdue(hosted.values().stream()
+                        .filter(p -> p.state() == PartitionState.PARTITION_SEALED).map(HostedPartition::partition)
+                        .toList(), clock.millis()));
         if (producerIdExpirationMs != this.producerIdExpirationMs) {
             change.setProducerIdExpirationMs(this.producerIdExpirationMs);
         }
@@ -439,8 +453,8 @@ public final class PartitionReplicas implements Closeable {
         if (!moving.add(key)) {
             return;
         }
-        PartitionMove move = new PartitionMove(into, incoming, sources, remoteLeaders, this::seal, metadata,
-                largestCopyBytes(), clock);
+        PartitionMove move = new PartitionMove(into, incoming, sources, remoteLeaders, this::changeOldGroup,
+                metadata, largestCopyBytes(), clock);
         try {
             moves.execute(() -> {
                 try {
@@ -460,29 +474,28 @@ public final class PartitionReplicas implements Closeable {
     }
 
     /**
-     * Seals a partition in the group it moves out of: through its front end when this broker is one of the group's
-     * replicas, else through a Raft client of its own.
+     * Changes the group a partition moves out of (seals or releases it): through its front end when this broker is one
+     * of the group's replicas, else through a Raft client of its own.
      */
-    private GroupChangeReply seal(UUID group, List<Integer> replicas, GroupPartition partition) throws IOException {
-        GroupChange change = GroupChange.newBuilder().addSeal(partition).setMetadataIndex(metadata.appliedIndex())
-                .build();
+    private GroupChangeReply changeOldGroup(UUID group, List<Integer> replicas, GroupChange change)
+            throws IOException {
         GroupHere here = groups.get(RaftGroupId.valueOf(group));
         if (here != null) {
             try {
                 return here.front.submitChange(change).get(PartitionMove.CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new IOException("interrupted sealing " + partition.getTopic() + "-" + partition.getPartition(),
-                        e);
+                throw new IOException("interrupted changing group " + group + " for a partition move", e);
             } catch (Exception e) {
-                throw new IOException("sealing " + partition.getTopic() + "-" + partition.getPartition() + " in "
-                        + group + " failed: " + e.getMessage(), e);
+                throw new IOException("changing group " + group + " for a partition move failed: " + e.getMessage(),
+                        e);
             }
         }
         try (RaftClient client = groupClient(RaftGroup.valueOf(RaftGroupId.valueOf(group), members.peers(replicas)))) {
             RaftClientReply reply = client.io().send(Message.valueOf(GroupEntryFormat.change(change)));
             if (!reply.isSuccess()) {
-                throw new IOException("sealing in " + group + " failed: " + reply.getException());
+                throw new IOException("changing group " + group + " for a partition move failed: "
+                        + reply.getException());
             }
             return GroupChangeReply.parseFrom(reply.getMessage().getContent().toByteArray());
         }

@@ -1,6 +1,7 @@
 package io.tidemark.replication.partition;
 
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
@@ -44,6 +45,9 @@ import java.util.function.Function;
  * stopped for good (a deadlock found by a 100-partition benchmark, issue 23). {@code callbacks} must run one task at a
  * time, in order.
  *
+ * <p>What waits is bounded by the broker's {@link ProduceBacklog}, shared by its groups: a batch that does not fit is
+ * refused NOT_AVAILABLE at once, before it joins the queue, and room is given back when a batch is answered.
+ *
  * <p>Thread-safe: {@link #append} may be called from any thread; the queue's lock is held briefly, the submitting
  * lock while an entry is built and handed to the group (which may wait for room in the Raft log's queue: a thread
  * that would submit next waits for it, as its entry must go after).
@@ -70,6 +74,7 @@ final class GroupCommit {
     private final Function<ByteString, CompletableFuture<ByteBuffer>> submit;
     private final Handovers handovers;
     private final Executor callbacks;
+    private final ProduceBacklog backlog;
     private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
     /** Held from taking an entry off the queue until it is submitted, so entries are submitted in the queue's order. */
     private final Object submitting = new Object();
@@ -86,19 +91,31 @@ final class GroupCommit {
      * @param submit        submits a request ({@link GroupEntryFormat}) to the group; completes with its reply, or fails
      *                      with the error every batch of it gets
      * @param callbacks     where replies are handled: one task at a time, in order
+     * @param backlog       the broker's bound on batches taken and not answered, shared by its groups
      */
     GroupCommit(int maxEntryBytes, int maxInFlight, Function<ByteString, CompletableFuture<ByteBuffer>> submit,
-                Handovers handovers, Executor callbacks) {
+                Handovers handovers, Executor callbacks, ProduceBacklog backlog) {
         this.maxEntryBytes = maxEntryBytes;
         this.maxInFlight = maxInFlight;
         this.submit = submit;
         this.handovers = handovers;
         this.callbacks = callbacks;
+        this.backlog = backlog;
     }
 
-    /** Appends a batch (admitted by the caller, not modified) with the next entry; completes with its outcome. */
+    /**
+     * Appends a batch (admitted by the caller, not modified) with the next entry; completes with its outcome, or fails
+     * at once with NOT_AVAILABLE when the broker's backlog has no room for it.
+     */
     CompletableFuture<AppendResult> append(GroupEntryFormat.Submitted batch) {
+        int bytes = batch.batch().remaining();
+        try {
+            backlog.take(bytes);
+        } catch (TidemarkException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         Waiting waiting = new Waiting(batch, new CompletableFuture<>());
+        waiting.result.whenComplete((result, failure) -> backlog.release(bytes));
         synchronized (this) {
             queue.add(waiting);
         }

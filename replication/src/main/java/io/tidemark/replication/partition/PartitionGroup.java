@@ -116,9 +116,11 @@ public final class PartitionGroup {
      * @param localClientId the client id of this broker's submissions to the local Raft server: its state machines
      *                      take their batches as admitted here
      * @param callbacks where the group's replies are handled, one at a time ({@link GroupCommit}): never a Ratis thread
+     * @param backlog   the broker's bound on produced batches not answered yet, shared by its groups
      */
     public PartitionGroup(RaftGroupId groupId, List<Integer> replicas, RaftServer server, RunningDivisions divisions,
-                          ClusterMembers members, RaftClients clients, ClientId localClientId, Executor callbacks) {
+                          ClusterMembers members, RaftClients clients, ClientId localClientId, Executor callbacks,
+                          ProduceBacklog backlog) {
         this.groupId = groupId;
         this.localClientId = localClientId;
         this.replicas = List.copyOf(replicas);
@@ -139,7 +141,7 @@ public final class PartitionGroup {
                                 division().getInfo().isLeader() ? CompletableFuture.<Void>completedFuture(null)
                                         : CompletableFuture.failedFuture(notLeader(groupId)));
                     }
-                }, callbacks);
+                }, callbacks, backlog);
     }
 
     public RaftGroupId id() {

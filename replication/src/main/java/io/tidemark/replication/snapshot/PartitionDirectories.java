@@ -35,9 +35,10 @@ public final class PartitionDirectories {
         return dir.resolveSibling(dir.getFileName() + SET_ASIDE + index);
     }
 
-    /** Whether {@code dir} holds files set aside. */
-    public static boolean isSetAside(Path dir) {
-        return SET_ASIDE_NAME.matcher(dir.getFileName().toString()).matches();
+    /** The index of the entry that set aside {@code dir}, whichever partition's files it holds; empty when none did. */
+    public static OptionalLong setAsideIndex(Path dir) {
+        Matcher m = SET_ASIDE_NAME.matcher(dir.getFileName().toString());
+        return m.matches() ? OptionalLong.of(Long.parseLong(m.group(2))) : OptionalLong.empty();
     }
 
     /** The index of the entry that set aside {@code dir}, when it holds files of partition directory {@code name}. */

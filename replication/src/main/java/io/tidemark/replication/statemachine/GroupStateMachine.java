@@ -24,15 +24,20 @@ import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.MD5FileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -49,9 +54,10 @@ import java.util.function.Function;
  *   <li>{@link #applyTransaction} applies each committed entry through the core, on every replica, and replies with
  *       its outcome; the applied index only moves forward.</li>
  *   <li>A snapshot is the partition logs themselves with what their next appends depend on
- *       ({@link PartitionHost#snapshot}): {@link #takeSnapshot} writes it as a file ({@link GroupSnapshotFile}) before
- *       Ratis hears of it, so Ratis never purges behind a snapshot a crash could lose. At start the core opens from
- *       the latest one and Ratis replays the entries after it.</li>
+ *       ({@link PartitionHost#captureSnapshot}): {@link #takeSnapshot} captures it from memory on the apply thread and
+ *       leaves the fsyncs of the logs that changed and the file ({@link GroupSnapshotFile}) to the broker's snapshot
+ *       writer; Ratis hears of it, and purges behind it, only once the file is written, so never behind a snapshot a
+ *       crash could lose. At start the core opens from the latest one and Ratis replays the entries after it.</li>
  *   <li>A replica behind the leader's purged Raft log catches up by copying the leader's latest snapshot
  *       ({@link #notifyInstallSnapshotFromLeader}, {@link CatchUp}); Ratis then pauses and reinitializes the state
  *       machine, which replaces its logs by the copy ({@link StagedInstall}) and continues after the snapshot.</li>
@@ -60,9 +66,12 @@ import java.util.function.Function;
  * <p>Threading: Ratis calls apply, snapshots and {@link #reinitialize} on its state machine updater thread, one at a
  * time, and {@link #startTransaction} and {@link #preAppendTransaction} on the leader's request path (the latter under
  * the Raft log's write lock, in log order); readers use the hosted partitions' logs, which are safe to read
- * concurrently (a reader that meets the logs being replaced gets NOT_AVAILABLE and retries).
+ * concurrently (a reader that meets the logs being replaced gets NOT_AVAILABLE and retries). The snapshot writer
+ * fsyncs logs while entries append to them (a log's lock orders the two) and writes snapshot files; a reload or close
+ * waits for the write under way first.
  */
 public final class GroupStateMachine extends InstallableStateMachine {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupStateMachine.class);
     private static final SnapshotRetentionPolicy ONLY_LATEST = new SnapshotRetentionPolicy() {
         @Override
         public int getNumSnapshotsRetained() {
@@ -75,6 +84,9 @@ public final class GroupStateMachine extends InstallableStateMachine {
     private final CatchUp catchUp;
     private final InstantSource clock;
     private final Listener listener;
+    private final Executor snapshotWriter;
+    /** The snapshot being written off the apply thread; null when none is. Set and taken on the apply thread. */
+    private volatile CompletableFuture<GroupSnapshot> writing;
     private final AtomicReference<CompletableFuture<Void>> nextLeadershipEvent =
             new AtomicReference<>(new CompletableFuture<>());
     private volatile Path smDir;
@@ -86,14 +98,17 @@ public final class GroupStateMachine extends InstallableStateMachine {
      *                      defaults): segment sizes and retention of the logs, and the leader's SendTime window
      * @param localClient   the client id of this broker's own submissions, whose batches it admitted before
      * @param listener      told when this replica starts, stops and sees a new leader
+     * @param snapshotWriter where a snapshot's fsyncs and file are written, off the apply thread; it must run every
+     *                      task it takes (a direct executor writes them on the apply thread)
      */
     public GroupStateMachine(Function<Map<String, String>, TopicConfig> configs, ClientId localClient, CatchUp catchUp,
-                             InstantSource clock, Listener listener) {
+                             InstantSource clock, Listener listener, Executor snapshotWriter) {
         this.configs = configs;
         this.localClient = localClient;
         this.catchUp = catchUp;
         this.clock = clock;
         this.listener = listener;
+        this.snapshotWriter = snapshotWriter;
     }
 
     /** What a replica of a group tells the broker, on Ratis threads: each must be short. */
@@ -117,7 +132,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
     @Override
     void load(Path smDir) throws IOException {
         this.smDir = smDir;
-        host = new PartitionHost("Raft group " + groupUuid() + " on " + getId(), smDir, configs);
+        host = new PartitionHost(who(), smDir, configs);
         openPartitions();
         listener.started(getServer().join(), getGroupId());
     }
@@ -135,7 +150,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
         if (installed.isPresent()) {
             storage().cleanupOldSnapshots(ONLY_LATEST);
         }
-        SingleFileSnapshotInfo info = latestSnapshotOrWholeLog("Raft group " + groupUuid() + " on " + getId());
+        SingleFileSnapshotInfo info = latestSnapshotOrWholeLog(who());
         Optional<GroupSnapshot> snapshot = info == null ? Optional.empty()
                 : Optional.of(GroupSnapshotFile.read(info.getFile().getPath()));
         host.open(snapshot, clock.millis());
@@ -211,16 +226,86 @@ public final class GroupStateMachine extends InstallableStateMachine {
         return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
     }
 
+    /**
+     * Ratis' snapshot call, on the apply thread: captures the state from memory and hands its fsyncs and file to the
+     * snapshot writer, then answers the index of the latest snapshot whose file is written and not yet told, or -1
+     * (Ratis then neither logs nor purges, and calls again after the next entries it applies). Flushing the changed
+     * logs here, thousands in a group, held every acknowledgement of the group for as long.
+     */
     @Override
     public long takeSnapshot() throws IOException {
+        CompletableFuture<GroupSnapshot> written = writing;
+        if (written != null && !written.isDone()) {
+            return -1;
+        }
+        if (written != null) {
+            writing = null;
+            Optional<GroupSnapshot> recorded = recorded(written);
+            if (recorded.isPresent()) {
+                return recorded.get().getIndex();
+            }
+        }
         TermIndex applied = getLastAppliedTermIndex();
         if (applied == null || applied.getIndex() < 0) {
             return -1;
         }
-        GroupSnapshot snapshot = host.snapshot(applied.getTerm(), applied.getIndex(), clock.millis());
-        recordSnapshot(snapshot);
+        long startMs = clock.millis();
+        SnapshotCapture capture = host.captureSnapshot(applied.getTerm(), applied.getIndex());
+        long capturedMs = clock.millis();
+        CompletableFuture<GroupSnapshot> write = CompletableFuture.supplyAsync(() -> write(capture, capturedMs),
+                snapshotWriter);
+        LOG.info("{}: snapshot at index {}: {} partitions captured in {} ms on the apply thread, {} logs to fsync",
+                who(), applied.getIndex(), capture.snapshot().getPartitionsCount(), capturedMs - startMs,
+                capture.changed().size());
+        if (!write.isDone()) {
+            writing = write;
+            return -1;
+        }
+        return recorded(write).map(GroupSnapshot::getIndex).orElse(-1L);
+    }
+
+    /** fsyncs a capture's changed logs and writes its file; on the snapshot writer. */
+    private GroupSnapshot write(SnapshotCapture capture, long capturedMs) {
+        capture.flush(clock.millis());
+        try {
+            recordSnapshot(capture.snapshot());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        LOG.info("{}: snapshot at index {} written in {} ms", who(), capture.snapshot().getIndex(),
+                clock.millis() - capturedMs);
+        return capture.snapshot();
+    }
+
+    /**
+     * The snapshot a finished write recorded, now the core's latest; empty when the write failed (logged: the next
+     * call captures again).
+     */
+    private Optional<GroupSnapshot> recorded(CompletableFuture<GroupSnapshot> write) throws IOException {
+        GroupSnapshot snapshot;
+        try {
+            snapshot = write.join();
+        } catch (CompletionException e) {
+            host.snapshotAbandoned();
+            LOG.warn("{}: a snapshot was not written; the next is taken after the next entries: {}", who(),
+                    e.getCause().toString());
+            return Optional.empty();
+        }
         host.snapshotRecorded(snapshot);
-        return applied.getIndex();
+        return Optional.of(snapshot);
+    }
+
+    /** Waits for a snapshot being written to end (logs and files must stay until it did); on the apply thread. */
+    private void awaitWriting() {
+        CompletableFuture<GroupSnapshot> written = writing;
+        writing = null;
+        if (written != null) {
+            try {
+                written.join();
+            } catch (CompletionException e) {
+                LOG.warn("{}: a snapshot was not written: {}", who(), e.getCause().toString());
+            }
+        }
     }
 
     /**
@@ -268,6 +353,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
      */
     @Override
     void reload() throws IOException {
+        awaitWriting();
         host.close();
         openPartitions();
     }
@@ -277,10 +363,16 @@ public final class GroupStateMachine extends InstallableStateMachine {
         closed = true;
         listener.closed(getGroupId());
         PartitionHost started = host;
+        awaitWriting();
         if (started != null) {
             started.close();
         }
         super.close();
+    }
+
+    /** This replica, as messages name it. */
+    private String who() {
+        return "Raft group " + groupUuid() + " on " + getId();
     }
 
     /** The group of a state machine Ratis built for it, as an id other code names it by. */

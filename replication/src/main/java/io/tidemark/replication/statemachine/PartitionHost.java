@@ -49,12 +49,13 @@ import java.util.stream.Stream;
  * what else the replica holds or is configured with, so every replica decides the same:
  * <ul>
  *   <li>which partitions are hosted, in which state ({@link PartitionState}), with which topic overrides: decided by
- *       partition change entries ({@link GroupChange}: added, removed, imported, activated, sealed, configured);</li>
+ *       partition change entries ({@link GroupChange}: added, removed, imported, activated, sealed, released,
+ *       unsealed, configured);</li>
  *   <li>each batch's ReceiveTime and SendTime verdict: stamped by the leader into the entry ({@link #stamp});</li>
  *   <li>each batch's offsets, its deduplication and origin checks: the partition's {@link AppendState} (end, last
  *       ReceiveTime, producers, origins), which changes only by appends and is carried over restarts in the group's
- *       snapshot ({@link #snapshot}, {@link #open}). Compaction and retention, which run on each replica on its own
- *       schedule and settings, remove batches but never change it; a log's own config (this broker's defaults under
+ *       snapshot ({@link #captureSnapshot}, {@link #open}). Compaction and retention, which run on each replica on its
+ *       own schedule and settings, remove batches but never change it; a log's own config (this broker's defaults under
  *       the topic's overrides) shapes its segments, never an apply decision;</li>
  *   <li>how long producers are remembered ({@code producer.id.expiration.ms}): set by change entries, in the
  *       snapshot.</li>
@@ -66,9 +67,10 @@ import java.util.stream.Stream;
  * partition removed (or whose copy starts again) while the latest snapshot names it is set aside, not deleted, so a
  * restart takes it back before replaying the removal.
  *
- * <p>Threading: entries are applied, snapshots taken and the core opened and closed on one thread at a time (Ratis'
- * updater); {@link #stamp} runs on the leader's request path, in log order; readers use the hosted partitions' logs,
- * which are safe to read concurrently.
+ * <p>Threading: entries are applied, snapshots captured, recorded and abandoned, and the core opened and closed on
+ * one thread at a time (Ratis' updater; a capture's fsyncs run elsewhere, {@link SnapshotCapture}); {@link #stamp}
+ * runs on the leader's request path, in log order; readers use the hosted partitions' logs, which are safe to read
+ * concurrently.
  */
 public final class PartitionHost {
     /** Kafka's default producer.id.expiration.ms, until a change entry sets the group's. */
@@ -83,7 +85,9 @@ public final class PartitionHost {
     /** The leader's last stamp per partition: only {@link #stamp} uses it, in log order. */
     private final Map<PartitionKey, Long> lastStampedMs = new HashMap<>();
     private volatile boolean running;
-    private volatile GroupSnapshot latestSnapshot;
+    private volatile RecordedSnapshot latestSnapshot;
+    /** The partitions of the snapshot captured and not yet recorded or abandoned; written on the apply thread. */
+    private volatile Set<PartitionKey> capturing = Set.of();
     private volatile long metadataIndex;
     private volatile long producerIdExpirationMs = DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 
@@ -124,7 +128,8 @@ public final class PartitionHost {
                     partition.getState()));
         }
         deleteOthers(kept);
-        latestSnapshot = snapshot.orElse(null);
+        latestSnapshot = snapshot.map(RecordedSnapshot::of).orElse(null);
+        capturing = Set.of();
         metadataIndex = opened.getMetadataIndex();
         running = true;
         LOG.info("{}: {} partition logs opened in {} (snapshot {})", name, hosted.size(), partitionsDir,
@@ -216,7 +221,8 @@ public final class PartitionHost {
      */
     private void setAside(GroupPartition partition, long index) throws IOException {
         Path dir = partitionsDir.resolve(PartitionDirectories.name(partition));
-        if (snapshotEntry(PartitionKey.of(partition)).isPresent()) {
+        PartitionKey key = PartitionKey.of(partition);
+        if (snapshotEntry(key).isPresent() || capturing.contains(key)) {
             DurableFiles.move(dir, PartitionDirectories.setAside(dir, index));
         } else {
             DurableFiles.deleteTree(dir);
@@ -224,11 +230,15 @@ public final class PartitionHost {
         }
     }
 
-    /** Deletes the files set aside for the previous snapshot, which no snapshot names any more. */
-    private void deleteSetAside() throws IOException {
+    /**
+     * Deletes the files set aside by entries up to {@code index}, which the snapshot there no longer names; those set
+     * aside after it stay until a later snapshot.
+     */
+    private void deleteSetAside(long index) throws IOException {
         List<Path> setAside;
         try (Stream<Path> dirs = Files.list(partitionsDir)) {
-            setAside = dirs.filter(PartitionDirectories::isSetAside).toList();
+            setAside = dirs.filter(dir -> PartitionDirectories.setAsideIndex(dir).orElse(Long.MAX_VALUE) <= index)
+                    .toList();
         }
         for (Path dir : setAside) {
             DurableFiles.deleteTree(dir);
@@ -350,8 +360,8 @@ public final class PartitionHost {
                 reply.refused(ErrorCode.UNKNOWN_PARTITION, name + " does not host " + slot.partition()
                         + " (it was removed, or is not added yet); the batch was not appended");
             } else if (partition.state() != PartitionState.PARTITION_LIVE) {
-                String where = partition.state() == PartitionState.PARTITION_SEALED ? "to other replicas"
-                        : "into this group";
+                String where = partition.state() == PartitionState.PARTITION_IMPORTING ? "into this group"
+                        : "to other replicas";
                 reply.refused(ErrorCode.NOT_AVAILABLE, partition.name() + " is moving " + where + "; the batch was "
                         + "not appended: retry, it goes to the partition's new replicas once the move completes");
             } else {
@@ -370,8 +380,10 @@ public final class PartitionHost {
 
     /**
      * Adds empty partitions (live, or importing), removes (closes and deletes) others, activates imported partitions
-     * whose copy is whole, seals partitions that move out and gives partitions new overrides; what is already so is
-     * left as it is.
+     * whose copy is whole, seals partitions that move out, releases sealed ones to the group they move into or unseals
+     * them, and gives partitions new overrides; what is already so is left as it is. A partition moving out goes
+     * live, sealed, released: once released it never takes a batch here again, and only a released partition may be
+     * activated in the group it moves into ({@code PartitionMove}), so the two groups never both take its batches.
      */
     private GroupChangeReply applyChange(GroupChange change, long index, long nowMs) {
         GroupChangeReply.Builder reply = GroupChangeReply.newBuilder();
@@ -423,6 +435,28 @@ public final class PartitionHost {
                 }
                 reply.addSealed(PartitionEnd.newBuilder().setPartition(partition.partition())
                         .setLogEndOffset(partition.log().logEndOffset()));
+            }
+        }
+        for (PartitionEnd released : change.getReleaseList()) {
+            HostedPartition partition = hosted.get(PartitionKey.of(released.getPartition()));
+            if (partition == null || partition.log().logEndOffset() != released.getLogEndOffset()) {
+                continue;
+            }
+            if (partition.state() == PartitionState.PARTITION_SEALED) {
+                partition.state(PartitionState.PARTITION_RELEASED);
+                LOG.info("{}: released {} at offset {} to the group it moves into", name, partition,
+                        released.getLogEndOffset());
+            }
+            if (partition.state() == PartitionState.PARTITION_RELEASED) {
+                reply.addReleased(released);
+            }
+        }
+        for (GroupPartition unsealed : change.getUnsealList()) {
+            HostedPartition partition = hosted.get(PartitionKey.of(unsealed));
+            if (partition != null && partition.state() == PartitionState.PARTITION_SEALED) {
+                partition.state(PartitionState.PARTITION_LIVE);
+                LOG.warn("{}: unsealed {} at offset {}: its move did not finish in time; it takes batches here again",
+                        name, partition, partition.log().logEndOffset());
             }
         }
         return reply.build();
@@ -526,35 +560,47 @@ public final class PartitionHost {
     }
 
     /**
-     * The state after the entry ({@code term}, {@code index}), the last applied: each hosted partition with its log's
-     * start and end offsets, state, overrides and append state. The logs that changed since the latest snapshot are
-     * fsynced first, so the snapshot's batches are on disk before a snapshot names them.
+     * Captures the state after the entry ({@code term}, {@code index}), the last applied: each hosted partition with
+     * its log's start and end offsets, state, overrides and append state, and the logs that changed since the latest
+     * snapshot, which {@link SnapshotCapture#flush} must fsync before a snapshot file names them. Until the capture is
+     * {@link #snapshotRecorded recorded} or {@link #snapshotAbandoned abandoned}, the files of a partition it names
+     * that an entry removes are set aside, as for the latest snapshot's.
      */
-    GroupSnapshot snapshot(long term, long index, long nowMs) {
+    SnapshotCapture captureSnapshot(long term, long index) {
         GroupSnapshot.Builder snapshot = GroupSnapshot.newBuilder().setTerm(term).setIndex(index)
                 .setMetadataIndex(metadataIndex).setProducerIdExpirationMs(producerIdExpirationMs);
         List<HostedPartition> partitions = new ArrayList<>(hosted.values());
         partitions.sort(Comparator.comparing(p -> PartitionDirectories.name(p.partition())));
+        List<PartitionLog> changed = new ArrayList<>();
+        Set<PartitionKey> named = new HashSet<>();
         for (HostedPartition partition : partitions) {
             AppendState state = partition.log().appendState();
             Optional<PartitionSnapshot> before = snapshotEntry(partition.key());
             if (before.isEmpty() || before.get().getLogEndOffset() != state.logEndOffset()) {
-                partition.log().flush(nowMs);
+                changed.add(partition.log());
             }
+            named.add(partition.key());
             snapshot.addPartitions(PartitionSnapshot.newBuilder().setPartition(partition.partition())
                     .setLogStartOffset(partition.log().logStartOffset()).setLogEndOffset(state.logEndOffset())
                     .setState(partition.state()).setAppendState(AppendStateSnapshots.toProto(state)));
         }
-        return snapshot.build();
+        capturing = named;
+        return new SnapshotCapture(snapshot.build(), changed);
     }
 
     /**
-     * A snapshot {@link #snapshot} made is durable where Ratis finds it: it is the latest now, and the files set aside
-     * for the one before are deleted.
+     * A captured snapshot is durable where Ratis finds it: it is the latest now, and the files set aside by entries
+     * up to it are deleted.
      */
     void snapshotRecorded(GroupSnapshot snapshot) throws IOException {
-        latestSnapshot = snapshot;
-        deleteSetAside();
+        latestSnapshot = RecordedSnapshot.of(snapshot);
+        capturing = Set.of();
+        deleteSetAside(snapshot.getIndex());
+    }
+
+    /** A captured snapshot will not be recorded (its fsyncs failed). */
+    void snapshotAbandoned() {
+        capturing = Set.of();
     }
 
     /**
@@ -562,10 +608,11 @@ public final class PartitionHost {
      * that catches up from it; empty before the first snapshot.
      */
     public Optional<GroupSnapshot> latestSnapshot() {
-        GroupSnapshot snapshot = latestSnapshot;
-        if (snapshot == null) {
+        RecordedSnapshot recorded = latestSnapshot;
+        if (recorded == null) {
             return Optional.empty();
         }
+        GroupSnapshot snapshot = recorded.snapshot();
         GroupSnapshot.Builder now = snapshot.toBuilder().clearPartitions();
         for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
             HostedPartition hostedNow = hosted.get(PartitionKey.of(partition.getPartition()));
@@ -584,16 +631,20 @@ public final class PartitionHost {
     }
 
     private Optional<PartitionSnapshot> snapshotEntry(PartitionKey key) {
-        GroupSnapshot snapshot = latestSnapshot;
-        if (snapshot == null) {
-            return Optional.empty();
+        RecordedSnapshot recorded = latestSnapshot;
+        return recorded == null ? Optional.empty() : Optional.ofNullable(recorded.partitions().get(key));
+    }
+
+    /**
+     * A snapshot recorded, with its partitions by key: retention asks for a partition's entry and a capture for each
+     * hosted partition's, and a scan of the list for each was quadratic in the partitions (10,000 in a group).
+     */
+    private record RecordedSnapshot(GroupSnapshot snapshot, Map<PartitionKey, PartitionSnapshot> partitions) {
+        static RecordedSnapshot of(GroupSnapshot snapshot) {
+            Map<PartitionKey, PartitionSnapshot> partitions = new HashMap<>();
+            snapshot.getPartitionsList().forEach(p -> partitions.put(PartitionKey.of(p.getPartition()), p));
+            return new RecordedSnapshot(snapshot, Map.copyOf(partitions));
         }
-        for (PartitionSnapshot partition : snapshot.getPartitionsList()) {
-            if (PartitionKey.of(partition.getPartition()).equals(key)) {
-                return Optional.of(partition);
-            }
-        }
-        return Optional.empty();
     }
 
     /**

@@ -44,6 +44,9 @@ class GroupCommitTest {
     private final List<ByteString> requests = new ArrayList<>();
     private final List<CompletableFuture<ByteBuffer>> replies = new ArrayList<>();
 
+    /** The broker's bound on batches not answered yet: roomy unless a test sets a smaller one. */
+    private ProduceBacklog backlog = new ProduceBacklog(1 << 20);
+
     /** The handovers the group commit waited out: the test settles each. */
     private final List<CompletableFuture<Void>> settles = new ArrayList<>();
     private final GroupCommit.Handovers handovers = new GroupCommit.Handovers() {
@@ -79,7 +82,7 @@ class GroupCommitTest {
     /** Replies are handled on the thread that completes them: the test's. */
     private GroupCommit groupCommit(int maxEntryBytes, int maxInFlight,
                                     Function<ByteString, CompletableFuture<ByteBuffer>> submit) {
-        return new GroupCommit(maxEntryBytes, maxInFlight, submit, handovers, Runnable::run);
+        return new GroupCommit(maxEntryBytes, maxInFlight, submit, handovers, Runnable::run, backlog);
     }
 
     /** A batch of partition 0 with these bytes. */
@@ -297,7 +300,7 @@ class GroupCommitTest {
             requests.add(request);
             replies.add(reply);
             return reply;
-        }, handovers, callbacks::add);
+        }, handovers, callbacks::add, backlog);
         CompletableFuture<AppendResult> first = commit.append(batch(1));
         commit.append(batch(2));
 
@@ -344,5 +347,46 @@ class GroupCommitTest {
             described.add(GroupEntryFormat.slot(table, i).partition().partition() + ":" + HEX.formatHex(bytes));
         }
         return described;
+    }
+
+    /**
+     * Batches not answered yet are bounded per broker: one that does not fit is refused NOT_AVAILABLE before it
+     * joins the queue (nothing of it submitted), and room comes back as batches are answered, refused ones too.
+     */
+    @Test
+    void aBatchBeyondTheBrokersBacklogIsRefusedAtOnceAndRoomComesBackWithAnswers() throws Exception {
+        backlog = new ProduceBacklog(4);
+        GroupCommit commit = groupCommit(1 << 20, 1);
+        CompletableFuture<AppendResult> first = commit.append(batch(1, 1));
+        CompletableFuture<AppendResult> second = commit.append(batch(2, 2));
+        assertEquals(4, backlog.heldBytes());
+
+        CompletableFuture<AppendResult> refused = commit.append(batch(3));
+        TidemarkException error = (TidemarkException) assertThrows(ExecutionException.class, refused::get).getCause();
+        assertEquals(ErrorCode.NOT_AVAILABLE, error.code());
+        assertEquals("this broker holds 4 bytes of produced batches not stored yet, and a batch of 1 more would pass "
+                + "produce.backlog.max.bytes 4: its partition groups are not keeping up; retry after a backoff",
+                error.getMessage());
+        assertEquals(1, requests.size(), "only the first entry went; the refused batch never joined the queue");
+
+        replies.get(0).complete(appendedReply(1));
+        assertEquals(new AppendResult(0, 1, 7), first.get());
+        assertEquals(2, backlog.heldBytes());
+        commit.append(batch(4));
+        assertEquals(3, backlog.heldBytes());
+        replies.get(1).completeExceptionally(new IllegalStateException("no majority"));
+        assertThrows(ExecutionException.class, second::get);
+        assertEquals(1, backlog.heldBytes(), "a failed batch gives its room back too");
+    }
+
+    /** A batch larger than the whole bound still goes when nothing else is held, alone. */
+    @Test
+    void aBatchLargerThanTheBacklogGoesAloneWhenNothingElseIsHeld() {
+        backlog = new ProduceBacklog(2);
+        GroupCommit commit = groupCommit(1 << 20, 1);
+        CompletableFuture<AppendResult> large = commit.append(batch(1, 2, 3));
+        assertEquals(List.of("0:010203"), described(requests.get(0)));
+        assertTrue(commit.append(batch(4)).isCompletedExceptionally());
+        assertFalse(large.isDone());
     }
 }

@@ -108,7 +108,7 @@ class GroupRestartTest {
             throws IOException {
         RaftServer.Builder builder = RaftServer.newBuilder().setServerId(RaftPeerIds.of(1)).setProperties(properties)
                 .setStateMachineRegistry(g -> new GroupStateMachine(TopicConfig::parse, ClientId.randomId(), null,
-                        InstantSource.fixed(Instant.ofEpochMilli(BASE_MS)), changed -> { }))
+                        InstantSource.fixed(Instant.ofEpochMilli(BASE_MS)), changed -> { }, Runnable::run))
                 .setOption(option);
         return (group == null ? builder : builder.setGroup(group)).build();
     }

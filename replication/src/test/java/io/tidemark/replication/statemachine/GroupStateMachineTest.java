@@ -38,6 +38,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -45,6 +46,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 import java.util.stream.Stream;
@@ -75,6 +77,8 @@ class GroupStateMachineTest {
     private final Map<GroupStateMachine, List<LogEntryProto>> entriesBy = new HashMap<>();
     private final AtomicLong leaderNowMs = new AtomicLong(BASE_MS);
     private long nextIndex = 1;
+    /** Where replicas write their snapshots: at once, unless a test queues the writes. */
+    private Executor snapshotWriter = Runnable::run;
 
     @AfterEach
     void close() throws IOException {
@@ -98,7 +102,7 @@ class GroupStateMachineTest {
             Map<String, String> merged = new HashMap<>(defaults);
             merged.putAll(overrides);
             return TopicConfig.parse(merged);
-        }, ClientId.randomId(), null, clock, group -> { });
+        }, ClientId.randomId(), null, clock, group -> { }, snapshotWriter);
         machine.initialize(RaftFixtures.server(name), GROUP, storage);
         opened.add(machine);
         storages.put(machine, storage);
@@ -354,6 +358,38 @@ class GroupStateMachineTest {
         assertEquals(Set.of(), restarted.host().hostedPartitions());
         restarted.takeSnapshot();
         assertEquals(List.of(), partitionDirs(), "deleted once a snapshot no longer names it");
+    }
+
+    /**
+     * A snapshot's fsyncs and file are written off the apply thread, and Ratis hears of it (and may purge behind it)
+     * only once its file is written. Entries apply meanwhile; a partition it names that an entry removes meanwhile is
+     * set aside, not deleted, and stays so after it is recorded; a restart opens the state at its index.
+     */
+    @Test
+    void aSnapshotIsWrittenOffTheApplyThreadAndToldToRatisOnceItsFileIsWritten() throws IOException {
+        ArrayDeque<Runnable> writes = new ArrayDeque<>();
+        snapshotWriter = writes::add;
+        GroupStateMachine leader = leader();
+        lead(leader, add(partition(0, Map.of())));
+        lead(leader, GroupEntryFormat.request(List.of(batch(T0, BASE_MS, "one"))));
+        assertEquals(-1, leader.takeSnapshot(), "the write is under way");
+        lead(leader, remove(partition(0, Map.of())));
+        String setAside = PartitionDirectories.name(partition(0, Map.of())) + ".before-3";
+        assertEquals(List.of(setAside), partitionDirs(), "set aside: the snapshot being written names it");
+        assertEquals(-1, leader.takeSnapshot(), "still under way");
+        assertEquals(1, writes.size(), "one capture at a time");
+        assertTrue(leader.host().latestSnapshot().isEmpty());
+
+        writes.poll().run();
+        assertEquals(2, leader.takeSnapshot(), "told once written: the index it was captured at");
+        assertEquals(2, leader.host().latestSnapshot().orElseThrow().getIndex());
+        assertEquals(List.of(setAside), partitionDirs(), "kept: removed after the snapshot, which names it");
+        stop(leader);
+
+        GroupStateMachine restarted = leader();
+        assertEquals(1, restarted.host().partition(T0).orElseThrow().log().logEndOffset(), "as the snapshot left it");
+        follow(restarted, entries.subList(2, entries.size()));
+        assertEquals(Set.of(), restarted.host().hostedPartitions());
     }
 
     /** ... and so does one removed and added again, whose new log may be shorter than the one the snapshot names. */

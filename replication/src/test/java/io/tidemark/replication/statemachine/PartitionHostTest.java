@@ -12,6 +12,7 @@ import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
+import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.GroupSnapshot;
 import io.tidemark.proto.v1.PartitionEnd;
@@ -90,9 +91,10 @@ class PartitionHostTest {
 
     /** Takes a snapshot of a replica after the last entry it applied, as its state machine records one. */
     private static GroupSnapshot snapshot(PartitionHost host, long index) throws IOException {
-        GroupSnapshot snapshot = host.snapshot(1, index, BASE_MS);
-        host.snapshotRecorded(snapshot);
-        return snapshot;
+        SnapshotCapture capture = host.captureSnapshot(1, index);
+        capture.flush(BASE_MS);
+        host.snapshotRecorded(capture.snapshot());
+        return capture.snapshot();
     }
 
     /**
@@ -315,6 +317,58 @@ class PartitionHostTest {
         assertEquals(PartitionState.PARTITION_LIVE, into.partition(T0).orElseThrow().state());
         assertEquals("AppendResult[baseOffset=8, lastOffset=8, receiveTimeMs=" + (BASE_MS + 10) + "]",
                 said(lead(into, produce(OTHER_PRODUCER, 0, "after"), BASE_MS + 10)));
+    }
+
+    /**
+     * A partition moving out goes live, sealed, released, and the group's log decides which of an unseal (its move did
+     * not finish in time) and a release (the group it moves into may activate it) takes: an unsealed partition takes
+     * batches again and is not released at the end it was sealed at; a released one is never unsealed and takes no
+     * batch, so the two groups never both take its batches. A follower ends in the same state.
+     */
+    @Test
+    void aSealedPartitionIsEitherUnsealedOrReleasedNeverBoth() throws IOException {
+        PartitionHost leader = replica("leader", Map.of());
+        lead(leader, change(GroupChange.newBuilder().addAdd(partition(Map.of()))), BASE_MS);
+        lead(leader, produce(PRODUCER, 0, "a"), BASE_MS);
+        assertEquals(List.of(end(1)), changed(leader, GroupChange.newBuilder().addSeal(partition(Map.of())))
+                .getSealedList());
+        assertEquals("NOT_AVAILABLE", said(lead(leader, produce(PRODUCER, 1, "b"), BASE_MS)));
+
+        changed(leader, GroupChange.newBuilder().addUnseal(partition(Map.of())));
+        assertEquals(PartitionState.PARTITION_LIVE, leader.partition(T0).orElseThrow().state());
+        assertEquals("AppendResult[baseOffset=1, lastOffset=1, receiveTimeMs=" + BASE_MS + "]",
+                said(lead(leader, produce(PRODUCER, 1, "b"), BASE_MS)));
+        assertEquals(List.of(), changed(leader, GroupChange.newBuilder().addRelease(end(1))).getReleasedList(),
+                "unsealed: not released");
+
+        changed(leader, GroupChange.newBuilder().addSeal(partition(Map.of())));
+        assertEquals(List.of(), changed(leader, GroupChange.newBuilder().addRelease(end(1))).getReleasedList(),
+                "sealed again at 2: a release at the first seal's end is refused");
+        assertEquals(PartitionState.PARTITION_SEALED, leader.partition(T0).orElseThrow().state());
+        assertEquals(List.of(end(2)), changed(leader, GroupChange.newBuilder().addRelease(end(2))).getReleasedList());
+        assertEquals(List.of(end(2)), changed(leader, GroupChange.newBuilder().addRelease(end(2))).getReleasedList(),
+                "released again: the same answer, for a mover that did not hear the first");
+        changed(leader, GroupChange.newBuilder().addUnseal(partition(Map.of())));
+        assertEquals(PartitionState.PARTITION_RELEASED, leader.partition(T0).orElseThrow().state(), "never unsealed");
+        assertEquals("NOT_AVAILABLE", said(lead(leader, produce(PRODUCER, 2, "c"), BASE_MS)));
+        assertEquals(List.of(end(2)), changed(leader, GroupChange.newBuilder().addSeal(partition(Map.of())))
+                .getSealedList(), "a seal of a released partition names its end and changes nothing");
+        assertEquals(PartitionState.PARTITION_RELEASED, leader.partition(T0).orElseThrow().state());
+
+        PartitionHost follower = replica("follower", Map.of());
+        follow(follower, 1);
+        assertEquals(PartitionState.PARTITION_RELEASED, follower.partition(T0).orElseThrow().state());
+        assertEquals(records(leader), records(follower));
+    }
+
+    private static PartitionEnd end(long logEndOffset) {
+        return PartitionEnd.newBuilder().setPartition(partition(Map.of())).setLogEndOffset(logEndOffset).build();
+    }
+
+    /** Applies a change on the leader; its reply. */
+    private GroupChangeReply changed(PartitionHost leader, GroupChange.Builder change) throws IOException {
+        ByteBuffer reply = lead(leader, change(change), BASE_MS);
+        return GroupChangeReply.parseFrom(reply);
     }
 
     private static ByteString activate(long copiedEnd, long sealedEnd) {
