@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BoundedPoolTest {
     private final ThreadPoolExecutor pool = BoundedPool.create("tidemark-rpc-%d", 2);
     private final CountDownLatch release = new CountDownLatch(1);
+    private final List<String> ran = new CopyOnWriteArrayList<>();
 
     @AfterEach
     void stop() {
@@ -23,15 +25,19 @@ class BoundedPoolTest {
         pool.shutdownNow();
     }
 
+    /** A task that notes the thread it ran on and waits for the test to release it. */
+    private void held() {
+        pool.execute(() -> {
+            ran.add(Thread.currentThread().getName());
+            waitFor(release);
+        });
+    }
+
     /** Tasks beyond the bound wait for a thread instead of each getting one (gRPC's default pool grew without end). */
     @Test
     void tasksBeyondTheBoundWaitForAThread() {
-        List<String> ran = new CopyOnWriteArrayList<>();
         for (int i = 0; i < 5; i++) {
-            pool.execute(() -> {
-                ran.add(Thread.currentThread().getName());
-                waitFor(release);
-            });
+            held();
         }
         await().until(() -> ran.size() == 2);
         assertEquals(2, pool.getPoolSize());
@@ -43,8 +49,23 @@ class BoundedPoolTest {
         assertTrue(ran.stream().allMatch(name -> name.startsWith("tidemark-rpc-")), ran.toString());
     }
 
+    /**
+     * A task goes to an idle thread rather than a new one: a plain ThreadPoolExecutor below its core size made a
+     * thread for every task (256 per broker after creating a topic of 10,000 partitions).
+     */
     @Test
-    void itsThreadsAreDaemonsAndEndWhenIdle() {
+    void anIdleThreadTakesTheNextTaskInsteadOfANewOne() {
+        for (int i = 0; i < 5; i++) {
+            AtomicReference<Thread> worker = new AtomicReference<>();
+            pool.execute(() -> worker.set(Thread.currentThread()));
+            await("the thread waits for the next task").until(() -> worker.get() != null
+                    && worker.get().getState() == Thread.State.TIMED_WAITING);
+        }
+        assertEquals(1, pool.getLargestPoolSize());
+    }
+
+    @Test
+    void itsThreadsAreDaemonsAndEndAfterAMinuteIdle() {
         CountDownLatch daemon = new CountDownLatch(1);
         pool.execute(() -> {
             if (Thread.currentThread().isDaemon()) {
@@ -52,7 +73,7 @@ class BoundedPoolTest {
             }
         });
         await().until(() -> daemon.getCount() == 0);
-        assertTrue(pool.allowsCoreThreadTimeOut());
+        assertEquals(0, pool.getCorePoolSize());
         assertEquals(60_000, pool.getKeepAliveTime(TimeUnit.MILLISECONDS));
     }
 

@@ -86,7 +86,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
     private final Listener listener;
     private final Executor snapshotWriter;
     /** The snapshot being written off the apply thread; null when none is. Set and taken on the apply thread. */
-    private volatile CompletableFuture<GroupSnapshot> writing;
+    private volatile CompletableFuture<Written> writing;
     private final AtomicReference<CompletableFuture<Void>> nextLeadershipEvent =
             new AtomicReference<>(new CompletableFuture<>());
     private volatile Path smDir;
@@ -161,10 +161,18 @@ public final class GroupStateMachine extends InstallableStateMachine {
 
     /** Records a snapshot where Ratis finds it; every log it names must be fsynced up to its log end offset. */
     private void recordSnapshot(GroupSnapshot snapshot) throws IOException {
+        rememberSnapshot(writeSnapshotFile(snapshot));
+    }
+
+    /**
+     * Writes a snapshot's file (and its MD5 beside it), which a restart finds; Ratis sees it as the latest only once
+     * it is {@link #rememberSnapshot remembered}.
+     */
+    private SingleFileSnapshotInfo writeSnapshotFile(GroupSnapshot snapshot) throws IOException {
         File file = storage().getSnapshotFile(snapshot.getTerm(), snapshot.getIndex());
         GroupSnapshotFile.write(file.toPath(), snapshot);
         FileInfo info = new FileInfo(file.toPath(), MD5FileUtil.computeAndSaveMd5ForFile(file));
-        rememberSnapshot(new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex())));
+        return new SingleFileSnapshotInfo(info, TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex()));
     }
 
     /**
@@ -234,7 +242,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
      */
     @Override
     public long takeSnapshot() throws IOException {
-        CompletableFuture<GroupSnapshot> written = writing;
+        CompletableFuture<Written> written = writing;
         if (written != null && !written.isDone()) {
             return -1;
         }
@@ -252,7 +260,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
         long startMs = clock.millis();
         SnapshotCapture capture = host.captureSnapshot(applied.getTerm(), applied.getIndex());
         long capturedMs = clock.millis();
-        CompletableFuture<GroupSnapshot> write = CompletableFuture.supplyAsync(() -> write(capture, capturedMs),
+        CompletableFuture<Written> write = CompletableFuture.supplyAsync(() -> write(capture, capturedMs),
                 snapshotWriter);
         LOG.info("{}: snapshot at index {}: {} partitions captured in {} ms on the apply thread, {} logs to fsync",
                 who(), applied.getIndex(), capture.snapshot().getPartitionsCount(), capturedMs - startMs,
@@ -265,39 +273,46 @@ public final class GroupStateMachine extends InstallableStateMachine {
     }
 
     /** fsyncs a capture's changed logs and writes its file; on the snapshot writer. */
-    private GroupSnapshot write(SnapshotCapture capture, long capturedMs) {
+    private Written write(SnapshotCapture capture, long capturedMs) {
         capture.flush(clock.millis());
+        SingleFileSnapshotInfo file;
         try {
-            recordSnapshot(capture.snapshot());
+            file = writeSnapshotFile(capture.snapshot());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         LOG.info("{}: snapshot at index {} written in {} ms", who(), capture.snapshot().getIndex(),
                 clock.millis() - capturedMs);
-        return capture.snapshot();
+        return new Written(capture, file);
+    }
+
+    /** A snapshot whose logs are fsynced and whose file is written, to be told to Ratis. */
+    private record Written(SnapshotCapture capture, SingleFileSnapshotInfo file) {
     }
 
     /**
-     * The snapshot a finished write recorded, now the core's latest; empty when the write failed (logged: the next
-     * call captures again).
+     * The snapshot a finished write recorded, now the latest for Ratis and the core; empty when the write failed
+     * (logged: the next call captures again). Ratis sees it only now: it answers a snapshot request without asking
+     * this machine when the latest it sees is recent enough, which kept a written snapshot from ever being told.
      */
-    private Optional<GroupSnapshot> recorded(CompletableFuture<GroupSnapshot> write) throws IOException {
-        GroupSnapshot snapshot;
+    private Optional<GroupSnapshot> recorded(CompletableFuture<Written> write) throws IOException {
+        Written written;
         try {
-            snapshot = write.join();
+            written = write.join();
         } catch (CompletionException e) {
             host.snapshotAbandoned();
             LOG.warn("{}: a snapshot was not written; the next is taken after the next entries: {}", who(),
                     e.getCause().toString());
             return Optional.empty();
         }
-        host.snapshotRecorded(snapshot);
-        return Optional.of(snapshot);
+        rememberSnapshot(written.file());
+        host.snapshotRecorded(written.capture());
+        return Optional.of(written.capture().snapshot());
     }
 
     /** Waits for a snapshot being written to end (logs and files must stay until it did); on the apply thread. */
     private void awaitWriting() {
-        CompletableFuture<GroupSnapshot> written = writing;
+        CompletableFuture<Written> written = writing;
         writing = null;
         if (written != null) {
             try {

@@ -4,6 +4,7 @@ import io.tidemark.core.log.PartitionLog;
 import io.tidemark.proto.v1.GroupSnapshot;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * A partition group's state captured at one applied entry ({@link PartitionHost#captureSnapshot}, on the apply
@@ -12,10 +13,14 @@ import java.util.List;
  *
  * @param snapshot the state at the entry
  * @param changed  the logs to fsync: each up to at least its end at the entry
+ * @param captured the partitions as hosted at the entry: the next capture takes a partition whose hosted object and
+ *                 end are the same as unchanged
  */
-record SnapshotCapture(GroupSnapshot snapshot, List<PartitionLog> changed) {
+record SnapshotCapture(GroupSnapshot snapshot, List<PartitionLog> changed,
+                       Map<PartitionKey, HostedPartition> captured) {
     SnapshotCapture {
         changed = List.copyOf(changed);
+        captured = Map.copyOf(captured);
     }
 
     /**

@@ -52,6 +52,7 @@ import java.util.zip.CRC32C;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -381,7 +382,10 @@ class GroupStateMachineTest {
         assertTrue(leader.host().latestSnapshot().isEmpty());
 
         writes.poll().run();
+        assertNull(leader.getLatestSnapshot(), "Ratis sees it once told: it answers a snapshot request itself while "
+                + "the latest it sees is recent, and would never ask for this one");
         assertEquals(2, leader.takeSnapshot(), "told once written: the index it was captured at");
+        assertEquals(2, leader.getLatestSnapshot().getIndex());
         assertEquals(2, leader.host().latestSnapshot().orElseThrow().getIndex());
         assertEquals(List.of(setAside), partitionDirs(), "kept: removed after the snapshot, which names it");
         stop(leader);

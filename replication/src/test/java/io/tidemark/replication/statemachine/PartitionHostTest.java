@@ -93,7 +93,7 @@ class PartitionHostTest {
     private static GroupSnapshot snapshot(PartitionHost host, long index) throws IOException {
         SnapshotCapture capture = host.captureSnapshot(1, index);
         capture.flush(BASE_MS);
-        host.snapshotRecorded(capture.snapshot());
+        host.snapshotRecorded(capture);
         return capture.snapshot();
     }
 
@@ -317,6 +317,30 @@ class PartitionHostTest {
         assertEquals(PartitionState.PARTITION_LIVE, into.partition(T0).orElseThrow().state());
         assertEquals("AppendResult[baseOffset=8, lastOffset=8, receiveTimeMs=" + (BASE_MS + 10) + "]",
                 said(lead(into, produce(OTHER_PRODUCER, 0, "after"), BASE_MS + 10)));
+    }
+
+    /**
+     * A capture reads only the partitions that changed since the latest snapshot: one with the same end keeps its
+     * snapshot entry and is not fsynced again, but a partition removed and added again is another one, also when its
+     * new log happens to end where the old one did.
+     */
+    @Test
+    void aCaptureReadsAndFsyncsOnlyThePartitionsThatChangedAPartitionAddedAgainIncluded() throws IOException {
+        PartitionHost leader = replica("leader", Map.of());
+        lead(leader, change(GroupChange.newBuilder().addAdd(partition(Map.of()))), BASE_MS);
+        lead(leader, produce(PRODUCER, 0, "a"), BASE_MS);
+        snapshot(leader, entries.size());
+        SnapshotCapture unchanged = leader.captureSnapshot(1, entries.size());
+        assertEquals(List.of(), unchanged.changed());
+        assertEquals(PRODUCER, unchanged.snapshot().getPartitions(0).getAppendState().getProducers(0).getProducerId());
+        leader.snapshotAbandoned();
+
+        lead(leader, change(GroupChange.newBuilder().addRemove(partition(Map.of()))), BASE_MS);
+        lead(leader, change(GroupChange.newBuilder().addAdd(partition(Map.of()))), BASE_MS);
+        lead(leader, produce(OTHER_PRODUCER, 0, "b"), BASE_MS);
+        SnapshotCapture again = leader.captureSnapshot(1, entries.size());
+        assertEquals(List.of(leader.partition(T0).orElseThrow().log()), again.changed(), "ends at 1 as before");
+        assertEquals(OTHER_PRODUCER, again.snapshot().getPartitions(0).getAppendState().getProducers(0).getProducerId());
     }
 
     /**
