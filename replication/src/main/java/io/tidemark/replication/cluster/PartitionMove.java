@@ -72,7 +72,10 @@ final class PartitionMove {
     /** How long one call of a move (a read, an entry) may take. */
     static final long CALL_TIMEOUT_MS = 30_000;
     private static final long PROGRESS_LOG_INTERVAL_MS = 5_000;
-    /** How long to wait before reading a replica again that has not caught up with the seal yet. */
+    /**
+     * How long to wait before reading a replica again that has not caught up with the seal yet, or that showed a seal
+     * the old group no longer holds.
+     */
     private static final long LAGGING_REPLICA_WAIT_MS = 50;
 
     /** Changes the old group (seals or releases the partition), and answers the group's reply. */
@@ -137,8 +140,13 @@ final class PartitionMove {
                                 read.getLogEndOffset(), progressLoggedMs - startMs);
                     }
                 } else if (read.getState() == PartitionState.PARTITION_RELEASED
-                        || read.getState() == PartitionState.PARTITION_SEALED && release(read.getLogEndOffset())) {
-                    activate(end, read.getLogEndOffset());
+                        || read.getState() == PartitionState.PARTITION_SEALED) {
+                    if (read.getState() == PartitionState.PARTITION_RELEASED || release(read.getLogEndOffset())) {
+                        activate(end, read.getLogEndOffset());
+                    } else {
+                        nextSource();
+                        TimeUnit.MILLISECONDS.sleep(LAGGING_REPLICA_WAIT_MS);
+                    }
                 } else if (sealedAtMs < 0 || clock.millis() - sealedAtMs > PartitionSeals.MAX_SEALED_MS) {
                     seal();
                     sealedAtMs = clock.millis();
