@@ -11,7 +11,7 @@ import io.tidemark.proto.v1.PartitionReassignment;
 import io.tidemark.proto.v1.PartitionState;
 import io.tidemark.proto.v1.ReadPartitionResponse;
 import io.tidemark.replication.partition.KnownLeaders;
-import io.tidemark.replication.partition.PartitionGroup;
+import io.tidemark.replication.partition.MoveTarget;
 import io.tidemark.replication.snapshot.SnapshotSource;
 import io.tidemark.replication.statemachine.GroupEntryFormat;
 import io.tidemark.replication.statemachine.HostedPartition;
@@ -31,6 +31,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Moves a partition into a partition group of other replicas, keeping its offsets and ReceiveTimes; run by the
@@ -84,21 +86,28 @@ final class PartitionMove {
         GroupChangeReply change(UUID group, List<Integer> replicas, GroupChange change) throws IOException;
     }
 
-    private final PartitionGroup into;
+    private final MoveTarget into;
     private final PartitionReplicas.Incoming incoming;
     private final PartitionKey key;
     private final String name;
     private final SnapshotSource sources;
     private final KnownLeaders leaders;
     private final Sealer sealer;
-    private final MetadataGroup metadata;
+    private final LongSupplier metadataIndex;
+    private final Consumer<MetadataCommand> metadata;
     private final int chunkBytes;
     private final InstantSource clock;
     private int source;
 
-    /** @param chunkBytes the most one copy entry carries: its batches are whole */
-    PartitionMove(PartitionGroup into, PartitionReplicas.Incoming incoming, SnapshotSource sources,
-                  KnownLeaders leaders, Sealer sealer, MetadataGroup metadata, int chunkBytes, InstantSource clock) {
+    /**
+     * @param into          the group the partition moves into, whose leader this broker is
+     * @param metadataIndex the index of the last metadata entry this broker applied, which its changes carry
+     * @param metadata      submits a metadata command: the move's completion
+     * @param chunkBytes    the most one copy entry carries: its batches are whole
+     */
+    PartitionMove(MoveTarget into, PartitionReplicas.Incoming incoming, SnapshotSource sources, KnownLeaders leaders,
+                  Sealer sealer, LongSupplier metadataIndex, Consumer<MetadataCommand> metadata, int chunkBytes,
+                  InstantSource clock) {
         this.into = into;
         this.incoming = incoming;
         this.key = PartitionKey.of(incoming.partition());
@@ -106,6 +115,7 @@ final class PartitionMove {
         this.sources = sources;
         this.leaders = leaders;
         this.sealer = sealer;
+        this.metadataIndex = metadataIndex;
         this.metadata = metadata;
         this.chunkBytes = chunkBytes;
         this.clock = clock;
@@ -224,7 +234,7 @@ final class PartitionMove {
     /** Seals the partition in its old group. */
     private void seal() throws IOException {
         GroupChangeReply reply = sealer.change(incoming.fromGroup(), incoming.fromReplicas(), GroupChange.newBuilder()
-                .addSeal(incoming.partition()).setMetadataIndex(metadata.appliedIndex()).build());
+                .addSeal(incoming.partition()).setMetadataIndex(metadataIndex.getAsLong()).build());
         for (PartitionEnd sealed : reply.getSealedList()) {
             if (PartitionKey.of(sealed.getPartition()).equals(key)) {
                 LOG.info("Sealed {} in group {} at offset {} to move it into {}", name, incoming.fromGroup(),
@@ -242,7 +252,7 @@ final class PartitionMove {
     private boolean release(long sealedEnd) throws IOException {
         GroupChangeReply reply = sealer.change(incoming.fromGroup(), incoming.fromReplicas(), GroupChange.newBuilder()
                 .addRelease(PartitionEnd.newBuilder().setPartition(incoming.partition()).setLogEndOffset(sealedEnd))
-                .setMetadataIndex(metadata.appliedIndex()).build());
+                .setMetadataIndex(metadataIndex.getAsLong()).build());
         for (PartitionEnd released : reply.getReleasedList()) {
             if (PartitionKey.of(released.getPartition()).equals(key)) {
                 LOG.info("Released {} in group {} at offset {} to move it into {}", name, incoming.fromGroup(),
@@ -263,11 +273,11 @@ final class PartitionMove {
     private void activate(long copiedEnd, long sealedEnd) throws IOException, InterruptedException {
         await(into.submitChange(GroupChange.newBuilder().addActivate(PartitionEnd.newBuilder()
                 .setPartition(incoming.partition()).setLogEndOffset(sealedEnd).setCopiedEndOffset(copiedEnd))
-                .setMetadataIndex(metadata.appliedIndex()).build()), "activate in");
+                .setMetadataIndex(metadataIndex.getAsLong()).build()), "activate in");
     }
 
     private void complete() {
-        metadata.submit(MetadataCommand.newBuilder().setCompleteReassignment(PartitionReassignment.newBuilder()
+        metadata.accept(MetadataCommand.newBuilder().setCompleteReassignment(PartitionReassignment.newBuilder()
                 .setTopic(incoming.partition().getTopic()).setPartition(incoming.partition().getPartition())
                 .addAllReplicaNodeIds(incoming.target())).build());
         LOG.info("Moved {} into {} on nodes {}", name, into, incoming.target());

@@ -454,7 +454,7 @@ public final class PartitionReplicas implements Closeable {
             return;
         }
         PartitionMove move = new PartitionMove(into, incoming, sources, remoteLeaders, this::changeOldGroup,
-                metadata, largestCopyBytes(), clock);
+                metadata::appliedIndex, metadata::submit, largestCopyBytes(), clock);
         try {
             moves.execute(() -> {
                 try {

@@ -57,7 +57,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Thread-safe.
  */
-public final class PartitionGroup {
+public final class PartitionGroup implements MoveTarget {
     /**
      * Raft entries of the group in flight at once from this broker; the produce requests that arrive meanwhile are
      * coalesced into the next entry ({@link GroupCommit}).
@@ -174,11 +174,13 @@ public final class PartitionGroup {
      *
      * @throws TidemarkException NOT_AVAILABLE while the group is not running here yet
      */
+    @Override
     public PartitionHost host() {
         return stateMachine().host();
     }
 
     /** Whether this replica leads the group now. */
+    @Override
     public boolean leads() {
         return divisions.get(groupId).map(division -> division.getInfo().isLeader()).orElse(false);
     }
@@ -243,6 +245,7 @@ public final class PartitionGroup {
     }
 
     /** Submits a change of the partitions the group hosts; completes with the group's answer. */
+    @Override
     public CompletableFuture<GroupChangeReply> submitChange(GroupChange change) {
         return submitOnce(GroupEntryFormat.change(change)).thenApply(reply -> {
             try {
@@ -254,6 +257,7 @@ public final class PartitionGroup {
     }
 
     /** Submits batches copied into a partition the group imports; completes with the group's answer. */
+    @Override
     public CompletableFuture<GroupEntryFormat.CopyOutcome> submitCopy(PartitionKey partition, long logStartOffset,
                                                                       ByteBuffer batches) {
         return submitOnce(GroupEntryFormat.copy(partition, logStartOffset, batches))
