@@ -20,7 +20,6 @@ import static io.tidemark.mirror.failover.MirrorStates.heartbeat;
 import static io.tidemark.mirror.failover.MirrorStates.record;
 import static io.tidemark.mirror.failover.MirrorStates.state;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
 class MirrorStateTest {
     @Test

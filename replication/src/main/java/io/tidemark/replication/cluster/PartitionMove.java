@@ -4,7 +4,6 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupChangeReply;
-import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.PartitionEnd;
 import io.tidemark.proto.v1.PartitionReassignment;
