@@ -28,6 +28,15 @@ public final class LeadingReplica implements Closeable {
 
     /** Appends a request as the leader would (batches stamped at {@code nowMs}) and applies it; its reply. */
     public synchronized ByteBuffer lead(ByteString request, long nowMs) {
+        return lead(host, request, ++index, nowMs).reply();
+    }
+
+    /** A request a leader stamped and applied: the entry as the group's log holds it (flat bytes), and the reply. */
+    record Led(ByteString entry, ByteBuffer reply) {
+    }
+
+    /** The leader's path on {@code host}: stamps a request of batches at {@code nowMs}, applies it as entry index. */
+    static Led lead(PartitionHost host, ByteString request, long index, long nowMs) {
         StampedEntry stamped = null;
         ByteString data = request;
         if (GroupEntryFormat.type(request) == GroupEntryFormat.BATCHES) {
@@ -35,7 +44,8 @@ public final class LeadingReplica implements Closeable {
             host.stamp(stamped, nowMs);
             data = stamped.data();
         }
-        return ByteBuffer.wrap(host.apply(data, ++index, stamped, nowMs));
+        ByteString entry = ByteString.copyFrom(data.toByteArray());
+        return new Led(entry, ByteBuffer.wrap(host.apply(data, index, stamped, nowMs)));
     }
 
     @Override

@@ -102,15 +102,9 @@ class PartitionHostTest {
      * written (flat bytes) and applies it on the leader; the reply.
      */
     private ByteBuffer lead(PartitionHost leader, ByteString request, long nowMs) {
-        StampedEntry stamped = null;
-        ByteString data = request;
-        if (GroupEntryFormat.type(request) == GroupEntryFormat.BATCHES) {
-            stamped = StampedEntry.of(request);
-            leader.stamp(stamped, nowMs);
-            data = stamped.data();
-        }
-        entries.add(ByteString.copyFrom(data.toByteArray()));
-        return ByteBuffer.wrap(leader.apply(data, entries.size(), stamped, nowMs));
+        LeadingReplica.Led led = LeadingReplica.lead(leader, request, entries.size() + 1, nowMs);
+        entries.add(led.entry());
+        return led.reply();
     }
 
     /** A follower applies the entries from index {@code from} to the last; the replies, in order. */
