@@ -342,6 +342,30 @@ public final class PartitionLog implements Closeable {
     }
 
     /**
+     * Where this log stored the batch (the buffer between position and limit) when it repeats one of an idempotent
+     * producer's last batches here; empty otherwise. Nothing is checked or changed: a leader that refuses a batch
+     * under its own config (its SendTime window, its max.batch.bytes) may be refusing the resend of a batch another
+     * leader stored, and the producer must hear where it is, not a refusal.
+     */
+    public Optional<AppendResult> storedAs(ByteBuffer batch) {
+        int position = batch.position();
+        if (batch.remaining() < RecordBatchFormat.HEADER_SIZE_BYTES) {
+            return Optional.empty();
+        }
+        long producerId = RecordBatchFormat.producerId(batch, position);
+        if (producerId == RecordBatchFormat.NO_PRODUCER_ID) {
+            return Optional.empty();
+        }
+        lock.lock();
+        try {
+            return producers.storedAs(producerId, RecordBatchFormat.producerEpoch(batch, position),
+                    RecordBatchFormat.baseSequence(batch, position), RecordBatchFormat.recordCount(batch, position));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Appends one batch (the buffer between position and limit) that another replica's log stamped, exactly as it
      * is: its base offset, ReceiveTime and CRC are kept. The batch is validated whole first (CRC, lengths, record
      * layout; SendTimes are not held to this topic's window, they were checked when the batch was first

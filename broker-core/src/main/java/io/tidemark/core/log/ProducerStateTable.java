@@ -77,16 +77,34 @@ final class ProducerStateTable {
                     + epoch + ", older than epoch " + state.epoch + " this partition saw: a newer instance of the "
                     + "producer took over");
         }
-        int lastSequence = advance(baseSequence, recordCount - 1);
-        for (AppendState.StoredBatch batch : state.batches) {
-            if (batch.firstSequence() == baseSequence && batch.lastSequence() == lastSequence) {
-                return Optional.of(batch.result());
-            }
+        Optional<AppendResult> stored = storedAs(state, baseSequence, recordCount);
+        if (stored.isPresent()) {
+            return stored;
         }
         if (baseSequence != advance(state.lastSequence, 1)) {
             throw new TidemarkException(ErrorCode.OUT_OF_ORDER_SEQUENCE, "producer " + producerId + " sent sequence "
                     + baseSequence + "; this partition expects " + advance(state.lastSequence, 1)
                     + " (its last stored batch ended at " + state.lastSequence + ")");
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The result of a kept batch this one repeats (same producer, epoch and sequences), without expiring or checking
+     * anything: for a batch the leader refused that an earlier attempt may have stored.
+     */
+    Optional<AppendResult> storedAs(long producerId, short epoch, int baseSequence, int recordCount) {
+        ProducerState state = producers.get(producerId);
+        return state == null || state.epoch != epoch ? Optional.empty()
+                : storedAs(state, baseSequence, recordCount);
+    }
+
+    private static Optional<AppendResult> storedAs(ProducerState state, int baseSequence, int recordCount) {
+        int lastSequence = advance(baseSequence, recordCount - 1);
+        for (AppendState.StoredBatch batch : state.batches) {
+            if (batch.firstSequence() == baseSequence && batch.lastSequence() == lastSequence) {
+                return Optional.of(batch.result());
+            }
         }
         return Optional.empty();
     }

@@ -1,6 +1,7 @@
 package io.tidemark.replication.statemachine;
 
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.AppendState;
 import io.tidemark.core.log.BatchAdmission;
 import io.tidemark.core.log.DurableFiles;
@@ -352,7 +353,13 @@ public final class PartitionHost {
         for (int i = 0; i < batches.size(); i++) {
             GroupEntryFormat.Slot slot = GroupEntryFormat.slot(table, i);
             HostedPartition partition = hosted.get(slot.partition());
-            if (slot.verdict() != GroupEntryFormat.APPEND) {
+            // A resend the leader refused under its own config that another leader stored: where it is stored.
+            Optional<AppendResult> stored = slot.verdict() != GroupEntryFormat.APPEND && partition != null
+                    && partition.state() == PartitionState.PARTITION_LIVE
+                    ? partition.log().storedAs(batches.get(i)) : Optional.empty();
+            if (stored.isPresent()) {
+                reply.appended(stored.get());
+            } else if (slot.verdict() != GroupEntryFormat.APPEND) {
                 ErrorCode code = ErrorCode.forNumber(slot.verdict());
                 String said = stamped == null ? null : stamped.refusal(i);
                 reply.refused(code == null ? ErrorCode.INTERNAL_ERROR : code, said != null ? said

@@ -127,10 +127,16 @@ class PartitionHostTest {
 
     /** A request of one batch of an idempotent producer: one record of this key. */
     private static ByteString produce(long producerId, int sequence, String key) {
+        return produce(producerId, sequence, key, BASE_MS);
+    }
+
+    /** ... with this SendTime. */
+    private static ByteString produce(long producerId, int sequence, String key, long sendTimeMs) {
         ByteBuffer batch = new RecordBatchBuilder().producer(producerId, (short) 0, sequence)
-                .append(BASE_MS, key.getBytes(StandardCharsets.UTF_8),
+                .append(sendTimeMs, key.getBytes(StandardCharsets.UTF_8),
                         (key + "-" + sequence).getBytes(StandardCharsets.UTF_8)).build();
-        return GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(T0, batch, BASE_MS, BASE_MS, false)));
+        return GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(T0, batch, sendTimeMs, sendTimeMs,
+                false)));
     }
 
     private static GroupEntryFormat.Outcome outcome(ByteBuffer reply) {
@@ -311,6 +317,33 @@ class PartitionHostTest {
         assertEquals(PartitionState.PARTITION_LIVE, into.partition(T0).orElseThrow().state());
         assertEquals("AppendResult[baseOffset=8, lastOffset=8, receiveTimeMs=" + (BASE_MS + 10) + "]",
                 said(lead(into, produce(OTHER_PRODUCER, 0, "after"), BASE_MS + 10)));
+    }
+
+    /**
+     * A leader that refuses a batch under its own config (here its SendTime window) answers a resend of a batch an
+     * earlier leader stored with where it is stored, on every replica: the producer heard a refusal, split the batch
+     * and got its records refused as out of sequence (DifferentConfigsIT, with brokers of different windows).
+     */
+    @Test
+    void aResendARefusingLeaderWouldRefuseIsAnsweredWithWhereAnEarlierLeaderStoredIt() throws IOException {
+        PartitionHost wide = replica("wide", Map.of());
+        PartitionHost narrow = replica("narrow", Map.of("send.time.after.max.ms", "1000"));
+        lead(wide, change(GroupChange.newBuilder().addAdd(partition(Map.of()))), BASE_MS);
+        long future = BASE_MS + 60_000;
+        ByteBuffer batch = new RecordBatchBuilder().producer(PRODUCER, (short) 0, 0)
+                .append(future, "k".getBytes(StandardCharsets.UTF_8), "ahead".getBytes(StandardCharsets.UTF_8)).build();
+        ByteString request = GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(T0, batch, future,
+                future, false)));
+        assertEquals("AppendResult[baseOffset=0, lastOffset=0, receiveTimeMs=" + BASE_MS + "]",
+                said(lead(wide, request, BASE_MS)));
+        follow(narrow, 1);
+
+        ByteBuffer resent = lead(narrow, request, BASE_MS + 10);
+        assertEquals("AppendResult[baseOffset=0, lastOffset=0, receiveTimeMs=" + BASE_MS + "]", said(resent));
+        assertEquals(said(resent), said(follow(wide, entries.size()).get(0)));
+        assertEquals("INVALID_TIMESTAMP", said(lead(narrow, produce(OTHER_PRODUCER, 0, "new", future), BASE_MS + 20)),
+                "a batch no leader stored is still refused");
+        assertEquals(records(wide), records(narrow));
     }
 
     /**
