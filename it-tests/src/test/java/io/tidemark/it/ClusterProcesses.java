@@ -4,6 +4,7 @@ import io.grpc.ManagedChannel;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
+import org.awaitility.core.ConditionTimeoutException;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -34,6 +35,8 @@ import static org.awaitility.Awaitility.await;
  * straight to the brokers.
  */
 final class ClusterProcesses implements Closeable {
+    /** Lines of each broker's log a failure to start shows. */
+    private static final int LOG_TAIL_LINES = 60;
     private final Path dir;
     private final int basePort;
     private final Map<Integer, Process> processes = new HashMap<>();
@@ -147,7 +150,27 @@ final class ClusterProcesses implements Closeable {
         try (TidemarkAdmin admin = admin()) {
             await().atMost(Duration.ofSeconds(90)).ignoreException(TidemarkException.class).until(() ->
                     admin.describeTopics(List.of("__group_offsets")).get(0).getPartitions(0).getLeaderNodeId() > 0);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("the cluster did not lead __group_offsets within 90 s; the brokers' logs end:\n"
+                    + logTails(), e);
         }
+    }
+
+    /** The last lines of each broker's log (the directory goes with the test), for a failure's message. */
+    private String logTails() {
+        StringBuilder tails = new StringBuilder();
+        for (int node : processes.keySet()) {
+            Path log = dir.resolve("node-" + node + ".log");
+            try {
+                List<String> lines = Files.readAllLines(log);
+                tails.append("--- node ").append(node).append(" (").append(lines.size()).append(" lines) ---\n");
+                lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size())
+                        .forEach(line -> tails.append(line).append('\n'));
+            } catch (IOException e) {
+                tails.append("--- node ").append(node).append(": ").append(e).append('\n');
+            }
+        }
+        return tails.toString();
     }
 
     /** An admin client with a short deadline, so a paused broker does not hold calls up. */

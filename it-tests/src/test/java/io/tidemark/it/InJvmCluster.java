@@ -1,5 +1,6 @@
 package io.tidemark.it;
 
+import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.replication.cluster.ClusterMembers;
@@ -61,6 +62,11 @@ final class InJvmCluster implements AutoCloseable {
     /** Stops node {@code id} the way a broker shuts down. */
     void stop(int id) throws IOException {
         nodes.remove(id).close();
+    }
+
+    /** Node {@code id}'s metrics. */
+    MetricRegistry metrics(int id) {
+        return nodes.get(id).metrics();
     }
 
     Path dataDir(int id) {

@@ -1,5 +1,6 @@
 package io.tidemark.core.log;
 
+import io.tidemark.core.log.file.Disk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -26,14 +27,14 @@ public final class DurableFiles {
     public static void writeAtomically(Path file, byte[] bytes) throws IOException {
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        try (FileChannel channel = Disk.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             while (buffer.hasRemaining()) {
                 channel.write(buffer);
             }
             channel.force(true);
         }
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Disk.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         syncDirectory(file.getParent());
     }
 
@@ -42,7 +43,7 @@ public final class DurableFiles {
      * directories of both, so after a crash it is under one name or the other, whole.
      */
     public static void move(Path from, Path to) throws IOException {
-        Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+        Disk.move(from, to, StandardCopyOption.ATOMIC_MOVE);
         syncDirectory(to.getParent());
         if (!from.getParent().equals(to.getParent())) {
             syncDirectory(from.getParent());
@@ -51,7 +52,7 @@ public final class DurableFiles {
 
     /** fsyncs a directory so that file creations, renames and deletions in it survive a crash. */
     public static void syncDirectory(Path dir) throws IOException {
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+        try (FileChannel channel = Disk.open(dir, StandardOpenOption.READ)) {
             channel.force(true);
         }
     }

@@ -1,5 +1,6 @@
 package io.tidemark.core.log;
 
+import io.tidemark.core.log.file.Disk;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.proto.error.TidemarkException;
@@ -97,6 +98,13 @@ public final class PartitionLog implements Closeable {
     private long unflushedRecords;
     private long lastFlushMs;
     private boolean closed;
+    /**
+     * The disk error that failed a change of the log (an append, a cut, a flush, a segment swapped or deleted), or
+     * null. From then on the log takes no change and its close leaves no clean-shutdown marker: what it holds in
+     * memory may be ahead of its files, and only a restart's recovery (the segments scanned, the Raft group's
+     * entries replayed from its last snapshot) knows what is durable.
+     */
+    private IOException diskFailure;
     /**
      * The log opened after a clean shutdown and its marker's deletion is not fsynced yet: done before the first write,
      * so a crash cannot bring the marker back over unchecked bytes, and a log never written pays nothing.
@@ -335,7 +343,7 @@ public final class PartitionLog implements Closeable {
             RecordBatchFormat.stamp(crc, staged, 0, logEndOffset, receiveTimeMs);
             return write(staged, 0, size, origin);
         } catch (IOException e) {
-            throw new UncheckedIOException("appending to " + dir, e);
+            throw failed("appending to " + dir, e);
         } finally {
             lock.unlock();
         }
@@ -400,7 +408,7 @@ public final class PartitionLog implements Closeable {
             }
             return write(batch, position, size, originOf(batch, position));
         } catch (IOException e) {
-            throw new UncheckedIOException("appending a copied batch to " + dir, e);
+            throw failed("appending a copied batch to " + dir, e);
         } finally {
             lock.unlock();
         }
@@ -417,7 +425,7 @@ public final class PartitionLog implements Closeable {
             checkOpen();
             skipToLocked(endOffset);
         } catch (IOException e) {
-            throw new UncheckedIOException("moving the end of " + dir + " to offset " + endOffset, e);
+            throw failed("moving the end of " + dir + " to offset " + endOffset, e);
         } finally {
             lock.unlock();
         }
@@ -543,7 +551,7 @@ public final class PartitionLog implements Closeable {
             if (gone(segment)) {
                 return read(offset, maxBytes);
             }
-            throw new UncheckedIOException("reading " + segment.logFile(), e);
+            throw new UncheckedIOException("reading " + segment.logFile() + " failed: " + e.getMessage(), e);
         }
     }
 
@@ -624,7 +632,7 @@ public final class PartitionLog implements Closeable {
                 int i = floorSegment(current, segment.baseOffset());
                 return current[i].baseOffset() == segment.baseOffset() ? find(current[i], search) : null;
             }
-            throw new UncheckedIOException("searching " + segment.logFile(), e);
+            throw new UncheckedIOException("searching " + segment.logFile() + " failed: " + e.getMessage(), e);
         }
     }
 
@@ -656,7 +664,7 @@ public final class PartitionLog implements Closeable {
             rebuildOrigins();
             LOG.info("Truncated {} to offset {}", dir, offset);
         } catch (IOException e) {
-            throw new UncheckedIOException("truncating " + dir, e);
+            throw failed("truncating " + dir, e);
         } finally {
             lock.unlock();
         }
@@ -723,6 +731,8 @@ public final class PartitionLog implements Closeable {
      * them; later ones find the segment closed and read its replacement.
      *
      * @return false, having deleted the staged files, when the log no longer holds {@code segment}
+     * @throws UncheckedIOException when a step of the swap fails: the log takes no more changes from then on, and a
+     *                              restart finishes or undoes the swap ({@link LogLoader})
      */
     boolean replaceCompacted(LogSegment segment, Path stagingDir) throws IOException {
         lock.lock();
@@ -735,39 +745,43 @@ public final class PartitionLog implements Closeable {
                 return false;
             }
             long base = segment.baseOffset();
-            segment.close();
-            Files.move(CompactionMarker.file(stagingDir, base), CompactionMarker.file(dir, base),
-                    StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            for (String suffix : LogSegment.INDEX_SUFFIXES) {
-                Files.deleteIfExists(LogSegment.file(dir, base, suffix));
-            }
-            List<String> logThenIndexes = new ArrayList<>(List.of(LogSegment.LOG_SUFFIX));
-            logThenIndexes.addAll(LogSegment.INDEX_SUFFIXES);
-            for (String suffix : logThenIndexes) {
-                Files.move(LogSegment.file(stagingDir, base, suffix), LogSegment.file(dir, base, suffix),
+            try {
+                segment.close();
+                Disk.move(CompactionMarker.file(stagingDir, base), CompactionMarker.file(dir, base),
                         StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                for (String suffix : LogSegment.INDEX_SUFFIXES) {
+                    Files.deleteIfExists(LogSegment.file(dir, base, suffix));
+                }
+                List<String> logThenIndexes = new ArrayList<>(List.of(LogSegment.LOG_SUFFIX));
+                logThenIndexes.addAll(LogSegment.INDEX_SUFFIXES);
+                for (String suffix : logThenIndexes) {
+                    Disk.move(LogSegment.file(stagingDir, base, suffix), LogSegment.file(dir, base, suffix),
+                            StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                }
+                DurableFiles.syncDirectory(dir);
+                DurableFiles.deleteTree(stagingDir);
+                SegmentSettings settings = SegmentSettings.of(config, files);
+                LogSegment replacement = LogSegment.open(dir, base, settings, false);
+                String problem = SegmentLoader.load(replacement);
+                if (problem != null) {
+                    LOG.warn("Recovering the compacted {} ({})", replacement.logFile(), problem);
+                    SegmentRecovery.recover(replacement, index == 0 ? LogSegment.NO_TIME
+                            : lastReceiveTime(Arrays.copyOf(current, index)), validator, settings);
+                    replacement.closeForAppends();
+                }
+                replacement.followReceiveTime(index == 0 ? LogSegment.NO_TIME
+                        : lastReceiveTime(Arrays.copyOf(current, index)));
+                if (replacement.nextOffset() != segment.nextOffset()) {
+                    throw new IOException("the compacted " + replacement.logFile() + " ends at offset "
+                            + replacement.nextOffset() + ", not " + segment.nextOffset() + " as the segment it replaced");
+                }
+                LogSegment[] replaced = current.clone();
+                replaced[index] = replacement;
+                segments = replaced;
+                return true;
+            } catch (IOException e) {
+                throw failed("swapping the compacted segment at offset " + base + " into " + dir, e);
             }
-            DurableFiles.syncDirectory(dir);
-            DurableFiles.deleteTree(stagingDir);
-            SegmentSettings settings = SegmentSettings.of(config, files);
-            LogSegment replacement = LogSegment.open(dir, base, settings, false);
-            String problem = SegmentLoader.load(replacement);
-            if (problem != null) {
-                LOG.warn("Recovering the compacted {} ({})", replacement.logFile(), problem);
-                SegmentRecovery.recover(replacement, index == 0 ? LogSegment.NO_TIME
-                        : lastReceiveTime(Arrays.copyOf(current, index)), validator, settings);
-                replacement.closeForAppends();
-            }
-            replacement.followReceiveTime(index == 0 ? LogSegment.NO_TIME
-                    : lastReceiveTime(Arrays.copyOf(current, index)));
-            if (replacement.nextOffset() != segment.nextOffset()) {
-                throw new IOException("the compacted " + replacement.logFile() + " ends at offset "
-                        + replacement.nextOffset() + ", not " + segment.nextOffset() + " as the segment it replaced");
-            }
-            LogSegment[] replaced = current.clone();
-            replaced[index] = replacement;
-            segments = replaced;
-            return true;
         } finally {
             lock.unlock();
         }
@@ -813,7 +827,7 @@ public final class PartitionLog implements Closeable {
                     deletedBytes, dir, segments[0].baseOffset());
             return new RetentionResult(expired, deletedBytes, segments[0].baseOffset(), wanted - expired);
         } catch (IOException e) {
-            throw new UncheckedIOException("deleting segments of " + dir, e);
+            throw failed("deleting segments of " + dir, e);
         } finally {
             lock.unlock();
         }
@@ -856,12 +870,14 @@ public final class PartitionLog implements Closeable {
 
     /**
      * fsyncs everything appended so far, unless the log was closed, which fsynced it: for a flush that may race with
-     * the log's removal (a snapshot's, off the thread that closes logs).
+     * the log's removal (a snapshot's, off the thread that closes logs). A log a disk error failed is not closed:
+     * its flush fails, so no snapshot records it.
      */
     public void flushUnlessClosed(long nowMs) {
         lock.lock();
         try {
             if (!closed) {
+                checkOpen();
                 flushLocked(nowMs);
             }
         } finally {
@@ -886,7 +902,7 @@ public final class PartitionLog implements Closeable {
             segments[segments.length - 1].flush();
             RecoveryPointFile.write(dir, logEndOffset);
         } catch (IOException e) {
-            throw new UncheckedIOException("flushing " + dir, e);
+            throw failed("flushing " + dir, e);
         }
         unflushedRecords = 0;
         lastFlushMs = nowMs;
@@ -986,6 +1002,30 @@ public final class PartitionLog implements Closeable {
         if (closed) {
             throw new IllegalStateException("log " + dir + " is closed");
         }
+        if (diskFailure != null) {
+            throw new UncheckedIOException("the log " + dir + " takes no more changes since a disk error ("
+                    + diskFailure.getMessage() + "); restart the broker once the disk is repaired: the log recovers "
+                    + "from what is durable", diskFailure);
+        }
+    }
+
+    /** Fails the log for good on a disk error in a change ({@link #diskFailure}); the error for the caller. */
+    private UncheckedIOException failed(String doing, IOException e) {
+        if (diskFailure == null) {
+            diskFailure = e;
+            LOG.error("{} failed; the log takes no more changes until the broker restarts", doing, e);
+        }
+        return new UncheckedIOException(doing + " failed: " + e.getMessage(), e);
+    }
+
+    /** Whether a disk error failed a change of the log, which then takes none until a restart recovers it. */
+    public boolean diskFailed() {
+        lock.lock();
+        try {
+            return diskFailure != null;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -1000,6 +1040,12 @@ public final class PartitionLog implements Closeable {
                 return;
             }
             closed = true;
+            if (diskFailure != null) {
+                for (LogSegment segment : segments) {
+                    segment.close();
+                }
+                return;
+            }
             LogSegment active = segments[segments.length - 1];
             active.closeForAppends();
             RecoveryPointFile.write(dir, logEndOffset);

@@ -113,6 +113,7 @@ public final class ClusterNode implements Closeable {
                 snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
         RunningDivisions divisions = new RunningDivisions();
+        DiskStoppedReplicas diskStopped = new DiskStoppedReplicas();
         // The partition groups' snapshot writes: one thread, so their fsyncs take turns on the disk.
         Executor snapshotWriter = BoundedPool.create("tidemark-snapshot-writer-%d", 1);
         // This broker's own submissions to its Raft server: their batches were admitted here (ReplicatedPartition).
@@ -122,7 +123,7 @@ public final class ClusterNode implements Closeable {
                 .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new GroupStateMachine(config::topicConfig, localClient, catchUp, clock,
-                                new GroupReplicaListener(divisions, replicasRef), snapshotWriter))
+                                new GroupReplicaListener(divisions, replicasRef, diskStopped), snapshotWriter))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 // The metadata group with the cluster's members: what Ratis starts it with when its storage holds no
                 // configuration yet, as after a stop before its first election (started as a group found in storage,
@@ -143,6 +144,7 @@ public final class ClusterNode implements Closeable {
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);
         registry.gauge("produce.backlog.bytes", () -> (Gauge<Long>) backlog::heldBytes);
+        registry.gauge("replicas.disk.stopped", () -> (Gauge<Integer>) diskStopped::count);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(),
                 config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
         topicsRef.set(topics);

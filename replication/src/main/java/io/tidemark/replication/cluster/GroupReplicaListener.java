@@ -9,16 +9,20 @@ import java.io.IOException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Carries what a partition group's replica tells (started, closed, new leader) to the broker: the running divisions
- * and the partition replicas, which exist only once the Raft server (which builds the state machines) does.
+ * Carries what a partition group's replica tells (started, closed, new leader, stopped on a disk error) to the
+ * broker: the running divisions, the partition replicas (which exist only once the Raft server, which builds the
+ * state machines, does) and the replicas a disk error stopped.
  */
 final class GroupReplicaListener implements GroupStateMachine.Listener {
     private final RunningDivisions divisions;
     private final AtomicReference<PartitionReplicas> replicas;
+    private final DiskStoppedReplicas diskStopped;
 
-    GroupReplicaListener(RunningDivisions divisions, AtomicReference<PartitionReplicas> replicas) {
+    GroupReplicaListener(RunningDivisions divisions, AtomicReference<PartitionReplicas> replicas,
+                         DiskStoppedReplicas diskStopped) {
         this.divisions = divisions;
         this.replicas = replicas;
+        this.diskStopped = diskStopped;
     }
 
     @Override
@@ -37,5 +41,10 @@ final class GroupReplicaListener implements GroupStateMachine.Listener {
     @Override
     public void closed(RaftGroupId groupId) {
         divisions.stopped(groupId);
+    }
+
+    @Override
+    public void stoppedOnDiskError(RaftGroupId groupId, String error) {
+        diskStopped.stopped(groupId, error);
     }
 }

@@ -127,6 +127,10 @@ public final class GroupStateMachine extends InstallableStateMachine {
         /** The replica was closed. */
         default void closed(RaftGroupId groupId) {
         }
+
+        /** The replica stops for good in this process: a disk error failed an apply or a snapshot. */
+        default void stoppedOnDiskError(RaftGroupId groupId, String error) {
+        }
     }
 
     @Override
@@ -225,8 +229,14 @@ public final class GroupStateMachine extends InstallableStateMachine {
     @Override
     public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
         LogEntryProto entry = trx.getLogEntry();
-        byte[] reply = host.apply(entry.getStateMachineLogEntry().getLogData(), entry.getIndex(),
-                trx.getStateMachineContext() instanceof StampedEntry stamped ? stamped : null, clock.millis());
+        byte[] reply;
+        try {
+            reply = host.apply(entry.getStateMachineLogEntry().getLogData(), entry.getIndex(),
+                    trx.getStateMachineContext() instanceof StampedEntry stamped ? stamped : null, clock.millis());
+        } catch (UncheckedIOException e) {
+            stopOnDiskError("applying entry " + entry.getIndex(), e);
+            throw e;
+        }
         if (!updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex())) {
             throw new IllegalStateException("applied index of " + getGroupId() + " would move back to "
                     + entry.getIndex());
@@ -294,6 +304,9 @@ public final class GroupStateMachine extends InstallableStateMachine {
      * The snapshot a finished write recorded, now the latest for Ratis and the core; empty when the write failed
      * (logged: the next call captures again). Ratis sees it only now: it answers a snapshot request without asking
      * this machine when the latest it sees is recent enough, which kept a written snapshot from ever being told.
+     *
+     * @throws UncheckedIOException when a disk error failed the write: the replica stops ({@link #stopOnDiskError});
+     *                              unchecked, since Ratis logs an {@link IOException} from a snapshot and goes on
      */
     private Optional<GroupSnapshot> recorded(CompletableFuture<Written> write) throws IOException {
         Written written;
@@ -301,6 +314,10 @@ public final class GroupStateMachine extends InstallableStateMachine {
             written = write.join();
         } catch (CompletionException e) {
             host.snapshotAbandoned();
+            if (e.getCause() instanceof UncheckedIOException disk) {
+                stopOnDiskError("writing a snapshot", disk);
+                throw disk;
+            }
             LOG.warn("{}: a snapshot was not written; the next is taken after the next entries: {}", who(),
                     e.getCause().toString());
             return Optional.empty();
@@ -308,6 +325,20 @@ public final class GroupStateMachine extends InstallableStateMachine {
         rememberSnapshot(written.file());
         host.snapshotRecorded(written.capture());
         return Optional.of(written.capture().snapshot());
+    }
+
+    /**
+     * A disk error in an apply or a snapshot: this replica stops, as Ratis closes a replica whose apply or snapshot
+     * throws; its logs may be ahead of what is durable, and a snapshot that skipped a log whose fsync failed would let
+     * Ratis purge entries that log never kept. The group goes on on its other replicas; the broker restarted once the
+     * disk is repaired recovers this one from its last snapshot and the Raft log.
+     */
+    private void stopOnDiskError(String doing, UncheckedIOException e) {
+        String error = doing + " failed: " + e.getMessage();
+        host.stopOnDiskError(error);
+        listener.stoppedOnDiskError(getGroupId(), error);
+        LOG.error("{}: {}; this replica stops, the group goes on on its other replicas; restart the broker once the "
+                + "disk is repaired", who(), error, e);
     }
 
     /** Waits for a snapshot being written to end (logs and files must stay until it did); on the apply thread. */

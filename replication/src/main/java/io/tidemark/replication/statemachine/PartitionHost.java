@@ -87,6 +87,8 @@ public final class PartitionHost {
     /** The leader's last stamp per partition: only {@link #stamp} uses it, in log order. */
     private final Map<PartitionKey, Long> lastStampedMs = new HashMap<>();
     private volatile boolean running;
+    /** Why this replica stopped for good in this process (a disk error: {@link #stopOnDiskError}), or null. */
+    private volatile String diskError;
     private volatile RecordedSnapshot latestSnapshot;
     /** The partitions of the snapshot captured and not yet recorded or abandoned; written on the apply thread. */
     private volatile Set<PartitionKey> capturing = Set.of();
@@ -668,6 +670,13 @@ public final class PartitionHost {
         }
     }
 
+    /** Marks the replica stopped on a disk error, so that whoever asks for its partitions learns why. */
+    void stopOnDiskError(String error) {
+        if (diskError == null) {
+            diskError = error;
+        }
+    }
+
     /**
      * A hosted partition; empty when the group does not host it (yet: a partition change that adds it may be on its
      * way).
@@ -675,6 +684,12 @@ public final class PartitionHost {
      * @throws TidemarkException NOT_AVAILABLE (retriable) while the replica is starting or reloading its logs
      */
     public Optional<HostedPartition> partition(PartitionKey key) {
+        String stoppedBy = diskError;
+        if (stoppedBy != null) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica " + name + " stopped on a disk error ("
+                    + stoppedBy + "); its partitions are served by their other replicas; restart this broker once its "
+                    + "disk is repaired");
+        }
         if (!running) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the replica " + name + " is starting or reloading "
                     + "its partition logs");

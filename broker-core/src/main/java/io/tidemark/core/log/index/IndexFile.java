@@ -1,5 +1,6 @@
 package io.tidemark.core.log.index;
 
+import io.tidemark.core.log.file.Disk;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.MappedByteBuffer;
@@ -95,11 +96,11 @@ public final class IndexFile {
      */
     synchronized MappedByteBuffer map() throws IOException {
         if (writable) {
-            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            try (FileChannel channel = Disk.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 return channel.map(FileChannel.MapMode.READ_WRITE, 0, (long) capacityEntries * entrySize);
             }
         }
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+        try (FileChannel channel = Disk.open(file, StandardOpenOption.READ)) {
             return channel.map(FileChannel.MapMode.READ_ONLY, 0, (long) entries * entrySize);
         }
     }
@@ -109,7 +110,7 @@ public final class IndexFile {
      * this the index is only read.
      */
     public synchronized void trimToEntries() throws IOException {
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        try (FileChannel channel = Disk.open(file, StandardOpenOption.WRITE)) {
             channel.truncate((long) entries * entrySize);
             channel.force(true);
         }

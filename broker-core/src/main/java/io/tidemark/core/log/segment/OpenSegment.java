@@ -30,8 +30,8 @@ import static io.tidemark.proto.record.RecordBatchFormat.totalSize;
  * <p>Durability: the log file is fsynced before its channel closes when anything was written through it since its
  * last fsync. Closing would lose no page (they belong to the file in the page cache), but it can lose the error of
  * writing them back: once no descriptor is open the kernel may drop the file's in-memory state with the error in
- * it, and the next fsync, on a new descriptor, then succeeds over lost data. A failed fsync at close is handed to
- * the owner ({@link SegmentFiles#fsyncAtCloseFailed}), whose later flushes fail with it.
+ * it, and the next fsync, on a new descriptor, then succeeds over lost data. A failed fsync, at close or not, is
+ * handed to the owner ({@link SegmentFiles#fsyncFailed}), whose later flushes fail with it.
  *
  * <p>Threading: any number of leases at once; the log's single writer writes while readers read. Each index is
  * mapped once, under this object's monitor.
@@ -144,19 +144,27 @@ final class OpenSegment extends CachedFile {
         try {
             unflushed = false;
             channel.truncate(size);
-            channel.force(true);
         } catch (ClosedChannelException e) {
             throw closedUnder(e);
         }
+        fsync(true);
     }
 
     /** fsyncs the log file's data. */
     void force() throws IOException {
+        unflushed = false;
+        fsync(false);
+    }
+
+    /** A failed fsync is the segment's for good ({@link SegmentFiles#fsyncFailed}); an interrupt's close is not. */
+    private void fsync(boolean metaData) throws IOException {
         try {
-            unflushed = false;
-            channel.force(false);
+            channel.force(metaData);
         } catch (ClosedChannelException e) {
             throw closedUnder(e);
+        } catch (IOException e) {
+            owner.fsyncFailed(e);
+            throw e;
         }
     }
 
@@ -176,7 +184,7 @@ final class OpenSegment extends CachedFile {
             try {
                 channel.force(false);
             } catch (IOException e) {
-                owner.fsyncAtCloseFailed(e);
+                owner.fsyncFailed(e);
             }
         }
         try {

@@ -1,5 +1,6 @@
 package io.tidemark.core.log.segment;
 
+import io.tidemark.core.log.file.Disk;
 import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.core.log.index.IndexFile;
 import io.tidemark.core.log.index.OffsetIndex;
@@ -39,8 +40,11 @@ final class SegmentFiles {
     private volatile boolean closed;
     /** The end offset of a compacted segment ({@link CompactionMarker}): read at open, or since written. */
     private volatile OptionalLong compactedEnd;
-    /** The first fsync that failed when the cache closed the log file ({@link OpenSegment#closeFiles()}); sticky. */
-    private volatile IOException fsyncAtCloseFailure;
+    /**
+     * The first fsync of the log file that failed, in a flush or as the cache closed the file
+     * ({@link OpenSegment#closeFiles()}); sticky.
+     */
+    private volatile IOException fsyncFailure;
 
     private SegmentFiles(Path dir, long baseOffset, OpenFileCache cache, IndexFile offsetIndex,
                          IndexFile receiveTimeIndex, IndexFile sendTimeIndex, OptionalLong compactedEnd) {
@@ -129,7 +133,7 @@ final class SegmentFiles {
         IndexFile offsets = offsetIndex;
         IndexFile receiveTimes = receiveTimeIndex;
         IndexFile sendTimes = sendTimeIndex;
-        current = cache.open(() -> new OpenSegment(cache, this, FileChannel.open(logFile(), StandardOpenOption.READ,
+        current = cache.open(() -> new OpenSegment(cache, this, Disk.open(logFile(), StandardOpenOption.READ,
                 StandardOpenOption.WRITE), offsets, receiveTimes, sendTimes));
         open = current;
         return current;
@@ -138,26 +142,27 @@ final class SegmentFiles {
     /**
      * fsyncs the log file.
      *
-     * @throws IOException when the fsync fails, or when one failed as the cache closed the file: writes from before
-     *                     that may be lost, so no flush of this segment succeeds after it
+     * @throws IOException when the fsync fails, or when one failed before (in a flush, or as the cache closed the
+     *                     file): Linux marks the pages whose write-back failed clean and keeps no error for a later
+     *                     fsync, which then succeeds over lost writes; so no flush of this segment succeeds after a
+     *                     failed one, and the replica recovers from what is durable when it restarts
      */
     void flush() throws IOException {
-        IOException failure = fsyncAtCloseFailure;
+        IOException failure = fsyncFailure;
         if (failure != null) {
-            throw new IOException("the fsync of " + logFile() + " when the open-file cache closed it failed ("
-                    + failure + "), so batches written before may be lost: no flush of it succeeds after that",
-                    failure);
+            throw new IOException("an fsync of " + logFile() + " failed (" + failure.getMessage() + "), so batches "
+                    + "written before it may be lost: no flush of the segment succeeds after that", failure);
         }
         try (OpenSegment open = acquire()) {
             open.force();
         }
     }
 
-    /** Keeps the first failed fsync of an {@link OpenSegment} closing with unflushed writes, for {@link #flush()}. */
-    void fsyncAtCloseFailed(IOException failure) {
-        LOG.error("fsync of {} failed as the open-file cache closed it; its next flush fails", logFile(), failure);
-        if (fsyncAtCloseFailure == null) {
-            fsyncAtCloseFailure = failure;
+    /** Keeps the first failed fsync of the log file, for {@link #flush()}. */
+    void fsyncFailed(IOException failure) {
+        LOG.error("fsync of {} failed; no flush of it succeeds from now on", logFile(), failure);
+        if (fsyncFailure == null) {
+            fsyncFailure = failure;
         }
     }
 

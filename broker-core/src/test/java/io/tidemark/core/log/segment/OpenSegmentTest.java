@@ -98,9 +98,8 @@ class OpenSegmentTest {
         assertEquals(List.of("write", "force", "close"), channel.calls());
         for (int flush = 0; flush < 2; flush++) {
             IOException thrown = assertThrows(IOException.class, files::flush);
-            assertEquals("the fsync of " + files.logFile() + " when the open-file cache closed it failed "
-                    + "(java.io.IOException: disk on fire), so batches written before may be lost: no flush of it "
-                    + "succeeds after that", thrown.getMessage());
+            assertEquals("an fsync of " + files.logFile() + " failed (disk on fire), so batches written before it "
+                    + "may be lost: no flush of the segment succeeds after that", thrown.getMessage());
             assertSame(failure, thrown.getCause());
         }
         assertEquals(1, cache.evictions(), "a failing flush opens nothing");

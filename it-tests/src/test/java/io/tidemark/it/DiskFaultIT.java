@@ -1,0 +1,133 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RecordMetadata;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.core.log.file.DiskFaults;
+import io.tidemark.proto.error.TidemarkException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * One replica's disk fails under a producer's load ({@link DiskFaults} on that broker's data directory: a full disk,
+ * failed fsyncs): the replica stops taking entries and says so, the partition stays available on the other two,
+ * nothing acknowledged is lost, and the broker restarted once the disk is repaired recovers and agrees with the
+ * others byte for byte. Three cluster nodes in this JVM on 127.0.0.1.
+ */
+class DiskFaultIT {
+    private static final DiskFaults FAULTS = DiskFaults.install();
+    private static final TopicPartition PARTITION = new TopicPartition("orders", 0);
+    private static final int BATCH = 200;
+    private static final int ROUND = 2;
+
+    @TempDir
+    Path dir;
+    private InJvmCluster cluster;
+
+    @BeforeEach
+    void startCluster() throws IOException {
+        cluster = InJvmCluster.start(dir, 3, Map.of("raft.snapshot.interval.entries", "100"));
+    }
+
+    @AfterEach
+    void stopCluster() throws IOException {
+        FAULTS.clear(dir);
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private int leader() {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap())
+                .requestTimeoutMs(3000).build())) {
+            return admin.describeTopics(List.of(PARTITION.topic())).get(0).getPartitions(0).getLeaderNodeId();
+        }
+    }
+
+    private int stoppedReplicas(int node) {
+        return (Integer) cluster.metrics(node).getGauges().get("replicas.disk.stopped").getValue();
+    }
+
+    /** Sends {@code count} records from {@code from} on and waits for every answer. */
+    private static void send(TidemarkProducer producer, int from, int count, List<String> values,
+                             List<CompletableFuture<RecordMetadata>> sends) {
+        for (int i = from; i < from + count; i++) {
+            values.add("record " + i);
+            sends.add(producer.send(new ProducerRecord(PARTITION.topic(), PARTITION.partition(), null,
+                    values.get(values.size() - 1).getBytes(StandardCharsets.UTF_8))));
+        }
+        producer.flush();
+    }
+
+    private void loseDiskUnderLoad(boolean leaderDisk, DiskFaults.Operation operation, String error)
+            throws Exception {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build())) {
+            admin.createTopic(PARTITION.topic(), 1, 3, Map.of());
+        }
+        await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() -> leader() > 0);
+        List<String> values = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        int broken;
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap())
+                .lingerMs(1).build())) {
+            send(producer, 0, BATCH, values, sends);
+            int leader = leader();
+            broken = leaderDisk ? leader : leader % 3 + 1;
+            FAULTS.fail(cluster.dataDir(broken), operation, error);
+            // Small rounds: Raft entries enough for snapshots, whose fsyncs the partition logs wait for.
+            for (int from = BATCH; from < 3 * BATCH; from += ROUND) {
+                send(producer, from, ROUND, values, sends);
+            }
+        }
+        Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
+        assertEquals(values.size(), acknowledged.size(), "every send acknowledged while node " + broken
+                + "'s disk failed; the first failure: " + PartitionChecker.firstFailure(sends));
+        await("node " + broken + " says a disk error stopped its replica of " + PARTITION)
+                .atMost(Duration.ofSeconds(60)).until(() -> stoppedReplicas(broken) > 0);
+        Tidemark.Result verify = Tidemark.run(dir, "replicas", "verify", "--bootstrap", cluster.bootstrap(),
+                "--topic", PARTITION.topic(), "--partition", Integer.toString(PARTITION.partition()));
+        assertEquals(3, verify.exitCode(), "not checked:\n" + verify.out() + verify.err());
+        assertTrue(verify.out().contains("not checked: node " + broken + ": NOT_AVAILABLE: the replica "),
+                verify.out());
+        assertTrue(verify.out().contains(" stopped on a disk error ("), verify.out());
+        assertTrue(verify.out().contains(error + " ("), verify.out());
+        PartitionChecker.check(cluster.bootstrap(), PARTITION, acknowledged);
+
+        cluster.stop(broken);
+        FAULTS.clear(cluster.dataDir(broken));
+        cluster.start(broken);
+        assertEquals(0, stoppedReplicas(broken));
+        ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
+        PartitionChecker.check(cluster.bootstrap(), PARTITION, acknowledged);
+    }
+
+    @Test
+    void aFollowersFullDiskStopsItsReplicaAndARestartAfterTheRepairRecoversIt() throws Exception {
+        loseDiskUnderLoad(false, DiskFaults.Operation.WRITE, "No space left on device");
+    }
+
+    @Test
+    void aLeadersFailingFsyncsMoveTheLeadershipAndLoseNothingAcknowledged() throws Exception {
+        loseDiskUnderLoad(true, DiskFaults.Operation.FSYNC, "Input/output error");
+    }
+}
