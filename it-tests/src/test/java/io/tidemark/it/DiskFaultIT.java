@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * One replica's disk fails under a producer's load ({@link DiskFaults} on that broker's data directory: a full disk,
  * failed fsyncs): the replica stops taking entries and says so, the partition stays available on the other two,
  * nothing acknowledged is lost, and the broker restarted once the disk is repaired recovers and agrees with the
- * others byte for byte. Three cluster nodes in this JVM on 127.0.0.1.
+ * others byte for byte. A slow disk stops nothing: its replica falls behind and catches up. Three cluster nodes in this JVM on 127.0.0.1.
  */
 class DiskFaultIT {
     private static final DiskFaults FAULTS = DiskFaults.install();
@@ -117,6 +117,34 @@ class DiskFaultIT {
         FAULTS.clear(cluster.dataDir(broken));
         cluster.start(broken);
         assertEquals(0, stoppedReplicas(broken));
+        ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
+        PartitionChecker.check(cluster.bootstrap(), PARTITION, acknowledged);
+    }
+
+    @Test
+    void aFollowersSlowDiskSlowsNoAcknowledgementAndItsReplicaCatchesUp() throws Exception {
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build())) {
+            admin.createTopic(PARTITION.topic(), 1, 3, Map.of());
+        }
+        await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class).until(() -> leader() > 0);
+        List<String> values = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        int slow;
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap())
+                .lingerMs(1).build())) {
+            send(producer, 0, BATCH, values, sends);
+            slow = leader() % 3 + 1;
+            FAULTS.slow(cluster.dataDir(slow), DiskFaults.Operation.WRITE, Duration.ofMillis(20));
+            FAULTS.slow(cluster.dataDir(slow), DiskFaults.Operation.FSYNC, Duration.ofMillis(200));
+            for (int from = BATCH; from < 3 * BATCH; from += ROUND) {
+                send(producer, from, ROUND, values, sends);
+            }
+        }
+        Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
+        assertEquals(values.size(), acknowledged.size(), "every send acknowledged while node " + slow
+                + "'s disk was slow; the first failure: " + PartitionChecker.firstFailure(sends));
+        assertEquals(0, stoppedReplicas(slow), "a slow disk stops nothing");
+        FAULTS.clear(cluster.dataDir(slow));
         ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
         PartitionChecker.check(cluster.bootstrap(), PARTITION, acknowledged);
     }
