@@ -10,6 +10,7 @@ import io.tidemark.client.api.TopicPartition;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.DurableFiles;
 import io.tidemark.core.log.PartitionLog;
+import io.tidemark.core.log.file.DiskFaults;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.v1.PartitionDescription;
@@ -31,10 +32,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -49,8 +52,12 @@ class CatchUpIT {
     private static final int RECORDS_PER_PRODUCER = 170;
     private static final String PADDING = "x".repeat(2000);
 
+    private static final DiskFaults FAULTS = DiskFaults.install();
+
     @TempDir
     Path dir;
+    /** Operations failed by faults before the test. */
+    private long failedBefore;
     private InJvmCluster cluster;
     /** The partition's group, as describe named it last. */
     private String groupId;
@@ -58,12 +65,14 @@ class CatchUpIT {
     /** Snapshots every 100 Raft entries and 1 MiB Raft log segments, so the leader purges early. */
     @BeforeEach
     void startCluster() throws IOException {
+        failedBefore = FAULTS.failedOperations();
         cluster = InJvmCluster.start(dir, 3, Map.of("raft.snapshot.interval.entries", "100",
                 "raft.log.segment.bytes", "1048576"));
     }
 
     @AfterEach
     void stopCluster() throws IOException {
+        FAULTS.clear(dir);
         if (cluster != null) {
             cluster.close();
         }
@@ -146,6 +155,20 @@ class CatchUpIT {
      */
     @Test
     void aReplicaThatLostItsRaftStorageCopiesTheLeadersLogAndCanLeadAfterwards() throws Exception {
+        Wiped wiped = wipeAFollowerAndMoveLeadership(groupDir -> { });
+        assertCaughtUpLeadsAndMatches(wiped.node(), wiped.leader(), List.of(1, 2, 3), wiped.acknowledged(), true);
+    }
+
+    /** A follower that lost its Raft storage, the leader it will copy from, and what was acknowledged before. */
+    private record Wiped(int node, int leader, Set<String> acknowledged) {
+    }
+
+    /**
+     * Fills the partition until its leader purged the start of its Raft log, stops a follower, deletes its group's
+     * directory, runs {@code beforeRestart} on it, restarts it, and moves leadership to the other healthy replica,
+     * which then asks it to install a snapshot.
+     */
+    private Wiped wipeAFollowerAndMoveLeadership(Consumer<Path> beforeRestart) throws Exception {
         Set<String> acknowledged = createAndFill(3);
         int leader = describe().getLeaderNodeId();
         await("the leader purged the start of its Raft log").atMost(Duration.ofSeconds(60))
@@ -154,13 +177,39 @@ class CatchUpIT {
         int other = wiped % 3 + 1;
         cluster.stop(wiped);
         DurableFiles.deleteTree(groupDir(wiped));
+        beforeRestart.accept(groupDir(wiped));
         cluster.start(wiped);
         await().atMost(Duration.ofSeconds(30)).ignoreException(TidemarkException.class)
                 .until(() -> describeOn(wiped).getLogEndOffset() == 0);
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             assertEquals(other, admin.transferLeadership(PARTITION, other, 10_000).getLeaderNodeId());
         }
-        assertCaughtUpLeadsAndMatches(wiped, other, List.of(1, 2, 3), acknowledged, true);
+        return new Wiped(wiped, other, acknowledged);
+    }
+
+    /**
+     * A crash in the middle of a snapshot install: the copy is whole and committed (its manifest written), the live
+     * logs are deleted, and the rename of the copy into their place fails, as at a crash there. The broker restarted
+     * finishes the install when it opens the group, and the replica catches up, leads and matches byte for byte.
+     */
+    @Test
+    void aSnapshotInstallCutOffAfterItsCommitPointIsFinishedAtTheRestart() throws Exception {
+        Wiped wiped = wipeAFollowerAndMoveLeadership(groupDir -> FAULTS.failExactly(
+                installDir(groupDir).resolve("partitions"), DiskFaults.Operation.RENAME, "Input/output error"));
+        Path staging = installDir(groupDir(wiped.node()));
+        await("the install committed and its rename failed").atMost(Duration.ofSeconds(60))
+                .until(() -> Files.exists(staging.resolve("installed")) && FAULTS.failedOperations() > failedBefore);
+        cluster.stop(wiped.node());
+        FAULTS.clear(dir);
+        cluster.start(wiped.node());
+        assertFalse(Files.exists(staging), "the restart finished the install");
+        assertCaughtUpLeadsAndMatches(wiped.node(), wiped.leader(), List.of(1, 2, 3), wiped.acknowledged(),
+                true);
+    }
+
+    /** Where a replica stages a snapshot install in its group's directory ({@code StagedInstall}). */
+    private static Path installDir(Path groupDir) {
+        return groupDir.resolve("sm").resolve("install");
     }
 
     /**

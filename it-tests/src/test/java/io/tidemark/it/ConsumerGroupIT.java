@@ -175,6 +175,54 @@ class ConsumerGroupIT {
         }
     }
 
+    /**
+     * The group layer on the replicated {@code __group_offsets} partition, not a test double: offsets deleted through
+     * one coordinator stay deleted through the next two (each broker's store had read the commits as a follower), and
+     * the group's other offsets, committed before and after the deletion, stay. (Compaction dropping the deletions'
+     * tombstones is GroupCoordinatorTest's: the internal topic's 100 MiB segments and day of tombstone retention are
+     * not settings.)
+     */
+    @Test
+    void offsetsDeletedThroughOneCoordinatorStayDeletedThroughTheNextTwo() throws Exception {
+        cluster = InJvmCluster.start(dir, 3, Map.of());
+        TopicPartition offsets = new TopicPartition("__group_offsets", 0);
+        TopicPartition orders0 = new TopicPartition("orders", 0);
+        TopicPartition orders1 = new TopicPartition("orders", 1);
+        TopicPartition refunds = new TopicPartition("refunds", 0);
+        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build())) {
+            admin.createTopic("orders", 2, 3, Map.of());
+            admin.createTopic("refunds", 1, 3, Map.of());
+            for (int commit = 1; commit <= 20; commit++) {
+                commit(admin, Map.of(orders0, new OffsetAndMetadata(commit, ""),
+                        orders1, new OffsetAndMetadata(commit + 1, ""), refunds, new OffsetAndMetadata(commit + 2, "")));
+            }
+            assertEquals(Set.of(orders0, orders1), Set.copyOf(admin.deleteOffsets("g", List.of("orders"))));
+            for (int commit = 21; commit <= 40; commit++) {
+                commit(admin, Map.of(refunds, new OffsetAndMetadata(commit + 2, "")));
+            }
+            Map<TopicPartition, OffsetAndMetadata> left = Map.of(refunds, new OffsetAndMetadata(42, ""));
+            for (int move = 0; move < 2; move++) {
+                int coordinator = admin.describeTopics(List.of(offsets.topic())).get(0).getPartitions(0)
+                        .getLeaderNodeId();
+                cluster.stop(coordinator);
+                await("the next coordinator answers").atMost(Duration.ofSeconds(60))
+                        .ignoreException(TidemarkException.class)
+                        .until(() -> admin.fetchOffsets("g", List.of()).equals(left));
+                cluster.start(coordinator);
+                await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
+                        .until(() -> admin.clusterStatus().getBrokersList().stream().allMatch(b -> b.getUp()));
+            }
+            assertEquals(left, admin.fetchOffsets("g", List.of(orders0, orders1, refunds)));
+        }
+    }
+
+    private static void commit(TidemarkAdmin admin, Map<TopicPartition, OffsetAndMetadata> offsets) {
+        await().atMost(Duration.ofSeconds(30)).ignoreException(TidemarkException.class).until(() -> {
+            admin.commitOffsets("g", offsets);
+            return true;
+        });
+    }
+
     private static Set<String> memberIds(TidemarkAdmin admin) {
         return admin.describeGroup("g").getMembersList().stream().map(GroupMemberDescription::getMemberId)
                 .collect(Collectors.toSet());

@@ -1,6 +1,7 @@
 package io.tidemark.core.log;
 
 import io.tidemark.core.log.file.Disk;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

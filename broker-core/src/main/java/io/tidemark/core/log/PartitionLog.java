@@ -1,7 +1,7 @@
 package io.tidemark.core.log;
 
-import io.tidemark.core.log.file.Disk;
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.file.Disk;
 import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.MirroredBatchScanner;

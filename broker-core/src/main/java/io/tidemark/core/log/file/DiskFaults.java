@@ -36,7 +36,11 @@ public final class DiskFaults {
     private record Fault(String error, Duration delay) {
     }
 
-    private record Key(Path dir, Operation operation) {
+    /** Where a fault acts: on {@code path} and everything under it, or on {@code path} alone. */
+    private record Key(Path path, boolean under, Operation operation) {
+        boolean covers(Path file, Operation op) {
+            return op == operation && (under ? file.startsWith(path) : file.equals(path));
+        }
     }
 
     private final Map<Key, Fault> faults = new ConcurrentHashMap<>();
@@ -57,18 +61,26 @@ public final class DiskFaults {
 
     /** From now on, {@code operation} on any file under {@code dir} fails with {@code error}. */
     public void fail(Path dir, Operation operation, String error) {
-        faults.put(new Key(dir.toAbsolutePath().normalize(), operation), new Fault(error, Duration.ZERO));
+        faults.put(new Key(dir.toAbsolutePath().normalize(), true, operation), new Fault(error, Duration.ZERO));
+    }
+
+    /**
+     * From now on, {@code operation} on {@code path} itself (a directory renamed whole, say) fails with {@code error};
+     * what is under it is left alone.
+     */
+    public void failExactly(Path path, Operation operation, String error) {
+        faults.put(new Key(path.toAbsolutePath().normalize(), false, operation), new Fault(error, Duration.ZERO));
     }
 
     /** From now on, {@code operation} on any file under {@code dir} takes {@code delay} longer. */
     public void slow(Path dir, Operation operation, Duration delay) {
-        faults.put(new Key(dir.toAbsolutePath().normalize(), operation), new Fault(null, delay));
+        faults.put(new Key(dir.toAbsolutePath().normalize(), true, operation), new Fault(null, delay));
     }
 
     /** Disarms every fault under {@code dir}: the disk was repaired. */
     public void clear(Path dir) {
         Path normalized = dir.toAbsolutePath().normalize();
-        faults.keySet().removeIf(key -> key.dir().startsWith(normalized));
+        faults.keySet().removeIf(key -> key.path().startsWith(normalized));
     }
 
     /** How many operations failed by a fault since {@link #install()}. */
@@ -83,7 +95,7 @@ public final class DiskFaults {
         }
         Path absolute = file.toAbsolutePath().normalize();
         for (Map.Entry<Key, Fault> armed : faults.entrySet()) {
-            if (armed.getKey().operation() == operation && absolute.startsWith(armed.getKey().dir())) {
+            if (armed.getKey().covers(absolute, operation)) {
                 Fault fault = armed.getValue();
                 if (!fault.delay().isZero()) {
                     LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(fault.delay().toMillis()));

@@ -1,6 +1,7 @@
 package io.tidemark.core.log.index;
 
 import io.tidemark.core.log.file.Disk;
+
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.MappedByteBuffer;
