@@ -151,9 +151,29 @@ final class ClusterProcesses implements Closeable {
             await().atMost(Duration.ofSeconds(90)).ignoreException(TidemarkException.class).until(() ->
                     admin.describeTopics(List.of("__group_offsets")).get(0).getPartitions(0).getLeaderNodeId() > 0);
         } catch (ConditionTimeoutException e) {
-            throw new AssertionError("the cluster did not lead __group_offsets within 90 s; the brokers' logs end:\n"
-                    + logTails(), e);
+            throw new AssertionError("the cluster did not lead __group_offsets within 90 s; the brokers' logs, whole, "
+                    + "are in " + keepLogs() + "; they end:\n" + logTails(), e);
         }
+    }
+
+    /**
+     * Copies the brokers' logs under {@code target/failed-clusters/} (the test's directory is deleted with it), so a
+     * failure that needs their history can be read after the run; says where they went.
+     */
+    private String keepLogs() {
+        Path kept = Path.of("target", "failed-clusters", dir.getFileName().toString()).toAbsolutePath();
+        try {
+            Files.createDirectories(kept);
+            for (int node : processes.keySet()) {
+                Path log = dir.resolve("node-" + node + ".log");
+                if (Files.exists(log)) {
+                    Files.copy(log, kept.resolve(log.getFileName()));
+                }
+            }
+        } catch (IOException e) {
+            return "nowhere (copying them failed: " + e + ")";
+        }
+        return kept.toString();
     }
 
     /** The last lines of each broker's log (the directory goes with the test), for a failure's message. */
