@@ -45,6 +45,6 @@ final class GroupReplicaListener implements GroupStateMachine.Listener {
 
     @Override
     public void stoppedOnDiskError(RaftGroupId groupId, String error) {
-        diskStopped.stopped(groupId, error);
+        diskStopped.stopped(groupId);
     }
 }
