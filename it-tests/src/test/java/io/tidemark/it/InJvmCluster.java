@@ -5,11 +5,13 @@ import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.replication.cluster.ClusterMembers;
 import io.tidemark.replication.cluster.ClusterNode;
+import org.awaitility.core.ConditionTimeoutException;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,11 +20,14 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import static org.awaitility.Awaitility.await;
+
 /**
  * Cluster nodes in this JVM on 127.0.0.1 (ports from {@link FreePorts}), every one with the same broker settings,
  * data under {@code dir/node-N}; tests stop and start them one by one.
  */
 final class InJvmCluster implements AutoCloseable {
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
     private final Path dir;
     private final Map<String, String> settings;
     private final ClusterMembers members;
@@ -59,9 +64,21 @@ final class InJvmCluster implements AutoCloseable {
         nodes.put(id, ClusterNode.start(config, members, Clock.systemUTC()));
     }
 
-    /** Stops node {@code id} the way a broker shuts down. */
+    /**
+     * Stops node {@code id} the way a broker shuts down, and waits (at most {@link #STOP_WAIT}) until no thread of its
+     * Raft server is left: a replica that Ratis closed on its own (an apply that threw) may still be closing after the
+     * server's close returned, cutting its open Raft log segment, and the node started again in this JVM would read
+     * that file while it changes (a process that exits has no such tail).
+     */
     void stop(int id) throws IOException {
         nodes.remove(id).close();
+        String prefix = "n" + id + "@";
+        try {
+            await().atMost(STOP_WAIT).pollInterval(Duration.ofMillis(50)).until(() -> Thread.getAllStackTraces()
+                    .keySet().stream().noneMatch(thread -> thread.isAlive() && thread.getName().startsWith(prefix)));
+        } catch (ConditionTimeoutException e) {
+            System.out.println("node " + id + " still has Raft threads " + STOP_WAIT + " after its close");
+        }
     }
 
     /** Node {@code id}'s metrics. */
