@@ -56,7 +56,7 @@ final class ClusterProcesses implements Closeable {
                 start(node);
             }
             awaitReady();
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | AssertionError e) {
             close();
             throw e;
         }
