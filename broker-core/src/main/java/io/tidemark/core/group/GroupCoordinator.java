@@ -28,6 +28,8 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -57,6 +59,8 @@ public final class GroupCoordinator {
             UniformAssignor::new, RangeAssignor.NAME, RangeAssignor::new);
 
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
+    /** How long an offsets expiry pass waits for the group changes appended before it to be stored. */
+    private static final long WRITE_WAIT_MS = 30_000;
 
     private final Topics topics;
     private final GroupOffsetStore store;
@@ -80,6 +84,11 @@ public final class GroupCoordinator {
      * from the append's completion without the lock, which a thread waiting for an append may hold.
      */
     private volatile String failedWriter;
+    /**
+     * The last group state appended: appends keep their order, so once it is stored every change made before is
+     * too.
+     */
+    private CompletableFuture<?> lastWrite = CompletableFuture.completedFuture(null);
 
     /**
      * How soon a member that has not reached its target is told to heartbeat again (at most the configured
@@ -239,7 +248,11 @@ public final class GroupCoordinator {
     /**
      * Deletes every group without members whose last commit and last membership change are older than
      * {@code offsets.retention.minutes} (its offsets and stored membership, {@link GroupOffsetStore#deleteGroup}).
-     * Does nothing on a broker that does not coordinate.
+     * Does nothing on a broker that does not coordinate. A group's membership change is read from the stored log,
+     * so this first waits for the changes appended before, its own expired sessions last: a group whose last member
+     * left just now is active now, not idle since its last commit (before, on the production partition, whose
+     * appends complete after the pass read the log, a group lost its offsets in the pass its last session expired).
+     * A pass whose changes were not stored within {@link #WRITE_WAIT_MS} deletes nothing.
      *
      * @return the groups deleted
      */
@@ -249,6 +262,13 @@ public final class GroupCoordinator {
         }
         long nowMs = clock.millis();
         expireSessions(nowMs);
+        try {
+            lastWrite.get(WRITE_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.info("No consumer group deleted for offsets.retention.minutes in this pass: a membership change was "
+                    + "not stored within {} ms ({})", WRITE_WAIT_MS, e.toString());
+            return List.of();
+        }
         List<String> expired = new ArrayList<>();
         for (Map.Entry<String, Long> group : store.lastActivityMs().entrySet()) {
             if (!groups.containsKey(group.getKey()) && nowMs - group.getValue() >= settings.offsetsRetentionMs()) {
@@ -304,6 +324,7 @@ public final class GroupCoordinator {
         groups.clear();
         lastStored.clear();
         writerId = null;
+        lastWrite = CompletableFuture.completedFuture(null);
     }
 
     /** Holds the group while it has members; one without is stored so and leaves memory. */
@@ -348,6 +369,7 @@ public final class GroupCoordinator {
         } catch (RuntimeException e) {
             append = CompletableFuture.failedFuture(e);
         }
+        lastWrite = append;
         return append.whenComplete((stored, failure) -> {
             if (failure != null) {
                 LOG.warn("Could not store the state of consumer group {}; forgetting the groups: {}",

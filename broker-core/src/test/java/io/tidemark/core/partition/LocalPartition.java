@@ -23,8 +23,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A test's partition on one node, over a local {@link PartitionLog}: this node leads it and it is its only replica
- * (brokers run every partition in a partition group, even alone; tests of what sits on top of a {@link Partition}
- * use this one).
+ * (brokers run every partition in a partition group, even alone; the service adapter's tests use this one, the
+ * group layer's run on the production partition, replication's {@code OneReplicaGroup}).
  * Admits each batch ({@link BatchAdmission}) with the topic's config, then stamps ReceiveTime as
  * {@code max(clock, last ReceiveTime)} under the log's append order, so a clock stepped back (NTP, a VM migration)
  * never makes ReceiveTime decrease. Everything appended is readable at once: the

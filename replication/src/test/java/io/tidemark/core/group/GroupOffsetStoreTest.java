@@ -3,13 +3,11 @@ package io.tidemark.core.group;
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.ManualClock;
-import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
-import io.tidemark.core.partition.LocalPartition;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
@@ -18,6 +16,8 @@ import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.replication.partition.OneReplicaGroup;
+import io.tidemark.replication.partition.ReplicatedPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,30 +29,49 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+/** The group offsets over the production partition: {@code __group_offsets-0} in a Raft group of one replica. */
 class GroupOffsetStoreTest {
     private static final TopicPartition ORDERS = new TopicPartition("orders", 0);
+    private static final TopicPartition OFFSETS = new TopicPartition(GroupOffsetStore.TOPIC, 0);
+    private static final UUID OFFSETS_ID = new UUID(0, 2);
 
     @TempDir
     Path dir;
     private final ManualClock clock = new ManualClock(1_700_000_000_000L);
-    private LocalPartition local;
+    private OneReplicaGroup group;
+    private ReplicatedPartition local;
 
     @BeforeEach
     void open() throws IOException {
-        local = LocalPartition.open(new TopicPartition(GroupOffsetStore.TOPIC, 0), 1, dir,
-                TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG), clock);
+        group = OneReplicaGroup.start(dir, clock);
+        local = group.add(OFFSETS, OFFSETS_ID, GroupOffsetStore.TOPIC_CONFIG);
     }
 
     @AfterEach
     void close() throws IOException {
-        local.close();
+        group.close();
+    }
+
+    /** Segments of 100 bytes, so that a few commits close one, and compaction has something to do. */
+    private void smallSegments() {
+        Map<String, String> overrides = new HashMap<>(GroupOffsetStore.TOPIC_CONFIG);
+        overrides.put("segment.bytes", "100");
+        group.configure(OFFSETS, OFFSETS_ID, overrides);
+    }
+
+    /** Compacts as the broker's maintenance does, once a snapshot of the group covers the log. */
+    private void compact() throws IOException {
+        group.snapshot(local);
+        local.compact(clock.millis(), new LogCompactor(-1, new MetricRegistry()));
     }
 
     @Test
@@ -111,7 +130,7 @@ class GroupOffsetStoreTest {
      */
     @Test
     void aStoreIdleForHalfATombstonesRetentionReadsTheTopicAgainAndMissesNoDeletion() throws Exception {
-        local.reconfigure(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));
+        smallSegments();
         GroupOffsetStore writer = GroupOffsetStore.over(local, clock, new Counter());
         GroupOffsetStore reader = GroupOffsetStore.over(local, clock, new Counter());
         writer.commit("g", Map.of(ORDERS, new GroupOffsetStore.Committed(5, "", 0)));
@@ -119,7 +138,7 @@ class GroupOffsetStoreTest {
         writer.delete("g", List.of(ORDERS));
         writer.commit("other", Map.of(ORDERS, new GroupOffsetStore.Committed(1, "", 0)));
         clock.set(clock.millis() + 2 * GroupOffsetStore.TOMBSTONE_RETENTION_MS);
-        local.compact(clock.millis(), new LogCompactor(-1, new MetricRegistry()));
+        compact();
 
         assertEquals(Map.of(), reader.committed("g"));
         assertEquals(List.of("other"), List.copyOf(reader.groups()));
@@ -127,7 +146,7 @@ class GroupOffsetStoreTest {
 
     @Test
     void aStoreStartedOnTheCompactedTopicReadsTheLatestCommitsAndNoDeletedGroup() throws Exception {
-        local.reconfigure(TopicConfig.parse(GroupOffsetStore.TOPIC_CONFIG).with("segment.bytes", "100"));
+        smallSegments();
         GroupOffsetStore store = GroupOffsetStore.over(local, clock, new Counter());
         for (int offset = 1; offset <= 5; offset++) {
             store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(offset, "", 0)));
@@ -136,7 +155,7 @@ class GroupOffsetStoreTest {
         store.deleteGroup("shipping");
         store.commit("billing", Map.of(ORDERS, new GroupOffsetStore.Committed(6, "", 0)));
         clock.set(clock.millis() + Duration.ofDays(2).toMillis());
-        local.compact(clock.millis(), new LogCompactor(-1, new MetricRegistry()));
+        compact();
 
         List<Long> left = new ArrayList<>();
         for (long offset = 0; offset < local.logEndOffset(); ) {
@@ -158,10 +177,10 @@ class GroupOffsetStoreTest {
      * at the replica's log end), but reaches this replica only when someone waits for its next append.
      */
     private static final class LaggingReplica implements Partition {
-        private final LocalPartition replica;
+        private final Partition replica;
         private ByteBuffer notYetHere;
 
-        LaggingReplica(LocalPartition replica) {
+        LaggingReplica(Partition replica) {
             this.replica = replica;
         }
 
