@@ -178,7 +178,7 @@ public final class RaftLogCheck {
                 throw new IOException(segment.file() + " has " + channel.size() + " bytes, more than a Raft log "
                         + "segment can have (raft.log.segment.bytes is at most 1 GiB)");
             }
-            scan = scan(segment, channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size()));
+            scan = scan(segment, read(channel));
         }
         if (scan.tornBytes() > 0) {
             try (FileChannel channel = FileChannel.open(segment.file(), StandardOpenOption.WRITE)) {
@@ -190,6 +190,21 @@ public final class RaftLogCheck {
                     + "index {}", segment.file(), scan.wholeBytes(), scan.tornBytes(), scan.entries(),
                     segment.firstIndex());
         }
+    }
+
+    /**
+     * A segment's bytes, read into the heap rather than mapped: a file another thread of the process truncates (a
+     * division Ratis is still closing, in tests that restart a broker in the same JVM) shortens a read, where a
+     * mapping faults the JVM ({@code InternalError}).
+     */
+    private static ByteBuffer read(FileChannel channel) throws IOException {
+        ByteBuffer bytes = ByteBuffer.allocate((int) channel.size());
+        while (bytes.hasRemaining()) {
+            if (channel.read(bytes) < 0) {
+                break;
+            }
+        }
+        return bytes.flip();
     }
 
     /**
