@@ -45,6 +45,13 @@ import java.util.zip.CRC32C;
  *       entry before it acknowledges it, so it was never acknowledged, and the file is cut where it starts (and
  *       fsynced), with a warning. A broken entry followed by anything else is damage below the torn tail.</li>
  * </ul>
+ * The open segment is then cut at the end of its entries, its preallocated zeros with it, as Ratis cuts it itself once
+ * it has read it ({@code LogSegment.loadSegment}). Ratis 3.2 cannot read those zeros after an entry larger than half
+ * its largest entry ({@code raft.server.log.appender.buffer.byte-limit}, a copy entry of a partition move or a group
+ * commit under load): its reader grows its buffer to the largest entry for that one, then checks the zeros a buffer at
+ * a time from the mark it set before the entry, which that reads past, and fails with "Resetting to invalid mark" (a
+ * broker killed with such an entry in its open segment could never start again; ReassignIT found it. A clean stop
+ * cuts the zeros).
  * A damaged last entry of the open segment looks exactly like a torn write and is cut like one. Every segment is read
  * once more than Ratis reads it at start (the page cache serves Ratis' read).
  *
@@ -88,10 +95,10 @@ public final class RaftLogCheck {
     }
 
     /**
-     * What reading a segment found: its whole entries end at byte {@code wholeBytes}; {@code tornBytes} after them
-     * are a torn last write (0 when there is none).
+     * What reading a segment of {@code fileBytes} found: its whole entries end at byte {@code wholeBytes};
+     * {@code tornBytes} after them are a torn last write (0 when there is none), and zeros follow up to the end.
      */
-    record Scan(int entries, int wholeBytes, int tornBytes) {
+    record Scan(int entries, int wholeBytes, int tornBytes, int fileBytes) {
     }
 
     private RaftLogCheck() {
@@ -180,11 +187,13 @@ public final class RaftLogCheck {
             }
             scan = scan(segment, read(channel));
         }
-        if (scan.tornBytes() > 0) {
+        if (segment.open() && scan.fileBytes() > scan.wholeBytes()) {
             try (FileChannel channel = FileChannel.open(segment.file(), StandardOpenOption.WRITE)) {
                 channel.truncate(scan.wholeBytes());
                 channel.force(true);
             }
+        }
+        if (scan.tornBytes() > 0) {
             LOG.warn("{}: cut off a Raft log entry torn by a crash mid-write at byte {} ({} bytes up to the zeros "
                     + "or the end of the file); it was never acknowledged. The segment keeps {} whole entries from "
                     + "index {}", segment.file(), scan.wholeBytes(), scan.tornBytes(), scan.entries(),
@@ -221,7 +230,7 @@ public final class RaftLogCheck {
         }
         if (headerMatched < HEADER.length) {
             if (segment.open() && zerosFrom(bytes, headerMatched) == size) {
-                return new Scan(0, 0, size);
+                return new Scan(0, 0, size, size);
             }
             throw damaged(segment, 0, "does not start with the Raft log header \"RaftLog1\"");
         }
@@ -247,7 +256,7 @@ public final class RaftLogCheck {
                         + " (index " + (segment.firstIndex() + entries) + " would start there)");
             }
         }
-        return new Scan(entries, at, 0);
+        return new Scan(entries, at, 0, size);
     }
 
     /** A broken entry: the torn last write of the open segment when only zeros follow it, else damage. */
@@ -257,7 +266,7 @@ public final class RaftLogCheck {
         long extentEnd = Math.min(size, (long) at + declaredTotal(bytes, at));
         int nonZero = zerosFrom(bytes, (int) extentEnd);
         if (segment.open() && nonZero == size) {
-            return new Scan(entries, at, (int) extentEnd - at);
+            return new Scan(entries, at, (int) extentEnd - at, size);
         }
         String after = segment.open() ? "; non-zero bytes follow it at byte " + nonZero + ", so it is not a torn "
                 + "last write" : "";

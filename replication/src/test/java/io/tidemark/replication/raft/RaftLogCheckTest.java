@@ -108,8 +108,12 @@ class RaftLogCheckTest {
                 + String.format(ADVICE, file.getParent().getParent());
     }
 
+    /**
+     * Whole segments keep their entries as they are; the open one loses the zeros preallocated after them, as Ratis
+     * cuts them once it has read the segment (its reader fails on them after a large entry: GroupRestartTest).
+     */
     @Test
-    void wholeSegmentsAreLeftAsTheyAre() throws IOException {
+    void wholeSegmentsKeepTheirEntriesAndTheOpenOneLosesItsZeros() throws IOException {
         Path current = currentDir();
         Path closed = write(current, 0, 9, true);
         Path open = write(current, 10, 14, false);
@@ -121,8 +125,8 @@ class RaftLogCheckTest {
         RaftLogCheck.checkGroups(dir);
 
         assertArrayEquals(closedBytes, Files.readAllBytes(closed));
-        assertArrayEquals(openBytes, Files.readAllBytes(open));
-        assertEquals(PREALLOCATED_BYTES, openBytes.length, "the open segment's zeros stay");
+        assertEquals(PREALLOCATED_BYTES, openBytes.length);
+        assertArrayEquals(Arrays.copyOf(openBytes, startOf(10, 15)), Files.readAllBytes(open));
         assertEquals(List.of(new RaftLogCheck.Segment(closed, 0, 9), new RaftLogCheck.Segment(open, 10, -1)),
                 RaftLogCheck.segments(current));
     }

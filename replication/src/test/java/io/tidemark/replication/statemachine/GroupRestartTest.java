@@ -74,6 +74,8 @@ class GroupRestartTest {
             .setTopicId(TopicIds.toBytes(TOPIC)).setPartition(0).putOverrides("segment.bytes", "200").build();
     private static final ClientId CLIENT = ClientId.randomId();
     private static final Duration START_MAX = Duration.ofSeconds(60);
+    /** What Ratis preallocates of an open Raft log segment by default: zeros a crash leaves after the entries. */
+    private static final int PREALLOCATED_BYTES = 4 << 20;
     /** A Raft log segment starts with "RaftLog1". */
     private static final int HEADER_BYTES = 8;
 
@@ -192,7 +194,10 @@ class GroupRestartTest {
 
     /** A copy of the written storage, to damage. */
     private Path copyOfTheLog(String name) throws IOException {
-        Path from = dir.resolve("written");
+        return copy(dir.resolve("written"), name);
+    }
+
+    private Path copy(Path from, String name) throws IOException {
         Path to = dir.resolve(name);
         try (Stream<Path> files = Files.walk(from)) {
             for (Path file : files.toList()) {
@@ -258,6 +263,48 @@ class GroupRestartTest {
         assertInstanceOf(ChecksumException.class, refused, "CorruptionPolicy.EXCEPTION refuses a torn write");
 
         assertWholeEntriesKept(restart(checked));
+    }
+
+    /**
+     * A replica killed with an entry larger than half the largest entry (the appender's byte limit, 1 MiB here) in its
+     * open Raft log segment, followed by the zeros Ratis preallocates (4 MiB; a clean stop cuts them): Ratis 3.2 alone
+     * cannot read the segment back ("Resetting to invalid mark", RaftLogCheck says why), so the group never started
+     * again; checked first, it restarts with the entry. Partition moves copy in entries of up to that size, and group commit fills entries
+     * up to it under load.
+     */
+    @Test
+    void anOpenSegmentEndingInALargeEntryAndPreallocatedZerosRestarts() throws Exception {
+        Path written = dir.resolve("large");
+        RaftServer server = server(written, RaftStorage.StartupOption.FORMAT, RaftGroup.valueOf(GROUP,
+                RaftPeer.newBuilder().setId(RaftPeerIds.of(1)).setAddress("127.0.0.1:0").build()));
+        try {
+            server.start();
+            awaitLeader(server);
+            submit(server, GroupEntryFormat.change(GroupChange.newBuilder().addAdd(PARTITION).build()));
+            ByteBuffer batch = new RecordBatchBuilder().append(BASE_MS, null, new byte[700_000]).build();
+            submit(server, GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(T0, batch, BASE_MS,
+                    BASE_MS, false))));
+        } finally {
+            server.close();
+        }
+        try (Stream<Path> files = Files.list(groupDir(written).resolve("current"));
+             FileChannel open = FileChannel.open(files.filter(f -> f.getFileName().toString()
+                     .startsWith("log_inprogress_")).findFirst().orElseThrow(), StandardOpenOption.WRITE)) {
+            open.write(ByteBuffer.allocate(PREALLOCATED_BYTES), open.size());
+        }
+        Path ratisAlone = copy(written, "large-ratis-alone");
+
+        RaftServer unchecked = server(ratisAlone, RaftStorage.StartupOption.RECOVER, null);
+        running.add(unchecked);
+        Throwable refused = assertThrows(Exception.class, unchecked::start);
+        while (refused.getCause() != null) {
+            refused = refused.getCause();
+        }
+        assertEquals("Resetting to invalid mark", refused.getMessage());
+
+        RaftServer restarted = restart(written);
+        GroupStateMachine machine = (GroupStateMachine) restarted.getDivision(GROUP).getStateMachine();
+        assertEquals(1, machine.host().partition(T0).orElseThrow().log().logEndOffset(), "the large batch is there");
     }
 
     @Test
