@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +24,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -40,6 +44,11 @@ class ReassignIT {
     private static final int RECORDS = 20_000;
     /** Snapshots every 100 Raft entries, so the joining replica may find the leader's Raft log purged. */
     private static final String BROKER_CONFIG = "raft.snapshot.interval.entries=100\n";
+    /** Records in the partition before the crash test's move: about 60 MB to copy. */
+    private static final int PRELOADED = 60_000;
+    private static final int RECORD_BYTES = 1000;
+    private static final int SENT_THROUGH_THE_KILL = 2_000;
+    private static final long KILL_AFTER_COPIED_BYTES = 8L << 20;
 
     /** Kept when the test fails: the brokers' logs are there ({@code node-N.log}). */
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
@@ -147,6 +156,84 @@ class ReassignIT {
                         "the replication factor follows the replica count");
             }
             ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
+        }
+    }
+
+    /**
+     * The broker joining the partition's replicas is killed (SIGKILL) while the partition's 60 MB are being copied
+     * into the new group, which then has no majority or no mover; restarted, the move goes on from where the copy
+     * got to and completes, and every record, those sent before and those an idempotent producer sends through the
+     * kill, is there once, on replicas that agree byte for byte.
+     */
+    @Test
+    void aMoveCutOffByACrashOfTheJoiningBrokerMidCopyCompletesAfterItsRestart() throws Exception {
+        try (ClusterProcesses cluster = new ClusterProcesses(dir, Map.of(1, BROKER_CONFIG, 2, BROKER_CONFIG, 3,
+                BROKER_CONFIG))) {
+            List<Integer> before;
+            try (TidemarkAdmin admin = cluster.admin()) {
+                before = admin.createTopic(PARTITION.topic(), 1, 2, Map.of()).getPartitions(0).getReplicaNodeIdsList();
+            }
+            int staying = before.get(0);
+            int joining = List.of(1, 2, 3).stream().filter(n -> !before.contains(n)).findFirst().orElseThrow();
+            List<Integer> target = List.of(staying, joining);
+
+            List<String> values = new ArrayList<>();
+            List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+            String padding = "x".repeat(RECORD_BYTES);
+            try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap())
+                    .lingerMs(5).requestTimeoutMs(5000).build())) {
+                for (int i = 0; i < PRELOADED; i++) {
+                    values.add("record " + i + " " + padding);
+                    sends.add(producer.send(new ProducerRecord(PARTITION.topic(), 0, null,
+                            values.get(i).getBytes(StandardCharsets.UTF_8))));
+                }
+                producer.flush();
+                assertEquals(PRELOADED, acknowledged(sends), PartitionChecker.firstFailure(sends));
+
+                CompletableFuture<List<Integer>> moved = CompletableFuture.supplyAsync(() -> {
+                    try (TidemarkAdmin admin = cluster.admin(staying)) {
+                        return admin.reassignPartition(PARTITION, target, 120_000);
+                    }
+                });
+                await("the copy into node " + joining + " is under way").atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(20)).until(() -> copiedBytes(cluster.dataDir(joining))
+                                >= KILL_AFTER_COPIED_BYTES || moved.isDone());
+                assertFalse(moved.isDone(), "the move was over before the kill: copy more");
+                cluster.kill(joining);
+                long copiedAtTheKill = copiedBytes(cluster.dataDir(joining));
+                for (int i = PRELOADED; i < PRELOADED + SENT_THROUGH_THE_KILL; i++) {
+                    values.add("record " + i);
+                    sends.add(producer.send(new ProducerRecord(PARTITION.topic(), 0, null,
+                            values.get(i).getBytes(StandardCharsets.UTF_8))));
+                }
+                try (TidemarkAdmin admin = cluster.admin(staying)) {
+                    assertEquals(before, describe(admin).getReplicaNodeIdsList(), "the move was cut off mid-copy ("
+                            + copiedAtTheKill + " bytes copied): the partition is still on its replicas");
+                }
+                cluster.start(joining);
+                assertEquals(target, moved.get(150, TimeUnit.SECONDS), "the move completed after the restart");
+                producer.flush();
+            }
+            int total = PRELOADED + SENT_THROUGH_THE_KILL;
+            Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
+            assertEquals(total, acknowledged.size(), "every send acknowledged: "
+                    + PartitionChecker.firstFailure(sends));
+            assertEquals(total, PartitionChecker.check(cluster.bootstrap(), PARTITION, acknowledged).size());
+            for (int node : target) {
+                await().atMost(Duration.ofSeconds(30)).ignoreException(TidemarkException.class)
+                        .until(() -> describeOn(cluster, node).getLogEndOffset() == total);
+            }
+            ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
+        }
+    }
+
+    /** The bytes of the partition's files under a broker's data directory (its replicas in any group). */
+    private static long copiedBytes(Path dataDir) throws IOException {
+        try (Stream<Path> files = Files.walk(dataDir)) {
+            return files.filter(f -> f.getParent().getFileName().toString().startsWith(PARTITION.topic() + "-0-")
+                    && f.getFileName().toString().endsWith(".log")).mapToLong(f -> f.toFile().length()).sum();
+        } catch (UncheckedIOException e) {
+            return 0;
         }
     }
 
