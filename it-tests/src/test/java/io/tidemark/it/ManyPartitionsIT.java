@@ -6,6 +6,7 @@ import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.PartitionDescription;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,6 +46,8 @@ class ManyPartitionsIT {
      * entries behind) and reach the others on fresh evidence, then wait a balance interval (8-9 s here).
      */
     private static final Duration HAND_BACK_BOUND = Duration.ofSeconds(60);
+    /** Stalled partitions a failure message describes, at most. */
+    private static final int STALLED_LISTED = 20;
 
     /** Kept when the test fails: the brokers' logs say why (the balancer logs why a group stays led away). */
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
@@ -80,16 +83,14 @@ class ManyPartitionsIT {
                                 p -> p.getLeaderNodeId() == p.getReplicaNodeIds(0)).getLeaderNodeId();
                 cluster.kill(victim);
                 long killed = System.nanoTime();
-                await("every partition written to after node " + victim + " was killed").atMost(PROGRESS_BOUND)
-                        .until(() -> load.progressedSince(killed));
+                awaitProgress(load, "after node " + victim + " was killed", killed);
 
                 cluster.start(victim);
                 long restarted = System.nanoTime();
                 await("node " + victim + " leads again (the balancer hands its partitions back)")
                         .atMost(HAND_BACK_BOUND).ignoreException(TidemarkException.class)
                         .until(() -> leaderSeenBy(cluster, victim) == victim);
-                await("every partition written to after node " + victim + " came back").atMost(PROGRESS_BOUND)
-                        .until(() -> load.progressedSince(restarted));
+                awaitProgress(load, "after node " + victim + " came back", restarted);
 
                 assertTrue(load.running(), "the load ran through the kill and the restart (raise its bounds if not)");
                 load.stop();
@@ -105,6 +106,17 @@ class ManyPartitionsIT {
                 }
             }
             ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
+        }
+    }
+
+    /** Awaits a record acknowledged on every partition sent since {@code sinceNanos}; names the stalled ones if not. */
+    private static void awaitProgress(PartitionLoad load, String when, long sinceNanos) {
+        try {
+            await("every partition written to " + when).atMost(PROGRESS_BOUND)
+                    .until(() -> load.progressedSince(sinceNanos));
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("not every partition was written to " + when + " within " + PROGRESS_BOUND
+                    .toSeconds() + " s: " + load.stalledReport(sinceNanos, STALLED_LISTED), e);
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.stream.Collectors;
 
 /**
@@ -54,6 +55,11 @@ final class PartitionLoad implements AutoCloseable {
     private final AtomicLongArray acknowledgedCounts;
     /** Per partition: the System.nanoTime of the latest acknowledgement; the start before any. */
     private final AtomicLongArray latestAckNanos;
+    /** Per partition: records sent, and records that failed so far. */
+    private final AtomicLongArray sentCounts;
+    private final AtomicLongArray failedCounts;
+    /** Per partition: the latest failure of a record, for messages. */
+    private final AtomicReferenceArray<Throwable> latestFailures;
 
     private PartitionLoad(ProducerConfig config, String topic, int partitions, int recordsPerSecond, int recordsMax,
                           Duration timeMax) {
@@ -67,6 +73,9 @@ final class PartitionLoad implements AutoCloseable {
         this.latestAckedSendNanos = new AtomicLongArray(partitions);
         this.acknowledgedCounts = new AtomicLongArray(partitions);
         this.latestAckNanos = new AtomicLongArray(partitions);
+        this.sentCounts = new AtomicLongArray(partitions);
+        this.failedCounts = new AtomicLongArray(partitions);
+        this.latestFailures = new AtomicReferenceArray<>(partitions);
         long now = System.nanoTime();
         for (int p = 0; p < partitions; p++) {
             latestAckNanos.set(p, now);
@@ -92,7 +101,13 @@ final class PartitionLoad implements AutoCloseable {
             long sentNanos = System.nanoTime();
             CompletableFuture<RecordMetadata> send = producer.send(new ProducerRecord(topic, partition, null,
                     value.getBytes(StandardCharsets.UTF_8), sendTimeBase + i));
-            send.thenRun(() -> {
+            sentCounts.incrementAndGet(partition);
+            send.whenComplete((metadata, failure) -> {
+                if (failure != null) {
+                    failedCounts.incrementAndGet(partition);
+                    latestFailures.set(partition, failure);
+                    return;
+                }
                 latestAckedSendNanos.accumulateAndGet(partition, sentNanos, Math::max);
                 acknowledgedCounts.incrementAndGet(partition);
                 latestAckNanos.accumulateAndGet(partition, System.nanoTime(), Math::max);
@@ -125,6 +140,28 @@ final class PartitionLoad implements AutoCloseable {
                     + (sent - sinceNanos >= 0 ? "after" : "before") + ")");
         }
         return report.append(", ").append(acknowledgedCountsText()).toString();
+    }
+
+    /**
+     * For messages about many partitions: how many acknowledged no record sent at or after {@code sinceNanos}, and for
+     * the first {@code listed} of them the records sent, acknowledged and failed, and the latest failure.
+     */
+    String stalledReport(long sinceNanos, int listed) {
+        List<Integer> stalled = new ArrayList<>();
+        for (int p = 0; p < partitions; p++) {
+            if (latestAckedSendNanos.get(p) - sinceNanos < 0) {
+                stalled.add(p);
+            }
+        }
+        StringBuilder report = new StringBuilder(stalled.size() + " of " + partitions + " partitions acknowledged "
+                + "no record sent since:");
+        for (int p : stalled.subList(0, Math.min(listed, stalled.size()))) {
+            Throwable failure = latestFailures.get(p);
+            report.append(" p").append(p).append(" (sent ").append(sentCounts.get(p)).append(", acknowledged ")
+                    .append(acknowledgedCounts.get(p)).append(", failed ").append(failedCounts.get(p))
+                    .append(failure == null ? "" : ", latest failure: " + failure.getMessage()).append(')');
+        }
+        return report.toString();
     }
 
     private String acknowledgedCountsText() {

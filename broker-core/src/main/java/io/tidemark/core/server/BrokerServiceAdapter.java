@@ -278,7 +278,8 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
                 for (Partition partition : topic.partitions()) {
                     PartitionStatus status = partition.status();
                     info.addPartitions(PartitionInfo.newBuilder().setPartition(partition.id().partition())
-                            .setLeaderNodeId(status.leaderNodeId()).addAllReplicaNodeIds(status.replicaNodeIds()));
+                            .setLeaderNodeId(status.leaderNodeId()).setLeaderEpoch(status.leader().epoch())
+                            .addAllReplicaNodeIds(status.replicaNodeIds()));
                 }
                 response.addTopics(info);
             }

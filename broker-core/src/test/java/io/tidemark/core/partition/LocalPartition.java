@@ -135,7 +135,8 @@ public final class LocalPartition implements Partition {
     public PartitionStatus status() {
         List<SegmentInfo> segments = log.segments();
         long size = segments.stream().mapToLong(SegmentInfo::sizeBytes).sum();
-        return new PartitionStatus(nodeId, List.of(nodeId), log.logStartOffset(), log.logEndOffset(), size,
+        return new PartitionStatus(new PartitionLeader(nodeId, 1), List.of(nodeId), log.logStartOffset(),
+                log.logEndOffset(), size,
                 segments.size(), log.lastReceiveTimeMs().orElse(-1), "", Optional.empty());
     }
 

@@ -24,9 +24,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * for some partition sends the next refresh to another broker: a broker cut off from the others answers so for
  * every partition while the others elected leaders.
  *
- * <p>A NOT_LEADER answer carries the leader's address as that broker knows it; {@link #notLeader} keeps it as a
- * hint that is used while the refreshed metadata still names the broker that refused, so a lagging metadata
- * answer does not send the retry back to the same broker.
+ * <p>A NOT_LEADER answer carries the leader's address as that broker knows it, and the epoch of its leadership (the
+ * Raft term of the partition's group it leads in); {@link #notLeader} keeps it as a hint, used while it is newer than
+ * what the metadata says, so a lagging metadata answer does not send the retry back to the broker that refused. A
+ * refresh naming a leader of the hint's epoch or a later one supersedes it: a hint kept while the metadata named the
+ * refusing broker once sent a partition's batches to a dead broker for as long as the refusing one led again after
+ * it (it had handed leadership over, the new leader died, and it was elected back: ManyPartitionsIT, issue 23). A hint
+ * of an unknown epoch (0: from a broker that does not tell it) is used while the metadata names the refusing broker or
+ * none, until the next refresh.
  *
  * <p>Thread-safe: readers see an immutable snapshot through a volatile field; refreshes are coalesced, so many
  * threads asking at once cause one RPC.
@@ -58,9 +63,10 @@ final class ClusterMetadata {
         if (partitions == null || tp.partition() >= partitions.length) {
             return Optional.empty();
         }
-        String address = current.brokers.get(partitions[tp.partition()].getLeaderNodeId());
+        PartitionInfo partition = partitions[tp.partition()];
+        String address = current.brokers.get(partition.getLeaderNodeId());
         LeaderHint hint = hints.get(tp);
-        if (hint != null && (address == null || address.equals(hint.refusedBy))) {
+        if (hint != null && hint.newerThan(partition, address)) {
             return Optional.of(hint.leaderAddress);
         }
         return Optional.ofNullable(address);
@@ -82,12 +88,13 @@ final class ClusterMetadata {
         return snapshot.version;
     }
 
-    /** Notes that {@code refusedBy} answered NOT_LEADER for {@code tp}, naming {@code leaderAddress} ("" if none). */
-    void notLeader(TopicPartition tp, String refusedBy, String leaderAddress) {
+    /** Notes that {@code refusedBy} answered {@code notLeader} for {@code tp}, naming the leader or not. */
+    void notLeader(TopicPartition tp, String refusedBy, TidemarkException notLeader) {
+        String leaderAddress = notLeader.leaderAddress();
         if (leaderAddress.isEmpty() || leaderAddress.equals(refusedBy)) {
             hints.remove(tp);
         } else {
-            hints.put(tp, new LeaderHint(refusedBy, leaderAddress));
+            hints.put(tp, new LeaderHint(refusedBy, leaderAddress, notLeader.leaderEpoch()));
         }
     }
 
@@ -159,23 +166,37 @@ final class ClusterMetadata {
             topics.put(topic.getName(), partitions);
         }
         snapshot = new Snapshot(Map.copyOf(brokers), Map.copyOf(topics), snapshot.version + 1);
-        hints.entrySet().removeIf(e -> !e.getValue().refusedBy.equals(metadataLeader(e.getKey())));
+        hints.entrySet().removeIf(e -> !e.getValue().newerThan(partition(e.getKey())));
         caller.learn(brokers.values());
         if (topics.values().stream().flatMap(Arrays::stream).anyMatch(p -> !brokers.containsKey(p.getLeaderNodeId()))) {
             caller.preferAnother();
         }
     }
 
-    private String metadataLeader(TopicPartition tp) {
+    /** The partition as the metadata knows it; null when it does not. */
+    private PartitionInfo partition(TopicPartition tp) {
         PartitionInfo[] partitions = snapshot.topics.get(tp.topic());
-        return partitions == null || tp.partition() >= partitions.length ? null
-                : snapshot.brokers.get(partitions[tp.partition()].getLeaderNodeId());
+        return partitions == null || tp.partition() >= partitions.length ? null : partitions[tp.partition()];
     }
 
     /** One immutable view: broker addresses by node id, partitions by topic (index = partition). */
     private record Snapshot(Map<Integer, String> brokers, Map<String, PartitionInfo[]> topics, long version) {
     }
 
-    private record LeaderHint(String refusedBy, String leaderAddress) {
+    /** A leader a NOT_LEADER answer named, of the given epoch (0: unknown). */
+    private record LeaderHint(String refusedBy, String leaderAddress, long epoch) {
+        /** Whether to go to this leader rather than to the one the metadata names ({@code address}, null if none). */
+        boolean newerThan(PartitionInfo partition, String address) {
+            if (epoch > 0 && partition.getLeaderEpoch() > 0) {
+                return epoch > partition.getLeaderEpoch();
+            }
+            return address == null || address.equals(refusedBy);
+        }
+
+        /** Whether the hint survives a refresh that says {@code partition} (null: not in the metadata). */
+        boolean newerThan(PartitionInfo partition) {
+            return partition != null && epoch > 0 && epoch > partition.getLeaderEpoch()
+                    && partition.getLeaderEpoch() > 0;
+        }
     }
 }

@@ -169,7 +169,7 @@ final class LeaderCaller {
                         return CompletableFuture.<T>failedFuture(failure);
                     }
                     if (e.code() == ErrorCode.NOT_LEADER) {
-                        metadata.notLeader(tp, address, e.leaderAddress());
+                        metadata.notLeader(tp, address, e);
                     }
                     return refreshThen(() -> attempt(tp, rpc, attemptsLeft - 1));
                 })

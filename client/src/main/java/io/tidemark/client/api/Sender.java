@@ -366,7 +366,7 @@ final class Sender implements Runnable {
         boolean redirected = e.code() == ErrorCode.NOT_LEADER && !e.leaderAddress().isEmpty()
                 && !e.leaderAddress().equals(address);
         if (e.code() == ErrorCode.NOT_LEADER) {
-            metadata.notLeader(batch.partition, address, e.leaderAddress());
+            metadata.notLeader(batch.partition, address, e);
         }
         boolean redirectedBefore = batch.lastError() != null && batch.lastError().code() == ErrorCode.NOT_LEADER
                 && !batch.lastError().leaderAddress().isEmpty();

@@ -53,7 +53,9 @@ final class FakeCluster implements AutoCloseable {
     /** Each topic's id: 00000000-0000-0000-0000-00000000000N for the Nth topic created (also again). */
     final Map<String, UUID> topicIds = new ConcurrentHashMap<>();
     final Map<TopicPartition, FakeLog> logs = new ConcurrentHashMap<>();
+    /** Each partition's leader ({@link #lead}), and the epoch of its leadership: 1, and one more at each move. */
     final Map<TopicPartition, Integer> leaders = new ConcurrentHashMap<>();
+    final Map<TopicPartition, Long> leaderEpochs = new ConcurrentHashMap<>();
     final Map<String, Map<TopicPartition, OffsetAndMetadata>> groups = new ConcurrentHashMap<>();
     /** ConsumerGroupHeartbeat requests, in arrival order. */
     final List<ConsumerGroupHeartbeatRequest> heartbeats = new CopyOnWriteArrayList<>();
@@ -96,6 +98,8 @@ final class FakeCluster implements AutoCloseable {
     volatile boolean corruptFetches;
     /** Nodes cut off from the others: their Metadata names no leader for any partition, as a real one's would. */
     final Set<Integer> cutOff = ConcurrentHashMap.newKeySet();
+    /** Nodes that are down: every call to one fails UNAVAILABLE, as a connection refused does. */
+    final Set<Integer> down = ConcurrentHashMap.newKeySet();
     /** Whether NOT_LEADER answers name the leader's address (a broker that just lost leadership may not know it). */
     volatile boolean notLeaderNamesLeader = true;
 
@@ -146,7 +150,14 @@ final class FakeCluster implements AutoCloseable {
         for (int p = 0; p < partitions; p++) {
             logs.put(new TopicPartition(name, p), new FakeLog());
             leaders.put(new TopicPartition(name, p), 1);
+            leaderEpochs.put(new TopicPartition(name, p), 1L);
         }
+    }
+
+    /** Moves the partition's leadership to {@code node}, in the next epoch. */
+    void lead(TopicPartition tp, int node) {
+        leaders.put(tp, node);
+        leaderEpochs.merge(tp, 1L, Long::sum);
     }
 
     FakeLog log(TopicPartition tp) {
@@ -205,10 +216,11 @@ final class FakeCluster implements AutoCloseable {
                 TopicInfo.Builder topic = TopicInfo.newBuilder().setName(name)
                         .setTopicId(TopicIds.toBytes(topicIds.get(name)));
                 for (int p = 0; p < partitions; p++) {
-                    int leader = leaders.get(new TopicPartition(name, p));
+                    TopicPartition tp = new TopicPartition(name, p);
+                    int leader = leaders.get(tp);
                     topic.addPartitions(PartitionInfo.newBuilder().setPartition(p)
                             .setLeaderNodeId(cutOff.contains(node) ? TidemarkException.NO_LEADER : leader)
-                            .addReplicaNodeIds(leader));
+                            .setLeaderEpoch(leaderEpochs.get(tp)).addReplicaNodeIds(leader));
                 }
                 answer.addTopics(topic);
             }
@@ -222,6 +234,11 @@ final class FakeCluster implements AutoCloseable {
      */
     <T> void serve(String method, int node, StreamObserver<T> observer, Supplier<T> body) {
         calls.add(method + "@" + node);
+        if (down.contains(node)) {
+            observer.onError(Status.UNAVAILABLE.withDescription("node " + node + " is down: connection refused")
+                    .asRuntimeException());
+            return;
+        }
         clock.advance(callTakesMs);
         RuntimeException injected = failures.getOrDefault(method, new ConcurrentLinkedQueue<>()).poll();
         if (injected instanceof StatusRuntimeException cut) {
@@ -281,7 +298,7 @@ final class FakeCluster implements AutoCloseable {
         TopicPartition tp = new TopicPartition(topic, partition);
         int leader = leaders.get(tp);
         if (leader != node) {
-            throw TidemarkException.notLeader("node " + node + " does not lead " + tp, leader,
+            throw TidemarkException.notLeader("node " + node + " does not lead " + tp, leader, leaderEpochs.get(tp),
                     notLeaderNamesLeader ? address(leader) : "");
         }
         return logs.get(tp);

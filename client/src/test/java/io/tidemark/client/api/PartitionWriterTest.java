@@ -210,8 +210,8 @@ class PartitionWriterTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldReleases.size() == 1);
         cluster.holdRepliesAfterStore = false;
         TopicPartition t1 = new TopicPartition("t", 1);
-        cluster.leaders.put(T0, 2);
-        cluster.leaders.put(t1, 2);
+        cluster.lead(T0, 2);
+        cluster.lead(t1, 2);
         assertEquals(0, ok(writer.write(t1, batch("s"))).getBaseOffset(), "t-1's NOT_LEADER made the writer read "
                 + "that node 2 leads both now");
 

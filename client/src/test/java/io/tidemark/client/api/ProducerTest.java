@@ -147,7 +147,7 @@ class ProducerTest {
     @Test
     void theBatchesReadyForOneLeaderGoInOneProduceManyAndEachIsAnsweredOnItsOwn() throws Exception {
         cluster.createTopic("wide", 4);
-        cluster.leaders.put(new TopicPartition("wide", 3), 2);
+        cluster.lead(new TopicPartition("wide", 3), 2);
         cluster.refusedValues.put("bad", ErrorCode.INVALID_TIMESTAMP);
         TidemarkProducer producer = producer(b -> b.lingerMs(60_000));
         List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
@@ -206,7 +206,7 @@ class ProducerTest {
         assertEquals(0, producer.send(new ProducerRecord("t", 0, null, bytes("r0"))).get(5, TimeUnit.SECONDS)
                 .offset());
         cluster.notLeaderNamesLeader = false;
-        cluster.leaders.put(T0, 2);
+        cluster.lead(T0, 2);
         cluster.calls.clear();
 
         RecordMetadata metadata = producer.send(new ProducerRecord("t", 0, null, bytes("r1"))).get(5,
@@ -225,7 +225,7 @@ class ProducerTest {
     void notLeaderNamingTheNewLeaderIsResentThereAtOnceAndOnlyOnceWithoutBackoff() throws Exception {
         TidemarkProducer producer = producer(b -> b.retryBackoffMs(60_000));
         assertEquals(0, offset(producer, "r0"));
-        cluster.leaders.put(T0, 2);
+        cluster.lead(T0, 2);
         cluster.calls.clear();
 
         assertEquals(1, offset(producer, "r1"));
@@ -244,12 +244,58 @@ class ProducerTest {
         assertEquals(2, pingPong.get(5, TimeUnit.SECONDS).offset());
     }
 
+    /**
+     * Node 1 hands t-0 over to node 2 (epoch 2) and refuses a batch naming it; node 2 dies at once and node 1 is
+     * elected again (epoch 3). The metadata names node 1 again, the broker that refused: the refusal's leader is older
+     * news and the batch goes to node 1, instead of to the dead node 2 for as long as node 1 leads (ManyPartitionsIT).
+     */
+    @Test
+    void aLeaderNamedByARefusalIsLeftOnceTheMetadataNamesALeaderOfALaterEpoch() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.lead(T0, 2);
+        cluster.lead(T0, 1);
+        cluster.down.add(2);
+        cluster.failNext("Produce", 1, TidemarkException.notLeader("node 2 leads t-0, not this broker", 2, 2,
+                cluster.address(2)));
+        cluster.calls.clear();
+
+        assertEquals(1, offset(producer, "r1"));
+        assertEquals(List.of("1:t-0:1", "1:t-0:1"), cluster.appended);
+        assertTrue(cluster.count("Produce@2") <= 1, "node 2 was tried once at most (the refusal's redirect, unless "
+                + "the refresh it asked for came first): " + cluster.calls);
+    }
+
+    /**
+     * A metadata answer older than a refusal (it names the refusing broker, in an earlier epoch than the one the
+     * refusal named its successor in) does not send the retries back to the refusing broker.
+     */
+    @Test
+    void aMetadataAnswerOlderThanARefusalDoesNotSendTheRetriesBack() throws Exception {
+        TidemarkProducer producer = producer(b -> { });
+        assertEquals(0, offset(producer, "r0"));
+        cluster.down.add(2);
+        cluster.failNext("Produce", 1, TidemarkException.notLeader("node 2 leads t-0, not this broker", 2, 2,
+                cluster.address(2)));
+        cluster.calls.clear();
+
+        CompletableFuture<RecordMetadata> r1 = producer.send(new ProducerRecord("t", 0, null, bytes("r1")));
+        await().atMost(Duration.ofSeconds(5)).until(() -> cluster.count("Produce@2") >= 3
+                && cluster.count("Metadata") >= 2);
+        assertEquals(1, cluster.count("Produce@1"), "every retry after the refusal went to node 2: the metadata "
+                + "(node 1, epoch 1) is older than the refusal's leader (node 2, epoch 2): " + cluster.calls);
+        cluster.down.remove(2);
+        cluster.lead(T0, 2);
+        assertEquals(1, r1.get(5, TimeUnit.SECONDS).offset());
+        assertEquals(List.of("1:t-0:1", "2:t-0:1"), cluster.appended);
+    }
+
     @Test
     void aBootstrapBrokerCutOffFromTheOthersIsLeftForOneThatKnowsTheLeaders() throws Exception {
         TidemarkProducer producer = producer(b -> { });
         assertEquals(0, offset(producer, "r0"));
         cluster.cutOff.add(1);
-        cluster.leaders.put(T0, 2);
+        cluster.lead(T0, 2);
         cluster.failNext("Produce", 1, TidemarkException.notLeader("node 1 lost its leadership",
                 TidemarkException.NO_LEADER, ""));
         cluster.calls.clear();
@@ -444,8 +490,8 @@ class ProducerTest {
         List<CompletableFuture<RecordMetadata>> stored = sendAndFlush(producer, 1, 2);
         await().atMost(Duration.ofSeconds(10)).until(() -> cluster.heldReleases.size() == 1);
         cluster.holdRepliesAfterStore = false;
-        cluster.leaders.put(T0, 2);
-        cluster.leaders.put(new TopicPartition("t", 1), 2);
+        cluster.lead(T0, 2);
+        cluster.lead(new TopicPartition("t", 1), 2);
         assertEquals(0, producer.send(new ProducerRecord("t", 1, null, bytes("s0"))).get(5, TimeUnit.SECONDS)
                 .offset(), "t-1's NOT_LEADER made the producer read that node 2 leads both now");
 

@@ -91,12 +91,14 @@ public final class GrpcErrors {
     /** The error as it travels: in a failed call's status, or as one outcome of a call that answers several. */
     public static ErrorDetail toDetail(TidemarkException e) {
         return ErrorDetail.newBuilder().setCode(e.code()).setMessage(e.getMessage())
-                .setLeaderNodeId(e.leaderNodeId()).setLeaderAddress(e.leaderAddress()).build();
+                .setLeaderNodeId(e.leaderNodeId()).setLeaderEpoch(e.leaderEpoch()).setLeaderAddress(e.leaderAddress())
+                .build();
     }
 
     /** The error an {@link ErrorDetail} carries. */
     public static TidemarkException fromDetail(ErrorDetail d) {
-        return TidemarkException.of(d.getCode(), d.getMessage(), d.getLeaderNodeId(), d.getLeaderAddress());
+        return TidemarkException.of(d.getCode(), d.getMessage(), d.getLeaderNodeId(), d.getLeaderEpoch(),
+                d.getLeaderAddress());
     }
 
     /**

@@ -19,26 +19,36 @@ public final class TidemarkException extends RuntimeException {
 
     private final ErrorCode code;
     private final int leaderNodeId;
+    private final long leaderEpoch;
     private final String leaderAddress;
 
     public TidemarkException(ErrorCode code, String message) {
-        this(code, message, NO_LEADER, "");
+        this(code, message, NO_LEADER, 0, "");
     }
 
-    private TidemarkException(ErrorCode code, String message, int leaderNodeId, String leaderAddress) {
+    private TidemarkException(ErrorCode code, String message, int leaderNodeId, long leaderEpoch,
+                              String leaderAddress) {
         super(Objects.requireNonNull(message, "message"));
         this.code = Objects.requireNonNull(code, "code");
         this.leaderNodeId = leaderNodeId;
+        this.leaderEpoch = leaderEpoch;
         this.leaderAddress = Objects.requireNonNull(leaderAddress, "leaderAddress");
     }
 
-    /** A NOT_LEADER error naming the leader ({@link #NO_LEADER} and "" when unknown). */
+    /** A NOT_LEADER error naming the leader ({@link #NO_LEADER} and "" when unknown), of an unknown epoch. */
     public static TidemarkException notLeader(String message, int leaderNodeId, String leaderAddress) {
-        return new TidemarkException(ErrorCode.NOT_LEADER, message, leaderNodeId, leaderAddress);
+        return notLeader(message, leaderNodeId, 0, leaderAddress);
     }
 
-    static TidemarkException of(ErrorCode code, String message, int leaderNodeId, String leaderAddress) {
-        return new TidemarkException(code, message, leaderNodeId, leaderAddress);
+    /** A NOT_LEADER error naming the leader and the epoch of its leadership (0 when unknown). */
+    public static TidemarkException notLeader(String message, int leaderNodeId, long leaderEpoch,
+                                              String leaderAddress) {
+        return new TidemarkException(ErrorCode.NOT_LEADER, message, leaderNodeId, leaderEpoch, leaderAddress);
+    }
+
+    static TidemarkException of(ErrorCode code, String message, int leaderNodeId, long leaderEpoch,
+                                String leaderAddress) {
+        return new TidemarkException(code, message, leaderNodeId, leaderEpoch, leaderAddress);
     }
 
     public ErrorCode code() {
@@ -48,6 +58,14 @@ public final class TidemarkException extends RuntimeException {
     /** For NOT_LEADER: the leader's node id, or {@link #NO_LEADER}. */
     public int leaderNodeId() {
         return leaderNodeId;
+    }
+
+    /**
+     * For NOT_LEADER naming a leader: the epoch of its leadership, the Raft term of the partition's group in which it
+     * leads, as the refusing broker knows it; 0 when unknown.
+     */
+    public long leaderEpoch() {
+        return leaderEpoch;
     }
 
     /** For NOT_LEADER: the leader's client address (host:port), or "" when unknown. */

@@ -29,12 +29,13 @@ class GrpcErrorsTest {
     @Test
     void roundTripsCodeMessageAndLeader() {
         StatusRuntimeException sent = GrpcErrors.toStatusException(
-                TidemarkException.notLeader("node 2 leads orders-1", 2, "127.0.0.1:9092"));
+                TidemarkException.notLeader("node 2 leads orders-1", 2, 7, "127.0.0.1:9092"));
         assertEquals(Status.Code.FAILED_PRECONDITION, sent.getStatus().getCode());
         TidemarkException received = GrpcErrors.fromThrowable(sent);
         assertEquals(ErrorCode.NOT_LEADER, received.code());
         assertEquals("node 2 leads orders-1", received.getMessage());
         assertEquals(2, received.leaderNodeId());
+        assertEquals(7, received.leaderEpoch());
         assertEquals("127.0.0.1:9092", received.leaderAddress());
         assertTrue(received.retriable());
     }
@@ -42,10 +43,11 @@ class GrpcErrorsTest {
     @Test
     void anErrorDetailRoundTripsCodeMessageAndLeader() {
         TidemarkException received = GrpcErrors.fromDetail(GrpcErrors.toDetail(
-                TidemarkException.notLeader("node 3 leads orders-0", 3, "127.0.0.1:9093")));
+                TidemarkException.notLeader("node 3 leads orders-0", 3, 12, "127.0.0.1:9093")));
         assertEquals(ErrorCode.NOT_LEADER, received.code());
         assertEquals("node 3 leads orders-0", received.getMessage());
         assertEquals(3, received.leaderNodeId());
+        assertEquals(12, received.leaderEpoch());
         assertEquals("127.0.0.1:9093", received.leaderAddress());
         TidemarkException plain = GrpcErrors.fromDetail(GrpcErrors.toDetail(
                 new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "batch of 2000000 bytes")));

@@ -4,6 +4,7 @@ import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.core.server.ClusterView;
 import io.tidemark.proto.v1.BrokerStatus;
@@ -184,7 +185,7 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
     }
 
     @Override
-    public int leaderOf(UUID groupId) {
+    public PartitionLeader leaderOf(UUID groupId) {
         return results.leaderOf(groupId, clock.millis());
     }
 

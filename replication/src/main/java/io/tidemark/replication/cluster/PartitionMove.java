@@ -195,7 +195,7 @@ final class PartitionMove {
     /** The old group's replicas, the one the cluster says leads it first. */
     private List<Integer> sourceOrder() {
         List<Integer> replicas = new ArrayList<>(incoming.fromReplicas());
-        int leader = leaders.leaderOf(incoming.fromGroup());
+        int leader = leaders.leaderOf(incoming.fromGroup()).nodeId();
         if (replicas.remove(Integer.valueOf(leader))) {
             replicas.add(0, leader);
         }

@@ -1,6 +1,6 @@
 package io.tidemark.replication.cluster;
 
-import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.core.partition.PartitionLeader;
 
 import java.util.Map;
 import java.util.UUID;
@@ -54,18 +54,20 @@ final class ProbeResults {
         return answeredMsAgo(nodeId, nowMs) <= silenceMsMax;
     }
 
-    /** The up broker claiming the group in the highest term (the lowest node id on a tie), or NO_LEADER. */
-    int leaderOf(UUID groupId, long nowMs) {
-        int leader = TidemarkException.NO_LEADER;
-        long leaderTerm = Long.MIN_VALUE;
+    /**
+     * The up broker claiming the group in the highest term (the lowest node id on a tie), with that term; or
+     * {@link PartitionLeader#NONE}.
+     */
+    PartitionLeader leaderOf(UUID groupId, long nowMs) {
+        PartitionLeader leader = PartitionLeader.NONE;
         for (Map.Entry<Integer, Answer> entry : answers.entrySet()) {
             Long term = entry.getValue().leaderTerms().get(groupId);
             if (term == null || !up(entry.getKey(), nowMs)) {
                 continue;
             }
-            if (term > leaderTerm || (term == leaderTerm && entry.getKey() < leader)) {
-                leader = entry.getKey();
-                leaderTerm = term;
+            if (leader == PartitionLeader.NONE || term > leader.epoch()
+                    || (term == leader.epoch() && entry.getKey() < leader.nodeId())) {
+                leader = new PartitionLeader(entry.getKey(), term);
             }
         }
         return leader;

@@ -2,6 +2,7 @@ package io.tidemark.replication.partition;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
@@ -345,19 +346,25 @@ public final class PartitionGroup implements MoveTarget {
         return reply.getMessage().getContent().asReadOnlyByteBuffer();
     }
 
-    /** NOT_LEADER for {@code what}, naming the group's leader (as this replica knows it). */
+    /** NOT_LEADER for {@code what}, naming the group's leader and its epoch (as this replica knows them). */
     TidemarkException notLeader(Object what) {
-        return notLeader(division().getInfo().getLeaderId(), what);
+        return notLeader(leader(), what);
     }
 
-    private TidemarkException notLeader(RaftPeerId leader, Object what) {
-        if (leader == null) {
+    /** NOT_LEADER naming the leader a Raft server suggested, of an epoch not known with it. */
+    private TidemarkException notLeader(RaftPeerId suggested, Object what) {
+        return notLeader(suggested == null ? PartitionLeader.NONE : new PartitionLeader(RaftPeerIds.nodeId(suggested),
+                0), what);
+    }
+
+    private TidemarkException notLeader(PartitionLeader leader, Object what) {
+        if (leader.nodeId() == TidemarkException.NO_LEADER) {
             return TidemarkException.notLeader("this broker does not lead " + what + " and no leader is elected yet",
                     TidemarkException.NO_LEADER, "");
         }
-        int node = RaftPeerIds.nodeId(leader);
-        String address = members.find(node).map(ClusterMembers.Member::clientAddress).orElse("");
-        return TidemarkException.notLeader("node " + node + " leads " + what + ", not this broker", node, address);
+        String address = members.find(leader.nodeId()).map(ClusterMembers.Member::clientAddress).orElse("");
+        return TidemarkException.notLeader("node " + leader.nodeId() + " leads " + what + ", not this broker",
+                leader.nodeId(), leader.epoch(), address);
     }
 
     /**
@@ -367,7 +374,7 @@ public final class PartitionGroup implements MoveTarget {
     void checkReadyLeader(Object what) {
         RaftServer.Division division = division();
         if (!division.getInfo().isLeader()) {
-            throw notLeader(division.getInfo().getLeaderId(), what);
+            throw notLeader(leader(), what);
         }
         if (!division.getInfo().isLeaderReady()) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "this broker has just become the leader of " + what
@@ -377,16 +384,31 @@ public final class PartitionGroup implements MoveTarget {
 
     /** Throws NOT_LEADER unless this replica leads. */
     void checkLeader(Object what) {
-        RaftServer.Division division = division();
-        if (!division.getInfo().isLeader()) {
-            throw notLeader(division.getInfo().getLeaderId(), what);
+        if (!division().getInfo().isLeader()) {
+            throw notLeader(leader(), what);
         }
     }
 
-    /** The group's leader as this replica knows it; {@link TidemarkException#NO_LEADER} when none or not running. */
-    public int leaderNodeId() {
-        RaftPeerId leader = divisions.get(groupId).map(division -> division.getInfo().getLeaderId()).orElse(null);
-        return leader == null ? TidemarkException.NO_LEADER : RaftPeerIds.nodeId(leader);
+    /**
+     * The group's leader as this replica knows it, with the term it leads in ({@link PartitionLeader#NONE} when the
+     * group does not run here). Ratis sets a new term and the leader of it one after the other: the two are read
+     * between two reads of the same term, so a leader is not paired with a term of its successor's (a tie of epochs
+     * goes to the metadata at the client all the same).
+     */
+    public PartitionLeader leader() {
+        Optional<RaftServer.Division> division = divisions.get(groupId);
+        if (division.isEmpty()) {
+            return PartitionLeader.NONE;
+        }
+        DivisionInfo info = division.get().getInfo();
+        while (true) {
+            long term = info.getCurrentTerm();
+            RaftPeerId leader = info.getLeaderId();
+            if (info.getCurrentTerm() == term) {
+                return new PartitionLeader(leader == null ? TidemarkException.NO_LEADER : RaftPeerIds.nodeId(leader),
+                        term);
+            }
+        }
     }
 
     /**

@@ -6,6 +6,7 @@ import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
@@ -43,9 +44,10 @@ public final class RemotePartition implements Partition {
     }
 
     private TidemarkException elsewhere() {
-        int leader = leaders.leaderOf(groupId);
+        PartitionLeader leader = leaders.leaderOf(groupId);
         return TidemarkException.notLeader("this broker holds no replica of " + id + "; its replicas are on nodes "
-                + replicas, leader, members.find(leader).map(ClusterMembers.Member::clientAddress).orElse(""));
+                + replicas, leader.nodeId(), leader.epoch(), members.find(leader.nodeId())
+                .map(ClusterMembers.Member::clientAddress).orElse(""));
     }
 
     @Override

@@ -11,6 +11,7 @@ import io.tidemark.core.log.RetentionResult;
 import io.tidemark.core.log.SegmentInfo;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
@@ -165,12 +166,12 @@ public final class ReplicatedPartition implements Partition {
         try {
             hosted = hosted();
         } catch (TidemarkException e) {
-            return new PartitionStatus(TidemarkException.NO_LEADER, replicas, 0, 0, 0, 0, -1,
+            return new PartitionStatus(PartitionLeader.NONE, replicas, 0, 0, 0, 0, -1,
                     group.id().getUuid().toString(), Optional.empty());
         }
         PartitionLog log = hosted.log();
         List<SegmentInfo> segments = log.segments();
-        return new PartitionStatus(group.leaderNodeId(), replicas, log.logStartOffset(), log.logEndOffset(),
+        return new PartitionStatus(group.leader(), replicas, log.logStartOffset(), log.logEndOffset(),
                 segments.stream().mapToLong(SegmentInfo::sizeBytes).sum(), segments.size(),
                 log.lastReceiveTimeMs().orElse(-1), group.id().getUuid().toString(),
                 Optional.of(hosted.partition().getOverridesMap()));

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UnsafeByteOperations;
 import io.tidemark.core.log.PartitionLog;
+import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.TopicIds;
@@ -154,7 +155,7 @@ class PartitionMoveTest {
             return changeReply(from.lead(GroupEntryFormat.change(change), nowMs.get()));
         };
         return new PartitionMove(target, new PartitionReplicas.Incoming(PARTITION, FROM_GROUP, List.of(1, 2),
-                List.of(2, 3)), source, group -> 1, oldGroup, () -> 0, completed::add, 100,
+                List.of(2, 3)), source, group -> new PartitionLeader(1, 1), oldGroup, () -> 0, completed::add, 100,
                 () -> Instant.ofEpochMilli(nowMs.get()));
     }
 

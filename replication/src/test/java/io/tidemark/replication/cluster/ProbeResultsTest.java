@@ -1,6 +1,6 @@
 package io.tidemark.replication.cluster;
 
-import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.core.partition.PartitionLeader;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -28,22 +28,24 @@ class ProbeResultsTest {
 
     @Test
     void theLeaderIsTheUpBrokerClaimingTheHighestTerm() {
-        assertEquals(TidemarkException.NO_LEADER, results.leaderOf(P, 0));
+        assertEquals(PartitionLeader.NONE, results.leaderOf(P, 0));
         results.answered(2, 1000, Map.of(P, 5L), Map.of());
         results.answered(3, 2000, Map.of(P, 6L, OTHER, 6L), Map.of());
-        assertEquals(3, results.leaderOf(P, 2000), "node 2 has not heard yet that node 3 won term 6");
+        assertEquals(new PartitionLeader(3, 6), results.leaderOf(P, 2000),
+                "node 2 has not heard yet that node 3 won term 6");
         results.answered(2, 3500, Map.of(P, 5L), Map.of());
-        assertEquals(2, results.leaderOf(P, 5001), "node 3 is down, so its claim no longer counts");
+        assertEquals(new PartitionLeader(2, 5), results.leaderOf(P, 5001),
+                "node 3 is down, so its claim no longer counts");
         results.answered(2, 6000, Map.of(), Map.of());
-        assertEquals(TidemarkException.NO_LEADER, results.leaderOf(P, 6000));
-        assertEquals(TidemarkException.NO_LEADER, results.leaderOf(OTHER, 6000));
+        assertEquals(PartitionLeader.NONE, results.leaderOf(P, 6000));
+        assertEquals(PartitionLeader.NONE, results.leaderOf(OTHER, 6000));
     }
 
     @Test
     void equalTermsGoToTheLowestNodeId() {
         results.answered(3, 0, Map.of(P, 4L), Map.of());
         results.answered(2, 0, Map.of(P, 4L), Map.of());
-        assertEquals(2, results.leaderOf(P, 0));
+        assertEquals(new PartitionLeader(2, 4), results.leaderOf(P, 0));
     }
 
     @Test
