@@ -149,42 +149,78 @@ class CatchUpIT {
     }
 
     /**
-     * Ratis' leader keeps what a follower had matched and does not go below it, so a follower that lost its Raft
-     * storage is only asked to install a snapshot once another leader takes over (or once it is removed from the
-     * group and added again): the test moves leadership to the other healthy replica.
+     * A follower that lost its Raft storage, with leadership moved at once to the other healthy replica, which finds
+     * it empty and asks it to install a snapshot.
      */
     @Test
     void aReplicaThatLostItsRaftStorageCopiesTheLeadersLogAndCanLeadAfterwards() throws Exception {
-        Wiped wiped = wipeAFollowerAndMoveLeadership(groupDir -> { });
+        Wiped wiped = moveLeadershipToTheOther(wipeAFollower(groupDir -> { }));
         assertCaughtUpLeadsAndMatches(wiped.node(), wiped.leader(), List.of(1, 2, 3), wiped.acknowledged(), true);
     }
 
-    /** A follower that lost its Raft storage, the leader it will copy from, and what was acknowledged before. */
+    /**
+     * The same without a transfer: the leader still believes the follower holds what it had matched, but the follower
+     * answers the append after it INCONSISTENCY naming index 0, and Ratis goes below its belief for the refusal of an
+     * append that started right after it ({@code LogAppenderBase.getNextIndexForInconsistency}): the same leader asks
+     * it to install a snapshot.
+     */
+    @Test
+    void aReplicaThatLostItsRaftStorageCatchesUpFromTheSameLeader() throws Exception {
+        Wiped wiped = wipeAFollower(groupDir -> { });
+        List<String> values = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
+            for (int i = 0; i < 10; i++) {
+                values.add("after the wipe #" + i);
+                sends.add(producer.send(new ProducerRecord(PARTITION.topic(), 0, null,
+                        values.get(i).getBytes(StandardCharsets.UTF_8))));
+            }
+            producer.flush();
+        }
+        Set<String> acknowledged = new HashSet<>(wiped.acknowledged());
+        acknowledged.addAll(PartitionChecker.acknowledged(values, sends));
+        assertEquals(wiped.acknowledged().size() + values.size(), acknowledged.size(), "the two other replicas "
+                + "acknowledge: " + PartitionChecker.firstFailure(sends));
+        long end = describeOn(wiped.leader()).getLogEndOffset();
+        await("replica " + wiped.node() + " caught up").atMost(Duration.ofSeconds(60))
+                .ignoreException(TidemarkException.class)
+                .until(() -> describeOn(wiped.node()).getLogEndOffset() == end);
+        assertEquals(wiped.leader(), describe().getLeaderNodeId(), "the leader that saw it hold everything");
+        assertCaughtUpLeadsAndMatches(wiped.node(), wiped.leader(), List.of(1, 2, 3), acknowledged, true);
+    }
+
+    /** A follower that lost its Raft storage, a replica it will copy from, and what was acknowledged before. */
     private record Wiped(int node, int leader, Set<String> acknowledged) {
     }
 
     /**
      * Fills the partition until its leader purged the start of its Raft log, stops a follower, deletes its group's
-     * directory, runs {@code beforeRestart} on it, restarts it, and moves leadership to the other healthy replica,
-     * which then asks it to install a snapshot.
+     * directory, runs {@code beforeRestart} on it, and restarts it; the leader is still the one that saw it hold
+     * everything.
      */
-    private Wiped wipeAFollowerAndMoveLeadership(Consumer<Path> beforeRestart) throws Exception {
+    private Wiped wipeAFollower(Consumer<Path> beforeRestart) throws Exception {
         Set<String> acknowledged = createAndFill(3);
         int leader = describe().getLeaderNodeId();
         await("the leader purged the start of its Raft log").atMost(Duration.ofSeconds(60))
                 .until(() -> !raftLogStartsAtZero(leader));
         int wiped = leader % 3 + 1;
-        int other = wiped % 3 + 1;
         cluster.stop(wiped);
         DurableFiles.deleteTree(groupDir(wiped));
         beforeRestart.accept(groupDir(wiped));
         cluster.start(wiped);
         await().atMost(Duration.ofSeconds(30)).ignoreException(TidemarkException.class)
                 .until(() -> describeOn(wiped).getLogEndOffset() == 0);
+        return new Wiped(wiped, leader, acknowledged);
+    }
+
+    /** Moves leadership to the healthy replica that does not lead, which then asks the wiped one to install. */
+    private Wiped moveLeadershipToTheOther(Wiped wiped) {
+        int other = List.of(1, 2, 3).stream().filter(n -> n != wiped.node() && n != wiped.leader()).findFirst()
+                .orElseThrow();
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             assertEquals(other, admin.transferLeadership(PARTITION, other, 10_000).getLeaderNodeId());
         }
-        return new Wiped(wiped, other, acknowledged);
+        return new Wiped(wiped.node(), other, wiped.acknowledged());
     }
 
     /**
@@ -194,8 +230,8 @@ class CatchUpIT {
      */
     @Test
     void aSnapshotInstallCutOffAfterItsCommitPointIsFinishedAtTheRestart() throws Exception {
-        Wiped wiped = wipeAFollowerAndMoveLeadership(groupDir -> FAULTS.failExactly(
-                installDir(groupDir).resolve("partitions"), DiskFaults.Operation.RENAME, "Input/output error"));
+        Wiped wiped = moveLeadershipToTheOther(wipeAFollower(groupDir -> FAULTS.failExactly(
+                installDir(groupDir).resolve("partitions"), DiskFaults.Operation.RENAME, "Input/output error")));
         Path staging = installDir(groupDir(wiped.node()));
         await("the install committed and its rename failed").atMost(Duration.ofSeconds(60))
                 .until(() -> Files.exists(staging.resolve("installed")) && FAULTS.failedOperations() > failedBefore);

@@ -23,6 +23,7 @@ import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.raft.RunningDivisions;
+import io.tidemark.replication.raft.StuckFollowerWatch;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GrpcSnapshotSource;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
@@ -75,12 +76,14 @@ public final class ClusterNode implements Closeable {
     private final ScheduledExecutorService maintenance;
     private final ClusterLiveness liveness;
     private final PreferredLeaderBalancer balancer;
+    private final StuckFollowerWatch stuckFollowers;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
                         PartitionReplicas replicas, CatchUp catchUp, GrpcSnapshotSource snapshotSource,
                         GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint, MetricRegistry registry,
                         ScheduledExecutorService maintenance,
-                        ClusterLiveness liveness, PreferredLeaderBalancer balancer) {
+                        ClusterLiveness liveness, PreferredLeaderBalancer balancer,
+                        StuckFollowerWatch stuckFollowers) {
         this.config = config;
         this.server = server;
         this.admin = admin;
@@ -94,6 +97,7 @@ public final class ClusterNode implements Closeable {
         this.maintenance = maintenance;
         this.liveness = liveness;
         this.balancer = balancer;
+        this.stuckFollowers = stuckFollowers;
     }
 
     public static ClusterNode start(BrokerConfig config, ClusterMembers members, InstantSource clock)
@@ -181,10 +185,11 @@ public final class ClusterNode implements Closeable {
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
         PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, replicas, liveness, leadership, clock,
                 registry);
+        StuckFollowerWatch stuckFollowers = StuckFollowerWatch.start(server, clock, registry);
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
         return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,
-                registry, maintenance, liveness, balancer);
+                registry, maintenance, liveness, balancer, stuckFollowers);
     }
 
     /**
@@ -238,6 +243,7 @@ public final class ClusterNode implements Closeable {
     public void close() throws IOException {
         LOG.info("Stopping broker node {}", config.nodeId());
         balancer.close();
+        stuckFollowers.close();
         liveness.close();
         grpc.close();
         maintenance.shutdownNow();

@@ -1,6 +1,7 @@
 package io.tidemark.replication.cluster;
 
 import io.tidemark.replication.partition.LeaderView;
+import io.tidemark.replication.raft.RaftFollower;
 
 import java.util.Comparator;
 import java.util.List;
@@ -131,7 +132,7 @@ final class LeaderBalancePolicy {
         if (ledMs < intervalMs) {
             return hold(led, Reason.LED_RECENTLY, "led here for " + ledMs + " ms of " + intervalMs);
         }
-        LeaderView.Follower preferred = led.view().followers().get(target);
+        RaftFollower preferred = led.view().followers().get(target);
         if (preferred == null) {
             return hold(led, Reason.PREFERRED_SILENT, "not a follower of this leader");
         }

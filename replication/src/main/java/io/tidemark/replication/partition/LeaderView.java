@@ -1,5 +1,7 @@
 package io.tidemark.replication.partition;
 
+import io.tidemark.replication.raft.RaftFollower;
+
 import java.util.Map;
 
 /**
@@ -7,21 +9,11 @@ import java.util.Map;
  *
  * @param term        the leader's term: a new term means leadership changed hands, possibly back to this broker
  * @param commitIndex the group's commit index on the leader
- * @param followers   by node id; empty while the leader's view of them is not consistent (see
- *                    {@link PartitionGroup#leaderView()})
+ * @param followers   by node id; empty while the leader's view of them is not consistent
+ *                    ({@link RaftFollower#seenBy})
  */
-public record LeaderView(long term, long commitIndex, Map<Integer, Follower> followers) {
+public record LeaderView(long term, long commitIndex, Map<Integer, RaftFollower> followers) {
     public LeaderView {
         followers = Map.copyOf(followers);
-    }
-
-    /**
-     * One follower as the leader knows it.
-     *
-     * @param matchIndex        the highest Raft index the leader knows the follower holds
-     * @param lastResponseAgoMs how long ago the follower last answered the leader (heartbeats go at half the
-     *                          election timeout, so an alive follower stays well under it)
-     */
-    public record Follower(long matchIndex, long lastResponseAgoMs) {
     }
 }

@@ -8,6 +8,7 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupChangeReply;
 import io.tidemark.replication.cluster.ClusterMembers;
+import io.tidemark.replication.raft.RaftFollower;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.raft.RunningDivisions;
@@ -426,35 +427,11 @@ public final class PartitionGroup implements MoveTarget {
                 .map(division -> OptionalLong.of(division.getInfo().getCurrentTerm())).orElse(OptionalLong.empty());
     }
 
-    /**
-     * The group as this replica sees it when it leads; empty when it does not lead or is not running.
-     *
-     * <p>Ratis gives the followers' last answer times (role info) and their match indices in two arrays, both built
-     * from its list of log appenders in that list's order; when the two differ in length (the group's members
-     * changed in between) the followers are left out, which a caller reads as "not known yet".
-     */
+    /** The group as this replica sees it when it leads; empty when it does not lead or is not running. */
     public Optional<LeaderView> leaderView() {
-        Optional<RaftServer.Division> running = divisions.get(groupId);
-        if (running.isEmpty()) {
-            return Optional.empty();
-        }
-        RaftServer.Division division = running.get();
-        RoleInfoProto role = division.getInfo().getRoleInfoProto();
-        long[] matchIndices = division.getInfo().getFollowerMatchIndices();
-        if (!role.hasLeaderInfo() || matchIndices == null) {
-            return Optional.empty();
-        }
-        var answers = role.getLeaderInfo().getFollowerInfoList();
-        Map<Integer, LeaderView.Follower> followers = new HashMap<>();
-        if (answers.size() == matchIndices.length) {
-            for (int i = 0; i < matchIndices.length; i++) {
-                ServerRpcProto answer = answers.get(i);
-                followers.put(RaftPeerIds.nodeId(RaftPeerId.valueOf(answer.getId().getId())),
-                        new LeaderView.Follower(matchIndices[i], answer.getLastRpcElapsedTimeMs()));
-            }
-        }
-        return Optional.of(new LeaderView(role.getLeaderInfo().getTerm(), division.getRaftLog().getLastCommittedIndex(),
-                followers));
+        return divisions.get(groupId).flatMap(division -> RaftFollower.seenBy(division.getInfo()).map(followers ->
+                new LeaderView(division.getInfo().getCurrentTerm(), division.getRaftLog().getLastCommittedIndex(),
+                        followers)));
     }
 
     @Override

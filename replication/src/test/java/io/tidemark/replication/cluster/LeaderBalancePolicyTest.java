@@ -3,6 +3,7 @@ package io.tidemark.replication.cluster;
 import io.tidemark.replication.cluster.LeaderBalancePolicy.Hold;
 import io.tidemark.replication.cluster.LeaderBalancePolicy.Led;
 import io.tidemark.replication.cluster.LeaderBalancePolicy.Reason;
+import io.tidemark.replication.raft.RaftFollower;
 import io.tidemark.replication.cluster.LeaderBalancePolicy.Transfer;
 import io.tidemark.replication.partition.LeaderView;
 import org.junit.jupiter.api.Test;
@@ -40,11 +41,11 @@ class LeaderBalancePolicyTest {
 
     /** Led by node 1 since {@code sinceMs}; the preferred replica holds {@code match} and answered 100 ms ago. */
     private static Led led(UUID group, int preferred, long sinceMs, long match) {
-        return led(group, preferred, sinceMs, Map.of(preferred, new LeaderView.Follower(match, 100)));
+        return led(group, preferred, sinceMs, Map.of(preferred, new RaftFollower(match, 100)));
     }
 
     private static Led led(UUID group, int preferred, long sinceMs,
-                           Map<Integer, LeaderView.Follower> followers) {
+                           Map<Integer, RaftFollower> followers) {
         return new Led(group, replicas(preferred), new LeaderView(7, COMMIT, followers), sinceMs);
     }
 
@@ -58,8 +59,8 @@ class LeaderBalancePolicyTest {
                 led(g(1), 2, 0, COMMIT),
                 led(g(2), 3, 5001, COMMIT),
                 led(g(3), 2, 0, COMMIT - 3),
-                led(g(4), 3, 0, Map.of(3, new LeaderView.Follower(COMMIT, 2001))),
-                led(g(5), 3, 0, Map.of(2, new LeaderView.Follower(COMMIT, 100)))));
+                led(g(4), 3, 0, Map.of(3, new RaftFollower(COMMIT, 2001))),
+                led(g(5), 3, 0, Map.of(2, new RaftFollower(COMMIT, 100)))));
         led.addAll(List.of(more));
         return List.copyOf(led);
     }
@@ -67,7 +68,7 @@ class LeaderBalancePolicyTest {
     @Test
     void handsBackOnlyPartitionsLedForAnIntervalWhosePreferredReplicaIsUpAndCaughtUp() {
         List<Led> led = withSixKinds(led(g(6), 3, 5000, COMMIT + 5),
-                led(g(7), 2, 0, Map.of(2, new LeaderView.Follower(COMMIT, 2000))));
+                led(g(7), 2, 0, Map.of(2, new RaftFollower(COMMIT, 2000))));
 
         assertEquals(List.of(new Transfer(g(1), 2), new Transfer(g(7), 2)),
                 policy.plan(10_000, led, List.of(), ALL_UP), "g0 is home; g2 led 4.999 s; g3 lags three entries (2 "

@@ -6,6 +6,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.replication.cluster.PreferredLeaderBalancer.Leading;
 import io.tidemark.replication.partition.LeaderView;
+import io.tidemark.replication.raft.RaftFollower;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -62,7 +63,7 @@ class PreferredLeaderBalancerTest {
     /** Node 1 leads the group in {@code term}; its preferred replica is up and caught up. */
     private static Leading caughtUp(UUID group, int preferred, long term) {
         return new Leading(group, List.of(preferred, 1), new LeaderView(term, 50,
-                Map.of(preferred, new LeaderView.Follower(50, 100))), true);
+                Map.of(preferred, new RaftFollower(50, 100))), true);
     }
 
     private void passAt(long ms) {
@@ -143,7 +144,7 @@ class PreferredLeaderBalancerTest {
     void gaugesCountTheGroupsHeldByReason() {
         balancer(false, 2);
         leading.add(caughtUp(G0, 2, 3));
-        leading.add(new Leading(G1, List.of(3, 1), new LeaderView(3, 50, Map.of(3, new LeaderView.Follower(47, 100))),
+        leading.add(new Leading(G1, List.of(3, 1), new LeaderView(3, 50, Map.of(3, new RaftFollower(47, 100))),
                 true));
         passAt(0);
         assertEquals(2L, held("led-recently"));
