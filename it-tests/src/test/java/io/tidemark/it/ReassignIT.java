@@ -70,10 +70,7 @@ class ReassignIT {
     void aPartitionMovesUnderLoadWithoutLosingOrDuplicatingARecord() throws Exception {
         try (ClusterProcesses cluster = new ClusterProcesses(dir, Map.of(1, BROKER_CONFIG, 2, BROKER_CONFIG, 3,
                 BROKER_CONFIG))) {
-            List<Integer> before;
-            try (TidemarkAdmin admin = cluster.admin()) {
-                before = admin.createTopic(PARTITION.topic(), 1, 2, Map.of()).getPartitions(0).getReplicaNodeIdsList();
-            }
+            List<Integer> before = createPartition(cluster);
             // A replica's broker knows the leader (another answers with the preferred one).
             await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
                     .until(() -> describeOn(cluster, before.get(0)).getLeaderNodeId() > 0);
@@ -169,10 +166,7 @@ class ReassignIT {
     void aMoveCutOffByACrashOfTheJoiningBrokerMidCopyCompletesAfterItsRestart() throws Exception {
         try (ClusterProcesses cluster = new ClusterProcesses(dir, Map.of(1, BROKER_CONFIG, 2, BROKER_CONFIG, 3,
                 BROKER_CONFIG))) {
-            List<Integer> before;
-            try (TidemarkAdmin admin = cluster.admin()) {
-                before = admin.createTopic(PARTITION.topic(), 1, 2, Map.of()).getPartitions(0).getReplicaNodeIdsList();
-            }
+            List<Integer> before = createPartition(cluster);
             int staying = before.get(0);
             int joining = List.of(1, 2, 3).stream().filter(n -> !before.contains(n)).findFirst().orElseThrow();
             List<Integer> target = List.of(staying, joining);
@@ -224,6 +218,13 @@ class ReassignIT {
                         .until(() -> describeOn(cluster, node).getLogEndOffset() == total);
             }
             ReplicaCheck.assertReplicasAgree(dir, cluster.bootstrap());
+        }
+    }
+
+    /** Creates the test's partition with two replicas; returns them. */
+    private static List<Integer> createPartition(ClusterProcesses cluster) {
+        try (TidemarkAdmin admin = cluster.admin()) {
+            return admin.createTopic(PARTITION.topic(), 1, 2, Map.of()).getPartitions(0).getReplicaNodeIdsList();
         }
     }
 

@@ -2,6 +2,7 @@ package io.tidemark.replication.raft;
 
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.MetricRegistry;
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.TransferLeadershipRequest;
@@ -50,11 +51,8 @@ public final class StuckFollowerWatch implements Closeable {
     private final Counter stepDowns;
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
-    private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-        Thread thread = new Thread(runnable, "tidemark-stuck-follower-watch");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder().setNameFormat("tidemark-stuck-follower-watch").setDaemon(true).build());
 
     private StuckFollowerWatch(RaftServer server, InstantSource clock, MetricRegistry registry) {
         this.server = server;

@@ -1,5 +1,6 @@
 package io.tidemark.replication.snapshot;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.PartitionLog;
 import io.tidemark.proto.v1.GroupSnapshot;
@@ -49,11 +50,8 @@ public final class CatchUp implements Closeable {
     private final SnapshotSource source;
     private final int chunkBytes;
     private final InstantSource clock;
-    private final ExecutorService executor = Executors.newFixedThreadPool(THREADS, r -> {
-        Thread thread = new Thread(r, "tidemark-catch-up");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private final ExecutorService executor = Executors.newFixedThreadPool(THREADS,
+            new ThreadFactoryBuilder().setNameFormat("tidemark-catch-up").setDaemon(true).build());
 
     /** @param chunkBytes how much each fetch from the leader asks for; at most the brokers' max.fetch.bytes */
     public CatchUp(SnapshotSource source, int chunkBytes, InstantSource clock) {
