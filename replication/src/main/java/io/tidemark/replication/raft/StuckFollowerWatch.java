@@ -39,7 +39,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class StuckFollowerWatch implements Closeable {
     /** How long a follower that answers stays behind at one match index before its leader steps down. */
     static final long STUCK_MS = 15_000;
-    /** A follower that answered this recently is up (heartbeats go every half election timeout, ~0.5 s here). */
+    /**
+     * A follower that answered this recently is up: heartbeats go every half the minimum election timeout (100 ms by
+     * default). Election timeouts configured above 6 s leave the watch idle: no follower counts as answering.
+     */
     static final long ANSWERED_MS_MAX = 3_000;
     static final long INTERVAL_MS = 1_000;
     private static final long STEP_DOWN_TIMEOUT_MS = 10_000;
