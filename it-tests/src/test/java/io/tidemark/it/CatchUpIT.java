@@ -167,20 +167,7 @@ class CatchUpIT {
     @Test
     void aReplicaThatLostItsRaftStorageCatchesUpFromTheSameLeader() throws Exception {
         Wiped wiped = wipeAFollower(groupDir -> { });
-        List<String> values = new ArrayList<>();
-        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
-        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
-            for (int i = 0; i < 10; i++) {
-                values.add("after the wipe #" + i);
-                sends.add(producer.send(new ProducerRecord(PARTITION.topic(), 0, null,
-                        values.get(i).getBytes(StandardCharsets.UTF_8))));
-            }
-            producer.flush();
-        }
-        Set<String> acknowledged = new HashSet<>(wiped.acknowledged());
-        acknowledged.addAll(PartitionChecker.acknowledged(values, sends));
-        assertEquals(wiped.acknowledged().size() + values.size(), acknowledged.size(), "the two other replicas "
-                + "acknowledge: " + PartitionChecker.firstFailure(sends));
+        Set<String> acknowledged = sendMore(wiped.acknowledged(), "after the wipe", 10);
         long end = describeOn(wiped.leader()).getLogEndOffset();
         await("replica " + wiped.node() + " caught up").atMost(Duration.ofSeconds(60))
                 .ignoreException(TidemarkException.class)
@@ -249,6 +236,28 @@ class CatchUpIT {
     }
 
     /**
+     * Sends {@code count} records "PREFIX #i" with one producer; returns {@code before} and them, once every one is
+     * acknowledged.
+     */
+    private Set<String> sendMore(Set<String> before, String prefix, int count) {
+        List<String> values = new ArrayList<>();
+        List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
+            for (int i = 0; i < count; i++) {
+                values.add(prefix + " #" + i);
+                sends.add(producer.send(new ProducerRecord(PARTITION.topic(), 0, null,
+                        values.get(i).getBytes(StandardCharsets.UTF_8))));
+            }
+            producer.flush();
+        }
+        Set<String> all = new HashSet<>(before);
+        all.addAll(PartitionChecker.acknowledged(values, sends));
+        assertEquals(before.size() + count, all.size(), "every record acknowledged: "
+                + PartitionChecker.firstFailure(sends));
+        return all;
+    }
+
+    /**
      * The replica {@code caughtUp} reaches the log of {@code source} (by a snapshot install when
      * {@code bySnapshot}: its Raft log does not start at 0), leads, serves every record with more produced after, and
      * holds the same batches as every other replica, byte for byte.
@@ -269,19 +278,7 @@ class CatchUpIT {
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             assertEquals(caughtUp, admin.transferLeadership(PARTITION, caughtUp, 10_000).getLeaderNodeId());
         }
-        List<String> more = new ArrayList<>();
-        List<CompletableFuture<RecordMetadata>> moreSends = new ArrayList<>();
-        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).build())) {
-            for (int i = 0; i < 20; i++) {
-                more.add("after the copy #" + i);
-                moreSends.add(producer.send(new ProducerRecord(PARTITION.topic(), 0, null,
-                        more.get(i).getBytes(StandardCharsets.UTF_8))));
-            }
-            producer.flush();
-        }
-        Set<String> all = new HashSet<>(acknowledged);
-        all.addAll(PartitionChecker.acknowledged(more, moreSends));
-        assertEquals(acknowledged.size() + more.size(), all.size());
+        Set<String> all = sendMore(acknowledged, "after the copy", 20);
         assertEquals(all.size(), PartitionChecker.check(bootstrap(), PARTITION, all).size(),
                 "the replica that caught up leads and serves every record");
 

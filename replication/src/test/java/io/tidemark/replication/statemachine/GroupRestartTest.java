@@ -155,12 +155,8 @@ class GroupRestartTest {
         Path storage = dir.resolve("written");
         RaftProperties properties = properties(storage);
         RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(properties, false);
-        RaftServer server = server(properties, RaftStorage.StartupOption.FORMAT, RaftGroup.valueOf(GROUP,
-                RaftPeer.newBuilder().setId(RaftPeerIds.of(1)).setAddress("127.0.0.1:0").build()));
+        RaftServer server = startedWithThePartition(properties);
         try {
-            server.start();
-            awaitLeader(server);
-            submit(server, GroupEntryFormat.change(GroupChange.newBuilder().addAdd(PARTITION).build()));
             produce(server, 0, 4);
             assertTrue(server.snapshotManagement(SnapshotManagementRequest.newCreate(CLIENT, server.getId(), GROUP,
                     callId++, 30_000, 1)).isSuccess());
@@ -171,12 +167,32 @@ class GroupRestartTest {
         readOpenSegment(storage);
     }
 
-    /** Reads the entries of the written log's open segment with Ratis' protobuf reader. */
-    private void readOpenSegment(Path storage) throws IOException {
+    /** A new group of one replica in {@code properties}' storage, led and hosting the partition; the caller closes it. */
+    private RaftServer startedWithThePartition(RaftProperties properties) throws Exception {
+        RaftServer server = server(properties, RaftStorage.StartupOption.FORMAT, RaftGroup.valueOf(GROUP,
+                RaftPeer.newBuilder().setId(RaftPeerIds.of(1)).setAddress("127.0.0.1:0").build()));
+        try {
+            server.start();
+            awaitLeader(server);
+            submit(server, GroupEntryFormat.change(GroupChange.newBuilder().addAdd(PARTITION).build()));
+            return server;
+        } catch (Exception | AssertionError e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    /** The open segment of the group's Raft log in {@code storage}. */
+    private static Path openSegmentOf(Path storage) throws IOException {
         try (Stream<Path> files = Files.list(groupDir(storage).resolve("current"))) {
-            openSegment = files.filter(f -> f.getFileName().toString().startsWith("log_inprogress_")).findFirst()
+            return files.filter(f -> f.getFileName().toString().startsWith("log_inprogress_")).findFirst()
                     .orElseThrow();
         }
+    }
+
+    /** Reads the entries of the written log's open segment with Ratis' protobuf reader. */
+    private void readOpenSegment(Path storage) throws IOException {
+        openSegment = openSegmentOf(storage);
         byte[] bytes = Files.readAllBytes(openSegment);
         segmentEnd = bytes.length;
         CodedInputStream in = CodedInputStream.newInstance(bytes, HEADER_BYTES,
@@ -269,27 +285,21 @@ class GroupRestartTest {
      * A replica killed with an entry larger than half the largest entry (the appender's byte limit, 1 MiB here) in its
      * open Raft log segment, followed by the zeros Ratis preallocates (4 MiB; a clean stop cuts them): Ratis 3.2 alone
      * cannot read the segment back ("Resetting to invalid mark", RaftLogCheck says why), so the group never started
-     * again; checked first, it restarts with the entry. Partition moves copy in entries of up to that size, and group commit fills entries
-     * up to it under load.
+     * again; checked first, it restarts with the entry. Partition moves copy in entries of up to that size, and group
+     * commit fills entries up to it under load.
      */
     @Test
     void anOpenSegmentEndingInALargeEntryAndPreallocatedZerosRestarts() throws Exception {
         Path written = dir.resolve("large");
-        RaftServer server = server(written, RaftStorage.StartupOption.FORMAT, RaftGroup.valueOf(GROUP,
-                RaftPeer.newBuilder().setId(RaftPeerIds.of(1)).setAddress("127.0.0.1:0").build()));
+        RaftServer server = startedWithThePartition(properties(written));
         try {
-            server.start();
-            awaitLeader(server);
-            submit(server, GroupEntryFormat.change(GroupChange.newBuilder().addAdd(PARTITION).build()));
             ByteBuffer batch = new RecordBatchBuilder().append(BASE_MS, null, new byte[700_000]).build();
             submit(server, GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(T0, batch, BASE_MS,
                     BASE_MS, false))));
         } finally {
             server.close();
         }
-        try (Stream<Path> files = Files.list(groupDir(written).resolve("current"));
-             FileChannel open = FileChannel.open(files.filter(f -> f.getFileName().toString()
-                     .startsWith("log_inprogress_")).findFirst().orElseThrow(), StandardOpenOption.WRITE)) {
+        try (FileChannel open = FileChannel.open(openSegmentOf(written), StandardOpenOption.WRITE)) {
             open.write(ByteBuffer.allocate(PREALLOCATED_BYTES), open.size());
         }
         Path ratisAlone = copy(written, "large-ratis-alone");
