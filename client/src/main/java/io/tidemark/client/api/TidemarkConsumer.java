@@ -52,6 +52,7 @@ public final class TidemarkConsumer implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(TidemarkConsumer.class);
 
     private final ConsumerConfig config;
+    private final boolean autoCommit;
     private final Clock clock;
     private final BrokerChannels channels;
     private final LeaderCaller leaders;
@@ -88,7 +89,13 @@ public final class TidemarkConsumer implements Closeable {
     private boolean closed;
 
     public TidemarkConsumer(ConsumerConfig config) {
+        this(config, config.enableAutoCommit());
+    }
+
+    /** With {@code autoCommit} false whatever the config says: a {@link ConsumerRuntime} commits for itself. */
+    TidemarkConsumer(ConsumerConfig config, boolean autoCommit) {
         this.config = config;
+        this.autoCommit = autoCommit;
         ConnectionSettings connection = config.connection();
         this.clock = connection.clock();
         this.channels = new BrokerChannels(connection.channelFactory());
@@ -359,7 +366,7 @@ public final class TidemarkConsumer implements Closeable {
         if (partitions.isEmpty()) {
             return;
         }
-        if (config.enableAutoCommit()) {
+        if (autoCommit) {
             Map<TopicPartition, OffsetAndMetadata> positions = new LinkedHashMap<>(currentPositions());
             positions.keySet().retainAll(partitions);
             try {
@@ -379,7 +386,7 @@ public final class TidemarkConsumer implements Closeable {
      * passed: what the polls before this one returned. A failure is logged; the next interval commits again.
      */
     private void maybeAutoCommit(long nowMs) {
-        if (membership == null || !config.enableAutoCommit() || nowMs < nextAutoCommitAtMs) {
+        if (membership == null || !autoCommit || nowMs < nextAutoCommitAtMs) {
             return;
         }
         nextAutoCommitAtMs = nowMs + config.autoCommitIntervalMs();

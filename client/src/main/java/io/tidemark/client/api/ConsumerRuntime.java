@@ -1,0 +1,734 @@
+package io.tidemark.client.api;
+
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.tidemark.proto.error.TidemarkException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
+
+/**
+ * Runs a {@link RecordHandler} over a consumer group's share of topics, on a pool of workers, and turns each outcome
+ * into a committed position by one of seed 002's commit modes ({@link CommitMode}); retries go through a topic with
+ * an attempt header ({@link RetryHeaders}) and end in a dead-letter topic where one is declared ({@link Outcome}).
+ *
+ * <p>Threads: one polling thread owns the {@link TidemarkConsumer}. It polls every {@value #POLL_MS} ms whatever
+ * the handlers do, so the member heartbeats from it and keeps its partitions however slow a handler is (Kafka's
+ * consumer heartbeats from a background thread for the same reason); it hands records to the workers, applies their
+ * completions to the positions and commits them every {@code auto.commit.interval.ms} (whatever
+ * {@code enable.auto.commit} says: the runtime commits, never the consumer). Work in flight is bounded per partition:
+ * a partition with {@code maxInFlightPerPartition} records handed out and not completed is paused until one
+ * completes. Records of a partition are handled one at a time in offset order ({@link Ordering#PARTITION}), or one
+ * at a time per key ({@link Ordering#KEY}); partitions in parallel.
+ *
+ * <p>A rebalance that takes a partition away commits its position (its last chance), forgets its tracked state and
+ * drops its records not yet handled; a delivery of it already with a handler completes into nothing, and the next
+ * owner starts at the committed position. A {@link #seek} does the same without the commit. Records are delivered
+ * at least once: a crash redelivers what was not committed.
+ *
+ * <p>A handler that throws counts as {@link Outcome#retry()} where a retry path is declared, else as
+ * {@link HandlerErrors} says. When the runtime stops on a failure ({@link #failure}: a handler's with
+ * {@link HandlerErrors#STOP}, a copy the producer could not store, a consumer error that is not retriable), it
+ * commits the positions it stored, which never pass the record that failed, and closes.
+ */
+public final class ConsumerRuntime implements Closeable {
+    /** How a handler's outcome becomes a committed position (seed 002). */
+    public enum CommitMode {
+        /**
+         * The position is stored when a record is handed to a handler; ack and drop change nothing, and
+         * {@link Outcome#retry()} without a retry path is refused (logged, counted). A crash loses at most the
+         * records handed out and not yet handled.
+         */
+        AUTO,
+        /**
+         * Every delivered offset is tracked; a completion stores the position just below the earliest delivery still
+         * in progress, or after the highest delivered when none is, so it never passes unfinished work; offsets never
+         * delivered (compacted away, markers) do not hold it back. {@link Outcome#retry()} without a retry path
+         * delivers the record again before anything of its partition fetched later. A commit also keeps which
+         * offsets above the position were completed ({@link TrackedCommitFormat}), so a restart redelivers only the
+         * unfinished ones.
+         */
+        TRACKED
+    }
+
+    /** What runs in order. */
+    public enum Ordering {
+        /** A partition's records one at a time, in offset order. */
+        PARTITION,
+        /** A partition's records of one key one at a time, in offset order; keys in parallel (null is one key). */
+        KEY
+    }
+
+    /** What a handler that throws means where no retry path is declared. */
+    public enum HandlerErrors {
+        /** The runtime stops: the record stays unfinished (Tracked mode commits below it) and {@link #failure} says why. */
+        STOP,
+        /** Logged, and the record completes as if acknowledged. */
+        LOG_AND_ACK
+    }
+
+    /**
+     * The counts at one moment.
+     *
+     * @param delivered      records handed to a handler the first time (a retry in place is not counted again)
+     * @param skipped        records not handed out because the commit resumed from says they were completed
+     * @param acked          {@link Outcome#ack()} answers
+     * @param dropped        {@link Outcome#drop()} answers
+     * @param retriedInPlace retries delivered again in place (Tracked mode, no retry path)
+     * @param retryCopies    copies stored in the retry topic
+     * @param deadLettered   copies stored in the dead-letter topic
+     * @param exhausted      records that failed their last attempt with no dead-letter topic: completed, no copy
+     * @param retriesRefused retries refused (Auto mode, no retry path)
+     * @param handlerErrors  handler calls that threw
+     */
+    public record Counts(long delivered, long skipped, long acked, long dropped, long retriedInPlace,
+                         long retryCopies, long deadLettered, long exhausted, long retriesRefused,
+                         long handlerErrors) {
+    }
+
+    /** The attempts a record gets when a dead-letter topic is declared without {@code maxAttempts}. */
+    public static final int DEFAULT_MAX_ATTEMPTS_WITH_DEAD_LETTERS = 3;
+    /** How long the polling thread waits in one poll: the longest a completion waits to be applied. */
+    static final long POLL_MS = 50;
+
+    private static final Logger LOG = LoggerFactory.getLogger(ConsumerRuntime.class);
+
+    private final Builder settings;
+    private final String group;
+    private final TidemarkConsumer consumer;
+    private final TidemarkProducer producer;
+    private final RetryCopies retryCopies;
+    private final ExecutorService workers;
+    private final WorkLanes<Delivery> lanes;
+    private final Retry.Sleeper sleeper;
+    private final RuntimeCounts counts = new RuntimeCounts();
+    /** What workers, the producer's callbacks and other threads tell the polling thread. */
+    private final ConcurrentLinkedQueue<Event> events = new ConcurrentLinkedQueue<>();
+    /** The partitions the group gave this runtime; the polling thread's. */
+    private final Map<TopicPartition, PartitionWork> partitions = new HashMap<>();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    /** {@link #partitions}' keys, for other threads. */
+    private volatile Set<TopicPartition> assigned = Set.of();
+    private final Thread loop;
+    private volatile boolean stopping;
+
+    private ConsumerRuntime(Builder settings, Retry.Sleeper sleeper) {
+        this.settings = settings;
+        this.sleeper = sleeper;
+        this.group = settings.consumer.group().orElseThrow(() -> new IllegalArgumentException(
+                "the consumer config has no group; the runtime commits positions for a group"));
+        this.retryCopies = retryPath(settings);
+        if (retryCopies != null && settings.producer == null) {
+            throw new IllegalArgumentException("a retry path is declared (maxAttempts, retryTopic or "
+                    + "deadLetterTopic) but no producer config to write the copies with; set producer(...)");
+        }
+        this.consumer = new TidemarkConsumer(settings.consumer, false);
+        this.producer = retryCopies == null ? null : new TidemarkProducer(settings.producer);
+        this.workers = Executors.newFixedThreadPool(settings.workers, new ThreadFactoryBuilder()
+                .setNameFormat("tidemark-runtime-" + group + "-worker-%d").setDaemon(true).build());
+        this.lanes = new WorkLanes<>(workers, this::handle);
+        this.loop = new Thread(this::runLoop, "tidemark-runtime-" + group);
+        this.loop.setDaemon(true);
+    }
+
+    /** A runtime that reads with {@code consumer} (which must name a group) and hands each record to {@code handler}. */
+    public static Builder builder(ConsumerConfig consumer, RecordHandler handler) {
+        return new Builder(consumer, handler);
+    }
+
+    /**
+     * The copies' settings when a retry path is declared, else null.
+     *
+     * @throws IllegalArgumentException when the subscription cannot tell where copies go
+     */
+    private static RetryCopies retryPath(Builder b) {
+        if (b.maxAttempts == null && b.retryTopic == null && b.deadLetterTopic == null) {
+            return null;
+        }
+        String retryTopic = b.retryTopic;
+        if (retryTopic == null) {
+            if (b.pattern != null || b.topics.size() != 1) {
+                throw new IllegalArgumentException("a subscription to " + (b.pattern != null ? "pattern "
+                        + b.pattern.pattern() : "topics " + b.topics) + " must name its retry topic (retryTopic): "
+                        + "only a subscription to one topic retries through that topic");
+            }
+            retryTopic = b.topics.iterator().next();
+        }
+        if (b.pattern != null && !b.pattern.matcher(retryTopic).matches()) {
+            throw new IllegalArgumentException("retry topic " + retryTopic + " does not match the subscribed pattern "
+                    + b.pattern.pattern() + "; the runtime reads its retry topic through the subscription");
+        }
+        int maxAttempts = b.maxAttempts != null ? b.maxAttempts
+                : b.deadLetterTopic != null ? DEFAULT_MAX_ATTEMPTS_WITH_DEAD_LETTERS : Integer.MAX_VALUE;
+        return new RetryCopies(maxAttempts, retryTopic, Optional.ofNullable(b.deadLetterTopic));
+    }
+
+    /** Moves {@code tp} to {@code offset}: its tracked state is forgotten and its records not yet handled dropped. */
+    public void seek(TopicPartition tp, long offset) {
+        events.add(new Seek(tp, offset));
+    }
+
+    /** Why the runtime stopped by itself; empty while it runs or when it was closed. */
+    public Optional<Throwable> failure() {
+        return Optional.ofNullable(failure.get());
+    }
+
+    /** Whether the polling thread still runs (false once closed or stopped on a failure). */
+    public boolean running() {
+        return loop.isAlive();
+    }
+
+    /** What the runtime did so far. */
+    public Counts counts() {
+        return counts.snapshot();
+    }
+
+    /** The partitions the group gives this runtime now (read on the polling thread, so at most one poll old). */
+    public Set<TopicPartition> assignment() {
+        return Set.copyOf(assigned);
+    }
+
+    /**
+     * Stops: no more records are handed out, those queued and not started are dropped, handlers running get up to
+     * {@code closeTimeout} to finish, copies in flight are stored, the positions are committed and the group left.
+     * Waits for all of it. Later calls do nothing.
+     */
+    @Override
+    public void close() {
+        stopping = true;
+        try {
+            loop.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void start() {
+        loop.start();
+    }
+
+    private void runLoop() {
+        try {
+            subscribe();
+            long nextCommitMs = clock().millis() + settings.consumer.autoCommitIntervalMs();
+            while (!stopping && failure.get() == null) {
+                applyEvents();
+                long nowMs = clock().millis();
+                if (nowMs >= nextCommitMs) {
+                    commitAsync();
+                    nextCommitMs = nowMs + settings.consumer.autoCommitIntervalMs();
+                }
+                for (ConsumerRecord record : consumer.poll(Duration.ofMillis(POLL_MS))) {
+                    dispatch(record);
+                }
+            }
+        } catch (RuntimeException e) {
+            fail(e);
+        } finally {
+            shutDown();
+        }
+    }
+
+    private java.time.Clock clock() {
+        return settings.consumer.connection().clock();
+    }
+
+    private void subscribe() {
+        RebalanceListener listener = new Rebalances();
+        if (settings.pattern != null) {
+            consumer.subscribe(settings.pattern, listener);
+            return;
+        }
+        Set<String> topics = new LinkedHashSet<>(settings.topics);
+        if (settings.retryTopic != null) {
+            topics.add(settings.retryTopic);
+        }
+        consumer.subscribe(topics, listener);
+    }
+
+    /** Hands {@code record} to the workers, unless a resumed commit says it was completed; on the polling thread. */
+    private void dispatch(ConsumerRecord record) {
+        PartitionWork work = partitions.get(record.topicPartition());
+        if (work == null) {
+            return;
+        }
+        if (settings.mode == CommitMode.TRACKED) {
+            if (!work.tracked(record.offset()).arrived(record.offset())) {
+                counts.skipped.increment();
+                return;
+            }
+        } else {
+            work.autoStored = record.offset() + 1;
+        }
+        counts.delivered.increment();
+        work.inFlight++;
+        if (work.inFlight >= settings.maxInFlightPerPartition && !work.paused) {
+            consumer.pause(List.of(work.tp));
+            work.paused = true;
+        }
+        lanes.add(laneOf(record), new Delivery(record, work));
+    }
+
+    private Object laneOf(ConsumerRecord record) {
+        if (settings.ordering == Ordering.PARTITION) {
+            return record.topicPartition();
+        }
+        return List.of(record.topicPartition(), record.key() == null ? "" : java.nio.ByteBuffer.wrap(record.key()));
+    }
+
+    /** Runs the handler on {@code delivery} and sends its outcome where it goes; on a worker. */
+    private void handle(Delivery delivery) {
+        if (delivery.owner.forgotten || failure.get() != null) {
+            return;
+        }
+        ConsumerRecord record = delivery.record;
+        Outcome outcome;
+        try {
+            outcome = Objects.requireNonNull(settings.handler.handle(record), "the handler returned null");
+        } catch (Throwable e) {
+            handlerFailed(delivery, e);
+            return;
+        }
+        switch (outcome.kind()) {
+            case ACK -> {
+                counts.acked.increment();
+                events.add(new Completed(delivery));
+            }
+            case DROP -> {
+                counts.dropped.increment();
+                events.add(new Completed(delivery));
+            }
+            case RETRY -> retry(delivery, "the handler asked for a retry");
+        }
+    }
+
+    private void handlerFailed(Delivery delivery, Throwable e) {
+        counts.handlerErrors.increment();
+        if (stopping) {
+            LOG.info("The handler of {} at offset {} ended with {} while the runtime closed: left unfinished",
+                    delivery.record.topicPartition(), delivery.record.offset(), e.toString());
+        } else if (retryCopies != null) {
+            retry(delivery, e.toString());
+        } else if (settings.handlerErrors == HandlerErrors.LOG_AND_ACK) {
+            LOG.error("The handler failed on {} at offset {}; acknowledged (handler errors: LOG_AND_ACK)",
+                    delivery.record.topicPartition(), delivery.record.offset(), e);
+            events.add(new Completed(delivery));
+        } else {
+            fail(new IllegalStateException("the handler failed on " + delivery.record.topicPartition()
+                    + " at offset " + delivery.record.offset() + " (handler errors: STOP)", e));
+        }
+    }
+
+    private void retry(Delivery delivery, String reason) {
+        ConsumerRecord record = delivery.record;
+        if (retryCopies != null) {
+            copy(delivery, reason);
+        } else if (settings.mode == CommitMode.TRACKED) {
+            counts.retriedInPlace.increment();
+            try {
+                sleeper.sleep(settings.consumer.retryBackoffMs());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            lanes.putBack(laneOf(record), delivery);
+        } else {
+            counts.retriesRefused.increment();
+            LOG.error("UNSUPPORTED: retry() of {} at offset {} in Auto mode without a retry path: nothing would "
+                    + "deliver it again (its position was stored when it was handed out); declare maxAttempts, "
+                    + "retryTopic or deadLetterTopic, or use Tracked mode", record.topicPartition(), record.offset());
+            events.add(new Completed(delivery));
+        }
+    }
+
+    /** Writes the copy {@link RetryCopies} decides on; the record completes once it is stored. */
+    private void copy(Delivery delivery, String reason) {
+        ConsumerRecord record = delivery.record;
+        Optional<RetryCopies.Copy> copy = retryCopies.copyOf(record, reason);
+        if (copy.isEmpty()) {
+            counts.exhausted.increment();
+            LOG.warn("{} at offset {} failed its last attempt ({}) and no dead-letter topic is declared: it completes "
+                    + "with no copy", record.topicPartition(), record.offset(), reason);
+            events.add(new Completed(delivery));
+            return;
+        }
+        try {
+            producer.send(copy.get().record()).whenComplete((stored, error) -> {
+                if (error != null) {
+                    fail(new IllegalStateException("the copy of " + record.topicPartition() + " at offset "
+                            + record.offset() + " to " + copy.get().record().topic() + " was not stored", error));
+                    return;
+                }
+                (copy.get().deadLetter() ? counts.deadLettered : counts.retryCopies).increment();
+                events.add(new Completed(delivery));
+            });
+        } catch (RuntimeException e) {
+            fail(new IllegalStateException("the copy of " + record.topicPartition() + " at offset "
+                    + record.offset() + " could not be sent", e));
+        }
+    }
+
+    /** Applies what the other threads said; on the polling thread. */
+    private void applyEvents() {
+        Event event;
+        while ((event = events.poll()) != null) {
+            if (event instanceof Completed completed) {
+                complete(completed.delivery);
+            } else if (event instanceof CommitFailed commitFailed) {
+                commitFailed.offsets.forEach((tp, offset) -> {
+                    PartitionWork work = partitions.get(tp);
+                    if (work != null && offset.equals(work.lastCommitted)) {
+                        work.lastCommitted = null;
+                    }
+                });
+            } else if (event instanceof Seek seek) {
+                seek(seek);
+            }
+        }
+    }
+
+    private void seek(Seek seek) {
+        if (!partitions.containsKey(seek.tp)) {
+            LOG.warn("Seek of {} ignored: the group does not give it to this runtime", seek.tp);
+            return;
+        }
+        forget(List.of(seek.tp));
+        consumer.seek(seek.tp, seek.offset);
+        partitions.put(seek.tp, new PartitionWork(seek.tp, Optional.empty()));
+        assigned = Set.copyOf(partitions.keySet());
+    }
+
+    private void complete(Delivery delivery) {
+        PartitionWork work = partitions.get(delivery.record.topicPartition());
+        if (work != delivery.owner) {
+            return;
+        }
+        work.inFlight--;
+        if (settings.mode == CommitMode.TRACKED) {
+            work.tracked.completed(delivery.record.offset());
+        }
+        if (work.paused && work.inFlight < settings.maxInFlightPerPartition) {
+            consumer.resume(List.of(work.tp));
+            work.paused = false;
+        }
+    }
+
+    /** Stops the runtime: no record is handed to a handler from now on; any thread. */
+    private void fail(Throwable cause) {
+        if (failure.compareAndSet(null, cause)) {
+            LOG.error("The consumer runtime of group {} stops", group, cause);
+        }
+    }
+
+    private void commitAsync() {
+        Map<TopicPartition, OffsetAndMetadata> offsets = changedPositions(partitions.keySet());
+        if (offsets.isEmpty()) {
+            return;
+        }
+        consumer.commitAsync(offsets).whenComplete((ignored, error) -> {
+            if (error != null) {
+                LOG.warn("Commit of {} for group {} failed: {}", offsets, group, error.getMessage());
+                events.add(new CommitFailed(offsets));
+            }
+        });
+    }
+
+    private void commitSync(Collection<TopicPartition> tps) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = changedPositions(tps);
+        if (offsets.isEmpty()) {
+            return;
+        }
+        try {
+            consumer.commitSync(offsets);
+        } catch (TidemarkException e) {
+            LOG.warn("Commit of {} for group {} failed: {}", offsets, group, e.getMessage());
+        }
+    }
+
+    /** The stored positions of {@code tps} not committed yet, each marked as committed. */
+    private Map<TopicPartition, OffsetAndMetadata> changedPositions(Collection<TopicPartition> tps) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+        for (TopicPartition tp : tps) {
+            PartitionWork work = partitions.get(tp);
+            Optional<OffsetAndMetadata> position = work == null ? Optional.empty() : work.position();
+            if (position.isPresent() && !position.get().equals(work.lastCommitted)) {
+                offsets.put(tp, position.get());
+                work.lastCommitted = position.get();
+            }
+        }
+        return offsets;
+    }
+
+    /** Forgets the state of {@code tps}: their deliveries queued are dropped, those running complete into nothing. */
+    private void forget(Collection<TopicPartition> tps) {
+        for (TopicPartition tp : tps) {
+            PartitionWork work = partitions.remove(tp);
+            if (work != null) {
+                work.forgotten = true;
+                lanes.remove(delivery -> delivery.owner == work);
+            }
+        }
+        assigned = Set.copyOf(partitions.keySet());
+    }
+
+    private void shutDown() {
+        lanes.remove(delivery -> true);
+        workers.shutdown();
+        try {
+            if (!workers.awaitTermination(settings.closeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("Handlers of group {} still ran {} after the runtime stopped; interrupted", group,
+                        settings.closeTimeout);
+                workers.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            workers.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        if (producer != null) {
+            producer.close();
+        }
+        applyEvents();
+        commitSync(Set.copyOf(partitions.keySet()));
+        consumer.close();
+    }
+
+    /** What the group's changes do; inside {@code poll}, on the polling thread. */
+    private final class Rebalances implements RebalanceListener {
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> tps) {
+            Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
+            if (settings.mode == CommitMode.TRACKED) {
+                try {
+                    committed = consumer.committed(Set.copyOf(tps));
+                } catch (TidemarkException e) {
+                    LOG.warn("The committed offsets of {} could not be read ({}): their records above the committed "
+                            + "offsets are all delivered again", tps, e.getMessage());
+                }
+            }
+            for (TopicPartition tp : tps) {
+                partitions.put(tp, new PartitionWork(tp, Optional.ofNullable(committed.get(tp))));
+            }
+            assigned = Set.copyOf(partitions.keySet());
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> tps) {
+            commitSync(tps);
+            forget(tps);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> tps) {
+            forget(tps);
+        }
+    }
+
+    /** A partition as this runtime reads it: its position and the work handed out; the polling thread's. */
+    private final class PartitionWork {
+        final TopicPartition tp;
+        /** The commit the group had when the partition came, for Tracked mode to resume from. */
+        final Optional<OffsetAndMetadata> resumedFrom;
+        /** Set when the partition is taken away or sought: its deliveries complete into nothing. */
+        volatile boolean forgotten;
+        TrackedPosition tracked;
+        long autoStored = -1;
+        int inFlight;
+        boolean paused;
+        OffsetAndMetadata lastCommitted;
+
+        PartitionWork(TopicPartition tp, Optional<OffsetAndMetadata> resumedFrom) {
+            this.tp = tp;
+            this.resumedFrom = resumedFrom;
+            this.lastCommitted = resumedFrom.orElse(null);
+        }
+
+        /** The tracked position, made when the first record arrives. */
+        TrackedPosition tracked(long firstOffset) {
+            if (tracked == null) {
+                tracked = resumedFrom.isPresent() && firstOffset >= resumedFrom.get().offset()
+                        ? TrackedPosition.resuming(resumedFrom.get().offset(),
+                        TrackedCommitFormat.decode(resumedFrom.get().metadata()))
+                        : TrackedPosition.from(firstOffset);
+            }
+            return tracked;
+        }
+
+        /** The position to commit: the stored one; empty before there is one. */
+        Optional<OffsetAndMetadata> position() {
+            if (settings.mode == CommitMode.AUTO) {
+                return autoStored < 0 ? Optional.empty() : Optional.of(new OffsetAndMetadata(autoStored));
+            }
+            if (tracked == null || tracked.stored().isEmpty()) {
+                return Optional.empty();
+            }
+            return Optional.of(new OffsetAndMetadata(tracked.stored().getAsLong(),
+                    tracked.completedAbove().map(TrackedCommitFormat::encode).orElse("")));
+        }
+    }
+
+    private record Delivery(ConsumerRecord record, PartitionWork owner) {
+    }
+
+    private sealed interface Event permits Completed, CommitFailed, Seek {
+    }
+
+    private record Completed(Delivery delivery) implements Event {
+    }
+
+    private record CommitFailed(Map<TopicPartition, OffsetAndMetadata> offsets) implements Event {
+    }
+
+    private record Seek(TopicPartition tp, long offset) implements Event {
+    }
+
+    /** A runtime's settings; {@link #start} checks them and starts it. */
+    public static final class Builder {
+        private final ConsumerConfig consumer;
+        private final RecordHandler handler;
+        private Set<String> topics = Set.of();
+        private Pattern pattern;
+        private CommitMode mode = CommitMode.AUTO;
+        private Ordering ordering = Ordering.PARTITION;
+        private HandlerErrors handlerErrors = HandlerErrors.STOP;
+        private int workers = 1;
+        private int maxInFlightPerPartition = 100;
+        private Integer maxAttempts;
+        private String retryTopic;
+        private String deadLetterTopic;
+        private ProducerConfig producer;
+        private Duration closeTimeout = Duration.ofSeconds(30);
+
+        private Builder(ConsumerConfig consumer, RecordHandler handler) {
+            this.consumer = Objects.requireNonNull(consumer, "consumer");
+            this.handler = Objects.requireNonNull(handler, "handler");
+        }
+
+        /** Subscribes to these topics (one or more). */
+        public Builder topics(Collection<String> topics) {
+            this.topics = new LinkedHashSet<>(topics);
+            this.pattern = null;
+            return this;
+        }
+
+        /** Subscribes to every topic whose whole name matches, as they appear. */
+        public Builder pattern(Pattern pattern) {
+            this.pattern = Objects.requireNonNull(pattern, "pattern");
+            this.topics = Set.of();
+            return this;
+        }
+
+        /** Auto (the default) or Tracked. */
+        public Builder mode(CommitMode mode) {
+            this.mode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /** Per partition (the default) or per key within a partition. */
+        public Builder ordering(Ordering ordering) {
+            this.ordering = Objects.requireNonNull(ordering, "ordering");
+            return this;
+        }
+
+        /** What a handler that throws means without a retry path; {@link HandlerErrors#STOP} by default. */
+        public Builder handlerErrors(HandlerErrors handlerErrors) {
+            this.handlerErrors = Objects.requireNonNull(handlerErrors, "handlerErrors");
+            return this;
+        }
+
+        /** Threads that run the handler, 1 to 1,024; 1 by default. */
+        public Builder workers(int workers) {
+            this.workers = workers;
+            return this;
+        }
+
+        /** Records of a partition handed out and not completed before it is paused, 1 to 100,000; 100 by default. */
+        public Builder maxInFlightPerPartition(int maxInFlightPerPartition) {
+            this.maxInFlightPerPartition = maxInFlightPerPartition;
+            return this;
+        }
+
+        /**
+         * The attempts a record gets, from 1 (the first delivery is attempt 1): {@link Outcome#retry()} below it
+         * copies the record to the retry topic with the next attempt, at it to the dead-letter topic. Unlimited by
+         * default, {@value #DEFAULT_MAX_ATTEMPTS_WITH_DEAD_LETTERS} with a dead-letter topic.
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * Where copies for another attempt go, read by this runtime too (with a pattern it must match). By default the
+         * subscribed topic itself, which only a subscription to one topic has.
+         */
+        public Builder retryTopic(String retryTopic) {
+            this.retryTopic = ConfigChecks.notNull("retryTopic", retryTopic);
+            return this;
+        }
+
+        /** Where a record goes after its last attempt; none by default (it completes with no copy). */
+        public Builder deadLetterTopic(String deadLetterTopic) {
+            this.deadLetterTopic = ConfigChecks.notNull("deadLetterTopic", deadLetterTopic);
+            return this;
+        }
+
+        /** The producer that writes retry and dead-letter copies; needed when a retry path is declared. */
+        public Builder producer(ProducerConfig producer) {
+            this.producer = Objects.requireNonNull(producer, "producer");
+            return this;
+        }
+
+        /** How long {@link #close} waits for handlers running; 30 s by default. */
+        public Builder closeTimeout(Duration closeTimeout) {
+            this.closeTimeout = Objects.requireNonNull(closeTimeout, "closeTimeout");
+            return this;
+        }
+
+        /**
+         * Checks the settings and starts: the runtime joins the group and handles records until closed.
+         *
+         * @throws IllegalArgumentException naming the setting that is wrong and what is allowed
+         */
+        public ConsumerRuntime start() {
+            return start(Thread::sleep);
+        }
+
+        ConsumerRuntime start(Retry.Sleeper sleeper) {
+            if (topics.isEmpty() && pattern == null) {
+                throw new IllegalArgumentException("no subscription: set topics(...) or pattern(...)");
+            }
+            inRange("workers", workers, 1, 1_024);
+            inRange("maxInFlightPerPartition", maxInFlightPerPartition, 1, 100_000);
+            if (maxAttempts != null) {
+                inRange("maxAttempts", maxAttempts, 1, Integer.MAX_VALUE);
+            }
+            if (closeTimeout.isNegative()) {
+                throw new IllegalArgumentException("closeTimeout " + closeTimeout + " is negative");
+            }
+            ConsumerRuntime runtime = new ConsumerRuntime(this, sleeper);
+            runtime.start();
+            return runtime;
+        }
+
+        private static void inRange(String name, long value, long min, long max) {
+            if (value < min || value > max) {
+                throw new IllegalArgumentException(name + " = " + value + " is not allowed; it must be from " + min
+                        + " to " + max);
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package io.tidemark.client.api;
+
+import io.tidemark.proto.record.Header;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * The headers a {@link ConsumerRuntime} puts on the copies it writes to a retry or dead-letter topic. Values are
+ * UTF-8 text.
+ */
+public final class RetryHeaders {
+    /**
+     * Which delivery attempt of the record this is, in decimal: the first delivery is attempt 1 (the header absent or
+     * 1); a copy for a retry carries the next; a dead-letter copy carries the attempt that failed last.
+     */
+    public static final String ATTEMPT = "tidemark.attempt";
+    /** On a dead-letter copy: why the last attempt failed (the handler's exception, or that it asked for a retry). */
+    public static final String FAILURE = "tidemark.failure";
+    /** On a dead-letter copy: the record it copies, as {@code topic-partition@offset}. */
+    public static final String ORIGIN = "tidemark.origin";
+
+    private RetryHeaders() {
+    }
+
+    /**
+     * The attempt {@code headers} say this is: 1 without the header.
+     *
+     * @throws IllegalArgumentException when the header is not a decimal number from 1 (a copy this runtime did not
+     *                                  write)
+     */
+    public static int attempt(List<Header> headers) {
+        String text = null;
+        for (Header header : headers) {
+            if (header.name().equals(ATTEMPT)) {
+                text = new String(header.value(), StandardCharsets.UTF_8);
+            }
+        }
+        if (text == null) {
+            return 1;
+        }
+        int attempt;
+        try {
+            attempt = Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+            attempt = 0;
+        }
+        if (attempt < 1) {
+            throw new IllegalArgumentException("header " + ATTEMPT + " is \"" + text + "\"; a decimal number from 1"
+                    + " is allowed");
+        }
+        return attempt;
+    }
+}

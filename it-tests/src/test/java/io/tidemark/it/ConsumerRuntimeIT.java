@@ -1,0 +1,238 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ConsumerRuntime;
+import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.Outcome;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RecordHandler;
+import io.tidemark.client.api.RetryHeaders;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.record.Header;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The consumer runtime's commit modes and retries on a broker alone (in this JVM): Tracked mode commits below
+ * unfinished work while handlers complete out of order, keeps its partitions while a handler is slower than the
+ * session timeout, and a restart redelivers only the unfinished records; retries go through the topic with the attempt
+ * header and end in the dead-letter topic; Auto mode refuses a retry without a retry path and Tracked mode delivers it
+ * again in place; a handler that throws stops the runtime below its record.
+ */
+class ConsumerRuntimeIT {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+    private InJvmCluster cluster;
+    private TidemarkAdmin admin;
+
+    @BeforeEach
+    void start() throws Exception {
+        cluster = InJvmCluster.start(dir, 1, Map.of("group.consumer.heartbeat.interval.ms", "200",
+                "group.consumer.session.timeout.ms", "3000"));
+        admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (admin != null) {
+            admin.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void trackedModeCommitsBelowUnfinishedWorkAndARestartRedeliversOnlyThatWork() throws Exception {
+        admin.createTopic("orders", 3, 1, Map.of());
+        produce("orders", 3, 20, 0);
+        TopicPartition p0 = new TopicPartition("orders", 0);
+        Set<String> held = Set.of("orders-0-5", "orders-0-12");
+        CountDownLatch never = new CountDownLatch(1);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        RecordHandler holding = record -> {
+            String value = text(record.value());
+            if (held.contains(value)) {
+                never.await();
+            }
+            handled.add(value);
+            return Outcome.ack();
+        };
+        ConsumerRuntime first = ConsumerRuntime.builder(consumer("tracked"), holding)
+                .topics(List.of("orders")).mode(ConsumerRuntime.CommitMode.TRACKED)
+                .ordering(ConsumerRuntime.Ordering.KEY).workers(4).closeTimeout(Duration.ofSeconds(1)).start();
+        try {
+            await().atMost(WAIT).until(() -> handled.size() == 58
+                    && committed("tracked", p0).equals(new OffsetAndMetadata(5, "tracked1 15 7")));
+            assertEquals(new OffsetAndMetadata(20), committed("tracked", new TopicPartition("orders", 1)));
+            assertEquals(new OffsetAndMetadata(20), committed("tracked", new TopicPartition("orders", 2)));
+            // Two handlers stay blocked for longer than the session timeout: the member keeps its partitions and
+            // nothing is delivered twice.
+            await().during(Duration.ofSeconds(5)).atMost(WAIT).until(() -> first.assignment().size() == 3
+                    && first.counts().delivered() == 60);
+        } finally {
+            first.close();
+        }
+        assertEquals(new OffsetAndMetadata(5, "tracked1 15 7"), committed("tracked", p0),
+                "closing with two deliveries unfinished commits below the earliest of them");
+
+        List<String> redelivered = Collections.synchronizedList(new ArrayList<>());
+        try (ConsumerRuntime second = ConsumerRuntime.builder(consumer("tracked"), record -> {
+            redelivered.add(text(record.value()));
+            return Outcome.ack();
+        }).topics(List.of("orders")).mode(ConsumerRuntime.CommitMode.TRACKED).start()) {
+            await().atMost(WAIT).until(() -> committed("tracked", p0).equals(new OffsetAndMetadata(20)));
+            assertEquals(List.of("orders-0-5", "orders-0-12"), redelivered);
+            assertEquals(13, second.counts().skipped(), "6..11 and 13..19 were completed before the restart");
+            assertEquals(2, second.counts().delivered());
+        }
+    }
+
+    @Test
+    void retriesGoThroughTheTopicWithTheAttemptHeaderAndEndInTheDeadLetterTopic() throws Exception {
+        admin.createTopic("payments", 1, 1, Map.of());
+        admin.createTopic("payments.dlq", 1, 1, Map.of());
+        produce("payments", 1, 10, 1_000);
+        Map<String, List<Integer>> attempts = new ConcurrentHashMap<>();
+        RecordHandler failing = record -> {
+            String value = text(record.value());
+            attempts.computeIfAbsent(value, v -> Collections.synchronizedList(new ArrayList<>()))
+                    .add(RetryHeaders.attempt(record.headers()));
+            return value.equals("payments-0-3") || value.equals("payments-0-7") ? Outcome.retry() : Outcome.ack();
+        };
+        TopicPartition payments = new TopicPartition("payments", 0);
+        try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer("retrying"), failing)
+                .topics(List.of("payments")).mode(ConsumerRuntime.CommitMode.TRACKED).maxAttempts(3)
+                .deadLetterTopic("payments.dlq").producer(ProducerConfig.builder(cluster.bootstrap()).build())
+                .start()) {
+            await().atMost(WAIT).until(() -> committed("retrying", payments).offset() == 14);
+            assertEquals(List.of(1, 2, 3), attempts.get("payments-0-3"));
+            assertEquals(List.of(1, 2, 3), attempts.get("payments-0-7"));
+            assertEquals(List.of(1), attempts.get("payments-0-4"));
+            assertEquals(10, attempts.size());
+            assertEquals(4, runtime.counts().retryCopies());
+            assertEquals(2, runtime.counts().deadLettered());
+        }
+        List<ConsumerRecord> log = admin.read(payments, 0, 1 << 20);
+        assertEquals(14, log.size(), "10 records and 2 copies of each retried one");
+        List<ConsumerRecord> copies = log.subList(10, 14);
+        for (ConsumerRecord copy : copies) {
+            int index = Integer.parseInt(text(copy.value()).substring("payments-0-".length()));
+            assertEquals(1_000 + index, copy.sendTimeMs(), "a copy keeps the SendTime");
+            assertEquals(text(copy.value()), text(copy.key()), "and the key");
+        }
+        List<ConsumerRecord> dead = admin.read(new TopicPartition("payments.dlq", 0), 0, 1 << 20);
+        assertEquals(2, dead.size());
+        for (ConsumerRecord letter : dead) {
+            String value = text(letter.value());
+            assertTrue(value.equals("payments-0-3") || value.equals("payments-0-7"), value);
+            long lastAttemptOffset = copies.stream().filter(c -> text(c.value()).equals(value)
+                    && RetryHeaders.attempt(c.headers()) == 3).findFirst().orElseThrow().offset();
+            assertEquals(List.of(header(RetryHeaders.ATTEMPT, "3"),
+                    header(RetryHeaders.FAILURE, "the handler asked for a retry"),
+                    header(RetryHeaders.ORIGIN, "payments-0@" + lastAttemptOffset)), letter.headers());
+            assertEquals(1_000 + Integer.parseInt(value.substring("payments-0-".length())), letter.sendTimeMs());
+        }
+    }
+
+    @Test
+    void autoModeRefusesARetryWithoutARetryPathAndTrackedModeDeliversItAgainBeforeLaterRecords() throws Exception {
+        admin.createTopic("events", 1, 1, Map.of());
+        produce("events", 1, 5, 0);
+        TopicPartition events = new TopicPartition("events", 0);
+        List<String> autoHandled = Collections.synchronizedList(new ArrayList<>());
+        try (ConsumerRuntime auto = ConsumerRuntime.builder(consumer("auto"), record -> {
+            autoHandled.add(text(record.value()));
+            return text(record.value()).equals("events-0-2") ? Outcome.retry() : Outcome.ack();
+        }).topics(List.of("events")).start()) {
+            await().atMost(WAIT).until(() -> committed("auto", events).offset() == 5);
+            assertEquals(1, auto.counts().retriesRefused());
+        }
+        assertEquals(List.of("events-0-0", "events-0-1", "events-0-2", "events-0-3", "events-0-4"), autoHandled);
+
+        List<String> trackedHandled = Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger retries = new AtomicInteger();
+        try (ConsumerRuntime tracked = ConsumerRuntime.builder(consumer("in-place"), record -> {
+            trackedHandled.add(text(record.value()));
+            return text(record.value()).equals("events-0-2") && retries.incrementAndGet() <= 2 ? Outcome.retry()
+                    : Outcome.ack();
+        }).topics(List.of("events")).mode(ConsumerRuntime.CommitMode.TRACKED).workers(2).start()) {
+            await().atMost(WAIT).until(() -> committed("in-place", events).offset() == 5);
+            assertEquals(2, tracked.counts().retriedInPlace());
+        }
+        assertEquals(List.of("events-0-0", "events-0-1", "events-0-2", "events-0-2", "events-0-2", "events-0-3",
+                "events-0-4"), trackedHandled);
+    }
+
+    @Test
+    void aHandlerThatThrowsStopsTheRuntimeWithItsPositionBelowTheRecord() throws Exception {
+        admin.createTopic("jobs", 1, 1, Map.of());
+        produce("jobs", 1, 6, 0);
+        ConsumerRuntime runtime = ConsumerRuntime.builder(consumer("stopping"), record -> {
+            if (text(record.value()).equals("jobs-0-3")) {
+                throw new IllegalStateException("no such job");
+            }
+            return Outcome.ack();
+        }).topics(List.of("jobs")).mode(ConsumerRuntime.CommitMode.TRACKED).start();
+        await().atMost(WAIT).until(() -> !runtime.running());
+        runtime.close();
+        assertEquals("the handler failed on jobs-0 at offset 3 (handler errors: STOP)",
+                runtime.failure().orElseThrow().getMessage());
+        assertEquals("no such job", runtime.failure().orElseThrow().getCause().getMessage());
+        assertEquals(new OffsetAndMetadata(3), committed("stopping", new TopicPartition("jobs", 0)));
+    }
+
+    private ConsumerConfig consumer(String group) {
+        return ConsumerConfig.builder(cluster.bootstrap()).group(group).autoCommitIntervalMs(200)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).retryBackoffMs(20).build();
+    }
+
+    /** {@code count} records to each partition, valued (and keyed) {@code topic-partition-i}, SendTime base + i. */
+    private void produce(String topic, int partitions, int count, long sendTimeBaseMs) throws Exception {
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap()).build())) {
+            for (int p = 0; p < partitions; p++) {
+                for (int i = 0; i < count; i++) {
+                    byte[] value = (topic + "-" + p + "-" + i).getBytes(StandardCharsets.UTF_8);
+                    producer.send(new ProducerRecord(topic, p, value, value, sendTimeBaseMs + i)).get();
+                }
+            }
+        }
+    }
+
+    private OffsetAndMetadata committed(String group, TopicPartition tp) {
+        return admin.fetchOffsets(group, List.of(tp)).getOrDefault(tp, new OffsetAndMetadata(0));
+    }
+
+    private static Header header(String name, String value) {
+        return new Header(name, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+}
