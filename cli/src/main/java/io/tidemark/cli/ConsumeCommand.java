@@ -2,6 +2,7 @@ package io.tidemark.cli;
 
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ConsumerRuntime;
 import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.RebalanceListener;
 import io.tidemark.client.api.TidemarkConsumer;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /**
  * {@code tidemark consume}: prints records of a topic (or one partition) from a starting point, until
@@ -61,15 +63,40 @@ final class ConsumeCommand implements Callable<Integer> {
     @Option(names = "--commit", description = "With --group: commit the offsets of what was printed, every 5 s "
             + "(as Kafka's auto.commit.interval.ms), when the group takes a partition away, and at the end.")
     boolean commit;
-    @Option(names = "--output", defaultValue = "text", description = "text (values) or json.")
+    @Option(names = "--output", defaultValue = "text", description = "text (values) or json (with headers, so "
+            + "tidemark.attempt shows).")
     OutputFormat output;
+    @Option(names = "--mode", description = "Run a consumer runtime with a built-in handler, for trying the commit "
+            + "modes and outcomes by hand: auto or tracked (needs --group). It prints each record it handles and "
+            + "answers ack(), or retry() for a value matching --fail-matching; it commits by itself.")
+    ConsumerRuntime.CommitMode mode;
+    @Option(names = "--workers", defaultValue = "1", description = "With --mode: handler threads (default: "
+            + "${DEFAULT-VALUE}).")
+    int workers;
+    @Option(names = "--fail-matching", description = "With --mode: answer retry() for records whose value "
+            + "contains a match of this regular expression.")
+    Pattern failMatching;
+    @Option(names = "--max-attempts", description = "With --mode: attempts a record gets; retries go through the "
+            + "retry topic with the tidemark.attempt header.")
+    Integer maxAttempts;
+    @Option(names = "--retry-topic", description = "With --mode: where retries go (default: the topic itself).")
+    String retryTopic;
+    @Option(names = "--dead-letter-topic", description = "With --mode: where a record goes after its last attempt.")
+    String deadLetterTopic;
 
     @Override
-    public Integer call() {
+    public Integer call() throws InterruptedException {
         if (commit && group == null) {
             throw new IllegalArgumentException("--commit needs --group");
         }
         Duration idle = timeout == null ? null : TimeArguments.parseDuration("--timeout", timeout);
+        if (mode != null) {
+            return runHandler(idle);
+        }
+        if (failMatching != null || maxAttempts != null || retryTopic != null || deadLetterTopic != null) {
+            throw new IllegalArgumentException("--fail-matching, --max-attempts, --retry-topic and "
+                    + "--dead-letter-topic need --mode");
+        }
         // Only --commit commits, and only what was printed: positions run ahead of it when --max-records stops
         // inside what a poll returned.
         ConsumerConfig.Builder config = ConsumerConfig.builder(client.bootstrap).enableAutoCommit(false)
@@ -120,6 +147,19 @@ final class ConsumeCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private int runHandler(Duration idle) throws InterruptedException {
+        if (group == null) {
+            throw new IllegalArgumentException("--mode needs --group: the runtime commits the group's positions");
+        }
+        if (partition != null || from != null || commit) {
+            throw new IllegalArgumentException("--mode reads the group's share of the whole topic from its committed "
+                    + "positions and commits by itself: --partition, --from and --commit are not allowed with it");
+        }
+        return new HandlerRun(client.bootstrap, group, topic, mode, workers, failMatching, maxAttempts, retryTopic,
+                deadLetterTopic, maxRecords, idle, spec.commandLine().getOut(), this::print)
+                .run(spec.commandLine().getErr());
     }
 
     /**

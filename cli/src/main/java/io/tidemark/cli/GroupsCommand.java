@@ -1,5 +1,6 @@
 package io.tidemark.cli;
 
+import io.tidemark.client.api.ConsumerRuntime;
 import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
@@ -18,6 +19,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 
@@ -60,7 +62,8 @@ final class GroupsCommand {
 
     @Command(name = "describe", mixinStandardHelpOptions = true,
             description = "A group's state and members, and per partition its committed offset, log end offset and "
-                    + "lag, as the group's coordinator knows them.")
+                    + "lag, as the group's coordinator knows them; DONE-ABOVE: offsets above a Tracked-mode commit "
+                    + "that were completed, which a restart skips.")
     static final class Describe implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -103,11 +106,13 @@ final class GroupsCommand {
             }
             if (described.getPartitionsCount() > 0) {
                 out.println();
-                out.printf("%-24s %9s %16s %16s %10s  %s%n", "TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG",
-                        "COMMITTED-AT");
+                out.printf("%-24s %9s %16s %16s %10s %10s  %s%n", "TOPIC", "PARTITION", "COMMITTED", "LOG-END",
+                        "LAG", "DONE-ABOVE", "COMMITTED-AT");
                 for (GroupPartitionLag p : described.getPartitionsList()) {
-                    out.printf("%-24s %9d %16d %16d %10d  %s%n", p.getTopic(), p.getPartition(),
+                    OptionalLong doneAbove = ConsumerRuntime.completedAbove(p.getMetadata());
+                    out.printf("%-24s %9d %16d %16d %10d %10s  %s%n", p.getTopic(), p.getPartition(),
                             p.getCommittedOffset(), p.getLogEndOffset(), p.getLag(),
+                            doneAbove.isPresent() ? Long.toString(doneAbove.getAsLong()) : "-",
                             Instant.ofEpochMilli(p.getCommitTimeMs()));
                 }
             }
@@ -149,6 +154,8 @@ final class GroupsCommand {
                 row.put("logEndOffset", p.getLogEndOffset());
                 row.put("lag", p.getLag());
                 row.put("metadata", p.getMetadata());
+                OptionalLong doneAbove = ConsumerRuntime.completedAbove(p.getMetadata());
+                row.put("completedAbove", doneAbove.isPresent() ? doneAbove.getAsLong() : 0);
                 row.put("commitTime", p.getCommitTimeMs());
                 JsonLines.print(out, row);
             }

@@ -29,6 +29,7 @@ public final class TidemarkCommand {
     /** The command line with its error handling, writing to {@code out} and {@code err}. */
     static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine commandLine = new CommandLine(new TidemarkCommand());
+        commandLine.setCaseInsensitiveEnumValuesAllowed(true);
         commandLine.setOut(out);
         commandLine.setErr(err);
         commandLine.setExecutionExceptionHandler((e, cmd, parsed) -> {

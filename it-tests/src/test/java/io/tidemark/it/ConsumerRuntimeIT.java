@@ -154,8 +154,10 @@ class ConsumerRuntimeIT {
             long lastAttemptOffset = copies.stream().filter(c -> text(c.value()).equals(value)
                     && RetryHeaders.attempt(c.headers()) == 3).findFirst().orElseThrow().offset();
             assertEquals(List.of(header(RetryHeaders.ATTEMPT, "3"),
-                    header(RetryHeaders.FAILURE, "the handler asked for a retry"),
-                    header(RetryHeaders.ORIGIN, "payments-0@" + lastAttemptOffset)), letter.headers());
+                    header(RetryHeaders.DEAD_LETTER_MESSAGE, "the handler asked for a retry"),
+                    header(RetryHeaders.DEAD_LETTER_TOPIC, "payments"),
+                    header(RetryHeaders.DEAD_LETTER_PARTITION, "0"),
+                    header(RetryHeaders.DEAD_LETTER_OFFSET, Long.toString(lastAttemptOffset))), letter.headers());
             assertEquals(1_000 + Integer.parseInt(value.substring("payments-0-".length())), letter.sendTimeMs());
         }
     }

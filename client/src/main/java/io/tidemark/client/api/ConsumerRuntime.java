@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -103,6 +104,8 @@ public final class ConsumerRuntime implements Closeable {
 
     /** The attempts a record gets when a dead-letter topic is declared without {@code maxAttempts}. */
     public static final int DEFAULT_MAX_ATTEMPTS_WITH_DEAD_LETTERS = 3;
+    /** How long a closing runtime waits for handlers it interrupted to return. */
+    private static final long INTERRUPTED_WAIT_MS = 1_000;
     /** How long the polling thread waits in one poll: the longest a completion waits to be applied. */
     static final long POLL_MS = 50;
 
@@ -176,6 +179,15 @@ public final class ConsumerRuntime implements Closeable {
         int maxAttempts = b.maxAttempts != null ? b.maxAttempts
                 : b.deadLetterTopic != null ? DEFAULT_MAX_ATTEMPTS_WITH_DEAD_LETTERS : Integer.MAX_VALUE;
         return new RetryCopies(maxAttempts, retryTopic, Optional.ofNullable(b.deadLetterTopic));
+    }
+
+    /**
+     * How many offsets above a Tracked-mode commit its metadata says were completed (or are not in the log), which a
+     * restart skips; empty for metadata that is not a Tracked commit's or says nothing above the offset is complete.
+     */
+    public static OptionalLong completedAbove(String commitMetadata) {
+        return TrackedCommitFormat.decode(commitMetadata)
+                .map(above -> OptionalLong.of(above.end() - 1 - above.pending().length)).orElse(OptionalLong.empty());
     }
 
     /** Moves {@code tp} to {@code offset}: its tracked state is forgotten and its records not yet handled dropped. */
@@ -318,11 +330,13 @@ public final class ConsumerRuntime implements Closeable {
     }
 
     private void handlerFailed(Delivery delivery, Throwable e) {
-        counts.handlerErrors.increment();
         if (stopping) {
             LOG.info("The handler of {} at offset {} ended with {} while the runtime closed: left unfinished",
                     delivery.record.topicPartition(), delivery.record.offset(), e.toString());
-        } else if (retryCopies != null) {
+            return;
+        }
+        counts.handlerErrors.increment();
+        if (retryCopies != null) {
             retry(delivery, e.toString());
         } else if (settings.handlerErrors == HandlerErrors.LOG_AND_ACK) {
             LOG.error("The handler failed on {} at offset {}; acknowledged (handler errors: LOG_AND_ACK)",
@@ -490,9 +504,10 @@ public final class ConsumerRuntime implements Closeable {
         workers.shutdown();
         try {
             if (!workers.awaitTermination(settings.closeTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                LOG.warn("Handlers of group {} still ran {} after the runtime stopped; interrupted", group,
-                        settings.closeTimeout);
+                LOG.info("Handlers of group {} still ran {} after the runtime began to close: interrupted, their "
+                        + "records left unfinished", group, settings.closeTimeout);
                 workers.shutdownNow();
+                workers.awaitTermination(INTERRUPTED_WAIT_MS, TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {
             workers.shutdownNow();

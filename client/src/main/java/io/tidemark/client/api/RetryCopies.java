@@ -13,7 +13,7 @@ import java.util.Set;
 /**
  * Where a record goes when its handler asks for a retry through a topic (seed 002): below {@code maxAttempts} a copy
  * to the retry topic carrying the next attempt, at the limit a copy to the dead-letter topic carrying the attempt
- * that failed, why, and where the record was, and at the limit without a dead-letter topic no copy. A copy keeps the
+ * that failed, why, and where the record was ({@link RetryHeaders}), and at the limit without a dead-letter topic no copy. A copy keeps the
  * record's key (so it lands in the key's partition, after what was written meanwhile), value, other headers and
  * SendTime; it is a new record at the end of its partition, read by every group that reads the topic.
  *
@@ -21,8 +21,8 @@ import java.util.Set;
  */
 final class RetryCopies {
     private static final Logger LOG = LoggerFactory.getLogger(RetryCopies.class);
-    private static final Set<String> OWN_HEADERS = Set.of(RetryHeaders.ATTEMPT, RetryHeaders.FAILURE,
-            RetryHeaders.ORIGIN);
+    private static final Set<String> OWN_HEADERS = Set.of(RetryHeaders.ATTEMPT, RetryHeaders.DEAD_LETTER_MESSAGE,
+            RetryHeaders.DEAD_LETTER_TOPIC, RetryHeaders.DEAD_LETTER_PARTITION, RetryHeaders.DEAD_LETTER_OFFSET);
 
     private final int maxAttempts;
     private final String retryTopic;
@@ -56,8 +56,10 @@ final class RetryCopies {
             return Optional.of(new Copy(copy(record, retryTopic, attempt + 1, List.of()), false));
         }
         return deadLetterTopic.map(topic -> new Copy(copy(record, topic, attempt, List.of(
-                header(RetryHeaders.FAILURE, failure),
-                header(RetryHeaders.ORIGIN, record.topicPartition() + "@" + record.offset()))), true));
+                header(RetryHeaders.DEAD_LETTER_MESSAGE, failure),
+                header(RetryHeaders.DEAD_LETTER_TOPIC, record.topic()),
+                header(RetryHeaders.DEAD_LETTER_PARTITION, Integer.toString(record.partition())),
+                header(RetryHeaders.DEAD_LETTER_OFFSET, Long.toString(record.offset())))), true));
     }
 
     private static int attemptOf(ConsumerRecord record) {

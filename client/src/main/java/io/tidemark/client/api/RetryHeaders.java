@@ -15,10 +15,17 @@ public final class RetryHeaders {
      * 1); a copy for a retry carries the next; a dead-letter copy carries the attempt that failed last.
      */
     public static final String ATTEMPT = "tidemark.attempt";
-    /** On a dead-letter copy: why the last attempt failed (the handler's exception, or that it asked for a retry). */
-    public static final String FAILURE = "tidemark.failure";
-    /** On a dead-letter copy: the record it copies, as {@code topic-partition@offset}. */
-    public static final String ORIGIN = "tidemark.origin";
+    /**
+     * On a dead-letter copy: why the last attempt failed (the handler's exception, or that it asked for a retry).
+     * The name, and those of the topic and partition, are the ones the mirror's dead letters use.
+     */
+    public static final String DEAD_LETTER_MESSAGE = "tidemark.dead-letter.message";
+    /** On a dead-letter copy: the topic of the record whose last attempt failed. */
+    public static final String DEAD_LETTER_TOPIC = "tidemark.dead-letter.topic";
+    /** On a dead-letter copy: its partition, in decimal. */
+    public static final String DEAD_LETTER_PARTITION = "tidemark.dead-letter.partition";
+    /** On a dead-letter copy: its offset, in decimal. */
+    public static final String DEAD_LETTER_OFFSET = "tidemark.dead-letter.offset";
 
     private RetryHeaders() {
     }

@@ -53,8 +53,11 @@ class RetryCopiesTest {
                 .orElseThrow();
         assertTrue(dead.deadLetter());
         assertEquals("orders.dlq", dead.record().topic());
-        assertEquals(List.of(TRACE, attempt("3"), new Header(RetryHeaders.FAILURE, bytes("java.io.IOException: disk")),
-                new Header(RetryHeaders.ORIGIN, bytes("orders-2@41"))), dead.record().headers());
+        assertEquals(List.of(TRACE, attempt("3"),
+                new Header(RetryHeaders.DEAD_LETTER_MESSAGE, bytes("java.io.IOException: disk")),
+                new Header(RetryHeaders.DEAD_LETTER_TOPIC, bytes("orders")),
+                new Header(RetryHeaders.DEAD_LETTER_PARTITION, bytes("2")),
+                new Header(RetryHeaders.DEAD_LETTER_OFFSET, bytes("41"))), dead.record().headers());
     }
 
     @Test

@@ -1,0 +1,104 @@
+package io.tidemark.cli;
+
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ConsumerRuntime;
+import io.tidemark.client.api.Outcome;
+import io.tidemark.client.api.ProducerConfig;
+
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.regex.Pattern;
+
+/**
+ * {@code tidemark consume --mode ...}: a {@link ConsumerRuntime} with a built-in handler, for trying the commit modes
+ * and outcomes by hand. The handler prints each record it handles and answers {@code ack()}, except for a record
+ * whose value matches {@code --fail-matching}, for which it answers {@code retry()}. It stops after
+ * {@code --max-records} records printed (those handed out beyond it are left unfinished, so Tracked mode commits
+ * below them), when no record came for {@code --timeout}, or when the runtime stops on a failure; then it prints
+ * what the runtime did to standard error.
+ */
+final class HandlerRun {
+    /** How long the closing runtime gives handlers left waiting beyond {@code --max-records}. */
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(1);
+    private static final long CHECK_MS = 100;
+
+    private final ConsumerRuntime.Builder runtime;
+    private final Long maxRecords;
+    private final Duration idle;
+    private final AtomicLong printed = new AtomicLong();
+    private final AtomicLong lastHandledNanos = new AtomicLong(System.nanoTime());
+    private final CountDownLatch enough = new CountDownLatch(1);
+
+    /**
+     * @param print prints a record (the command's format); called by one worker at a time
+     * @param fail  values for which the handler answers retry(); null for none
+     */
+    HandlerRun(String bootstrap, String group, String topic, ConsumerRuntime.CommitMode mode, int workers,
+               Pattern fail, Integer maxAttempts, String retryTopic, String deadLetterTopic, Long maxRecords,
+               Duration idle, PrintWriter out, BiConsumer<PrintWriter, ConsumerRecord> print) {
+        this.maxRecords = maxRecords;
+        this.idle = idle;
+        ConsumerConfig consumer = ConsumerConfig.builder(bootstrap).group(group)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build();
+        this.runtime = ConsumerRuntime.builder(consumer, record -> handle(record, fail, out, print))
+                .topics(List.of(topic)).mode(mode).workers(workers).closeTimeout(CLOSE_TIMEOUT);
+        if (maxAttempts != null) {
+            runtime.maxAttempts(maxAttempts);
+        }
+        if (retryTopic != null) {
+            runtime.retryTopic(retryTopic);
+        }
+        if (deadLetterTopic != null) {
+            runtime.deadLetterTopic(deadLetterTopic);
+        }
+        if (maxAttempts != null || retryTopic != null || deadLetterTopic != null) {
+            runtime.producer(ProducerConfig.builder(bootstrap).build());
+        }
+    }
+
+    private Outcome handle(ConsumerRecord record, Pattern fail, PrintWriter out,
+                           BiConsumer<PrintWriter, ConsumerRecord> print) throws InterruptedException {
+        long count = printed.incrementAndGet();
+        if (maxRecords != null && count > maxRecords) {
+            enough.countDown();
+            new CountDownLatch(1).await();
+        }
+        synchronized (out) {
+            print.accept(out, record);
+            out.flush();
+        }
+        lastHandledNanos.set(System.nanoTime());
+        if (maxRecords != null && count == maxRecords) {
+            enough.countDown();
+        }
+        String value = record.value() == null ? "" : new String(record.value(), StandardCharsets.UTF_8);
+        return fail != null && fail.matcher(value).find() ? Outcome.retry() : Outcome.ack();
+    }
+
+    /** Runs until it has printed enough, was idle for long enough, or the runtime stopped; 0, or 1 on a failure. */
+    int run(PrintWriter err) throws InterruptedException {
+        ConsumerRuntime started = runtime.start();
+        try {
+            while (!enough.await(CHECK_MS, TimeUnit.MILLISECONDS) && started.running()) {
+                if (idle != null && System.nanoTime() - lastHandledNanos.get() >= idle.toNanos()) {
+                    break;
+                }
+            }
+        } finally {
+            started.close();
+        }
+        err.println(started.counts());
+        if (started.failure().isPresent()) {
+            err.println("stopped: " + started.failure().get());
+            return 1;
+        }
+        return 0;
+    }
+}
