@@ -383,13 +383,19 @@ class ProducerTest {
         return producer(b -> settings.accept(b.lingerMs(60_000).batchSizeBytes(oneRecord)));
     }
 
-    /** Sends r{from}..r{to - 1} to t-0, one batch each, and starts a flush that makes them all ready at once. */
+    /**
+     * Sends r{from}..r{to - 1} to t-0, one batch each, and starts a flush that makes them all ready at once, on a
+     * thread of its own: the common pool has one thread on two cores, which a flush of another test still waiting
+     * would hold.
+     */
     private List<CompletableFuture<RecordMetadata>> sendAndFlush(TidemarkProducer producer, int from, int to) {
         List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
         for (int i = from; i < to; i++) {
             futures.add(producer.send(new ProducerRecord("t", 0, null, bytes("r" + i))));
         }
-        CompletableFuture.runAsync(producer::flush);
+        Thread flush = new Thread(producer::flush, "test-flush");
+        flush.setDaemon(true);
+        flush.start();
         return futures;
     }
 
