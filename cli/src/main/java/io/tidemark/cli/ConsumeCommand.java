@@ -76,6 +76,13 @@ final class ConsumeCommand implements Callable<Integer> {
     @Option(names = "--fail-matching", description = "With --mode: answer retry() for records whose value "
             + "contains a match of this regular expression.")
     Pattern failMatching;
+    @Option(names = "--retry-after", description = "With --fail-matching: answer retryAfter(DURATION) instead "
+            + "(500ms, 10s, 5m): a durable delayed retry, kept in the delay tiers.")
+    String retryAfter;
+    @Option(names = "--delay-tiers", split = ",", defaultValue = "1s,10s,1m,10m,1h", description = "With "
+            + "--retry-after: the delays of the tier topics (<retry topic>.delay-<delay>, made when missing) "
+            + "(default: ${DEFAULT-VALUE}).")
+    List<String> delayTiers;
     @Option(names = "--max-attempts", description = "With --mode: attempts a record gets; retries go through the "
             + "retry topic with the tidemark.attempt header.")
     Integer maxAttempts;
@@ -93,8 +100,9 @@ final class ConsumeCommand implements Callable<Integer> {
         if (mode != null) {
             return runHandler(idle);
         }
-        if (failMatching != null || maxAttempts != null || retryTopic != null || deadLetterTopic != null) {
-            throw new IllegalArgumentException("--fail-matching, --max-attempts, --retry-topic and "
+        if (failMatching != null || retryAfter != null || maxAttempts != null || retryTopic != null
+                || deadLetterTopic != null) {
+            throw new IllegalArgumentException("--fail-matching, --retry-after, --max-attempts, --retry-topic and "
                     + "--dead-letter-topic need --mode");
         }
         // Only --commit commits, and only what was printed: positions run ahead of it when --max-records stops
@@ -157,8 +165,15 @@ final class ConsumeCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--mode reads the group's share of the whole topic from its committed "
                     + "positions and commits by itself: --partition, --from and --commit are not allowed with it");
         }
-        return new HandlerRun(client.bootstrap, group, topic, mode, workers, failMatching, maxAttempts, retryTopic,
-                deadLetterTopic, maxRecords, idle, spec.commandLine().getOut(), this::print)
+        if (retryAfter != null && failMatching == null) {
+            throw new IllegalArgumentException("--retry-after needs --fail-matching: it says what the handler "
+                    + "answers for the records that match");
+        }
+        Duration delay = retryAfter == null ? null : TimeArguments.parseDuration("--retry-after", retryAfter);
+        List<Duration> tiers = delayTiers.stream().map(d -> TimeArguments.parseDuration("--delay-tiers", d))
+                .toList();
+        return new HandlerRun(client.bootstrap, group, topic, mode, workers, failMatching, delay, tiers,
+                maxAttempts, retryTopic, deadLetterTopic, maxRecords, idle, spec.commandLine().getOut(), this::print)
                 .run(spec.commandLine().getErr());
     }
 

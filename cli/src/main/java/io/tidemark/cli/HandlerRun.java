@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
 /**
  * {@code tidemark consume --mode ...}: a {@link ConsumerRuntime} with a built-in handler, for trying the commit modes
  * and outcomes by hand. The handler prints each record it handles and answers {@code ack()}, except for a record
- * whose value matches {@code --fail-matching}, for which it answers {@code retry()}. It stops after
+ * whose value matches {@code --fail-matching}, for which it answers {@code retry()} (or {@code retryAfter} with
+ * {@code --retry-after}). It stops after
  * {@code --max-records} records printed (those handed out beyond it are left unfinished, so Tracked mode commits
  * below them), when no record came for {@code --timeout}, or when the runtime stops on a failure; then it prints
  * what the runtime did to standard error.
@@ -38,16 +39,20 @@ final class HandlerRun {
 
     /**
      * @param print prints a record (the command's format); called by one worker at a time
-     * @param fail  values for which the handler answers retry(); null for none
+     * @param fail       values for which the handler answers retry(); null for none
+     * @param retryAfter with {@code fail}: answer retryAfter(this) instead; null for retry()
+     * @param delayTiers the tiers that keep delayed retries; used with {@code retryAfter}
      */
     HandlerRun(String bootstrap, String group, String topic, ConsumerRuntime.CommitMode mode, int workers,
-               Pattern fail, Integer maxAttempts, String retryTopic, String deadLetterTopic, Long maxRecords,
-               Duration idle, PrintWriter out, BiConsumer<PrintWriter, ConsumerRecord> print) {
+               Pattern fail, Duration retryAfter, List<Duration> delayTiers, Integer maxAttempts, String retryTopic,
+               String deadLetterTopic, Long maxRecords, Duration idle, PrintWriter out,
+               BiConsumer<PrintWriter, ConsumerRecord> print) {
         this.maxRecords = maxRecords;
         this.idle = idle;
         ConsumerConfig consumer = ConsumerConfig.builder(bootstrap).group(group)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build();
-        this.runtime = ConsumerRuntime.builder(consumer, record -> handle(record, fail, out, print))
+        Outcome failed = retryAfter == null ? Outcome.retry() : Outcome.retryAfter(retryAfter);
+        this.runtime = ConsumerRuntime.builder(consumer, record -> handle(record, fail, failed, out, print))
                 .topics(List.of(topic)).mode(mode).workers(workers).closeTimeout(CLOSE_TIMEOUT);
         if (maxAttempts != null) {
             runtime.maxAttempts(maxAttempts);
@@ -58,12 +63,15 @@ final class HandlerRun {
         if (deadLetterTopic != null) {
             runtime.deadLetterTopic(deadLetterTopic);
         }
-        if (maxAttempts != null || retryTopic != null || deadLetterTopic != null) {
+        if (retryAfter != null) {
+            runtime.delayTiers(delayTiers);
+        }
+        if (maxAttempts != null || retryTopic != null || deadLetterTopic != null || retryAfter != null) {
             runtime.producer(ProducerConfig.builder(bootstrap).build());
         }
     }
 
-    private Outcome handle(ConsumerRecord record, Pattern fail, PrintWriter out,
+    private Outcome handle(ConsumerRecord record, Pattern fail, Outcome failed, PrintWriter out,
                            BiConsumer<PrintWriter, ConsumerRecord> print) throws InterruptedException {
         long count = printed.incrementAndGet();
         if (maxRecords != null && count > maxRecords) {
@@ -79,7 +87,7 @@ final class HandlerRun {
             enough.countDown();
         }
         String value = record.value() == null ? "" : new String(record.value(), StandardCharsets.UTF_8);
-        return fail != null && fail.matcher(value).find() ? Outcome.retry() : Outcome.ack();
+        return fail != null && fail.matcher(value).find() ? failed : Outcome.ack();
     }
 
     /** Runs until it has printed enough, was idle for long enough, or the runtime stopped; 0, or 1 on a failure. */

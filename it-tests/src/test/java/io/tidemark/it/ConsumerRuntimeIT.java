@@ -192,6 +192,48 @@ class ConsumerRuntimeIT {
     }
 
     @Test
+    void aDelayedRetryIsKeptInATierAndDeliveredOnceNotBeforeItIsDueAlsoAfterTheRuntimeRestarts() throws Exception {
+        admin.createTopic("reminders", 1, 1, Map.of());
+        produce("reminders", 1, 2, 0);
+        List<Duration> tiers = List.of(Duration.ofSeconds(1), Duration.ofSeconds(3));
+        List<String> firstSaw = Collections.synchronizedList(new ArrayList<>());
+        ConsumerRuntime first = ConsumerRuntime.builder(consumer("delays"), record -> {
+            firstSaw.add(text(record.value()) + "#" + RetryHeaders.attempt(record.headers()));
+            return text(record.value()).equals("reminders-0-1") ? Outcome.retryAfter(Duration.ofSeconds(5))
+                    : Outcome.ack();
+        }).topics(List.of("reminders")).mode(ConsumerRuntime.CommitMode.TRACKED).delayTiers(tiers)
+                .producer(ProducerConfig.builder(cluster.bootstrap()).build()).start();
+        try {
+            await().atMost(WAIT).until(() -> first.counts().retryCopies() == 1
+                    && committed("delays", new TopicPartition("reminders", 0)).offset() == 2);
+        } finally {
+            first.close();
+        }
+        assertEquals(List.of("reminders-0-0#1", "reminders-0-1#1"), firstSaw, "the copy was not due while it ran");
+        List<ConsumerRecord> kept = admin.read(new TopicPartition("reminders.delay-3s", 0), 0, 1 << 20);
+        assertEquals(1, kept.size(), "a 5 s delay is kept in the 3 s tier");
+        long dueMs = RetryHeaders.due(kept.get(0).headers()).orElseThrow();
+
+        Map<String, Long> secondSawAt = new ConcurrentHashMap<>();
+        List<String> secondSaw = Collections.synchronizedList(new ArrayList<>());
+        java.time.Clock clock = java.time.Clock.systemUTC();
+        try (ConsumerRuntime second = ConsumerRuntime.builder(consumer("delays"), record -> {
+            String seen = text(record.value()) + "#" + RetryHeaders.attempt(record.headers());
+            secondSaw.add(seen);
+            secondSawAt.put(seen, clock.millis());
+            return Outcome.ack();
+        }).topics(List.of("reminders")).mode(ConsumerRuntime.CommitMode.TRACKED).delayTiers(tiers)
+                .producer(ProducerConfig.builder(cluster.bootstrap()).build()).start()) {
+            await().atMost(WAIT).until(() -> secondSaw.contains("reminders-0-1#2"));
+            await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> secondSaw.size() == 1);
+            assertTrue(secondSawAt.get("reminders-0-1#2") >= dueMs, "delivered at "
+                    + secondSawAt.get("reminders-0-1#2") + ", due at " + dueMs);
+            assertTrue(second.counts().delayMoves() <= 1, "at most one move, to the 1 s tier");
+        }
+        assertEquals(List.of("reminders-0-1#2"), secondSaw);
+    }
+
+    @Test
     void aHandlerThatThrowsStopsTheRuntimeWithItsPositionBelowTheRecord() throws Exception {
         admin.createTopic("jobs", 1, 1, Map.of());
         produce("jobs", 1, 6, 0);

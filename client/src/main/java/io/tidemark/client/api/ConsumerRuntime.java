@@ -77,7 +77,10 @@ public final class ConsumerRuntime implements Closeable {
 
     /** What a handler that throws means where no retry path is declared. */
     public enum HandlerErrors {
-        /** The runtime stops: the record stays unfinished (Tracked mode commits below it) and {@link #failure} says why. */
+        /**
+         * The runtime stops: the record stays unfinished (Tracked mode commits below it) and {@link #failure} says
+         * why.
+         */
         STOP,
         /** Logged, and the record completes as if acknowledged. */
         LOG_AND_ACK
@@ -91,14 +94,15 @@ public final class ConsumerRuntime implements Closeable {
      * @param acked          {@link Outcome#ack()} answers
      * @param dropped        {@link Outcome#drop()} answers
      * @param retriedInPlace retries delivered again in place (Tracked mode, no retry path)
-     * @param retryCopies    copies stored in the retry topic
+     * @param retryCopies    copies stored in the retry topic or a delay tier
      * @param deadLettered   copies stored in the dead-letter topic
+     * @param delayMoves     delayed copies moved to the tier of their remaining time
      * @param exhausted      records that failed their last attempt with no dead-letter topic: completed, no copy
      * @param retriesRefused retries refused (Auto mode, no retry path)
      * @param handlerErrors  handler calls that threw
      */
     public record Counts(long delivered, long skipped, long acked, long dropped, long retriedInPlace,
-                         long retryCopies, long deadLettered, long exhausted, long retriesRefused,
+                         long retryCopies, long deadLettered, long delayMoves, long exhausted, long retriesRefused,
                          long handlerErrors) {
     }
 
@@ -116,6 +120,8 @@ public final class ConsumerRuntime implements Closeable {
     private final TidemarkConsumer consumer;
     private final TidemarkProducer producer;
     private final RetryCopies retryCopies;
+    /** The delay tiers, when declared; null otherwise. */
+    private final DelayTiers tiers;
     private final ExecutorService workers;
     private final WorkLanes<Delivery> lanes;
     private final Retry.Sleeper sleeper;
@@ -136,9 +142,18 @@ public final class ConsumerRuntime implements Closeable {
         this.group = settings.consumer.group().orElseThrow(() -> new IllegalArgumentException(
                 "the consumer config has no group; the runtime commits positions for a group"));
         this.retryCopies = retryPath(settings);
+        this.tiers = settings.delayTiers == null ? null : new DelayTiers(retryTopicOf(settings), settings.delayTiers);
+        if (tiers != null && settings.pattern != null) {
+            tiers.topics().stream().filter(topic -> !settings.pattern.matcher(topic).matches()).findFirst()
+                    .ifPresent(topic -> {
+                        throw new IllegalArgumentException("delay tier " + topic + " does not match the subscribed "
+                                + "pattern " + settings.pattern.pattern() + "; the runtime reads its tiers through "
+                                + "the subscription");
+                    });
+        }
         if (retryCopies != null && settings.producer == null) {
-            throw new IllegalArgumentException("a retry path is declared (maxAttempts, retryTopic or "
-                    + "deadLetterTopic) but no producer config to write the copies with; set producer(...)");
+            throw new IllegalArgumentException("a retry path is declared (maxAttempts, retryTopic, deadLetterTopic "
+                    + "or delayTiers) but no producer config to write the copies with; set producer(...)");
         }
         this.consumer = new TidemarkConsumer(settings.consumer, false);
         this.producer = retryCopies == null ? null : new TidemarkProducer(settings.producer);
@@ -149,7 +164,10 @@ public final class ConsumerRuntime implements Closeable {
         this.loop.setDaemon(true);
     }
 
-    /** A runtime that reads with {@code consumer} (which must name a group) and hands each record to {@code handler}. */
+    /**
+     * A runtime that reads with {@code consumer} (which must name a group) and hands each record to
+     * {@code handler}.
+     */
     public static Builder builder(ConsumerConfig consumer, RecordHandler handler) {
         return new Builder(consumer, handler);
     }
@@ -160,18 +178,10 @@ public final class ConsumerRuntime implements Closeable {
      * @throws IllegalArgumentException when the subscription cannot tell where copies go
      */
     private static RetryCopies retryPath(Builder b) {
-        if (b.maxAttempts == null && b.retryTopic == null && b.deadLetterTopic == null) {
+        if (b.maxAttempts == null && b.retryTopic == null && b.deadLetterTopic == null && b.delayTiers == null) {
             return null;
         }
-        String retryTopic = b.retryTopic;
-        if (retryTopic == null) {
-            if (b.pattern != null || b.topics.size() != 1) {
-                throw new IllegalArgumentException("a subscription to " + (b.pattern != null ? "pattern "
-                        + b.pattern.pattern() : "topics " + b.topics) + " must name its retry topic (retryTopic): "
-                        + "only a subscription to one topic retries through that topic");
-            }
-            retryTopic = b.topics.iterator().next();
-        }
+        String retryTopic = retryTopicOf(b);
         if (b.pattern != null && !b.pattern.matcher(retryTopic).matches()) {
             throw new IllegalArgumentException("retry topic " + retryTopic + " does not match the subscribed pattern "
                     + b.pattern.pattern() + "; the runtime reads its retry topic through the subscription");
@@ -188,6 +198,19 @@ public final class ConsumerRuntime implements Closeable {
     public static OptionalLong completedAbove(String commitMetadata) {
         return TrackedCommitFormat.decode(commitMetadata)
                 .map(above -> OptionalLong.of(above.end() - 1 - above.pending().length)).orElse(OptionalLong.empty());
+    }
+
+    /** The retry topic named, else the one topic subscribed. */
+    private static String retryTopicOf(Builder b) {
+        if (b.retryTopic != null) {
+            return b.retryTopic;
+        }
+        if (b.pattern != null || b.topics.size() != 1) {
+            throw new IllegalArgumentException("a subscription to " + (b.pattern != null ? "pattern "
+                    + b.pattern.pattern() : "topics " + b.topics) + " must name its retry topic (retryTopic): "
+                    + "only a subscription to one topic retries through that topic");
+        }
+        return b.topics.iterator().next();
     }
 
     /** Moves {@code tp} to {@code offset}: its tracked state is forgotten and its records not yet handled dropped. */
@@ -231,6 +254,14 @@ public final class ConsumerRuntime implements Closeable {
     }
 
     private void start() {
+        if (tiers != null) {
+            ConnectionSettings connection = settings.consumer.connection();
+            try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(String.join(",", connection.bootstrap()))
+                    .channelFactory(connection.channelFactory()).requestTimeoutMs(connection.requestTimeoutMs())
+                    .build())) {
+                DelayTierTopics.ensure(admin, retryTopicOf(settings), tiers);
+            }
+        }
         loop.start();
     }
 
@@ -241,12 +272,15 @@ public final class ConsumerRuntime implements Closeable {
             while (!stopping && failure.get() == null) {
                 applyEvents();
                 long nowMs = clock().millis();
+                releaseRipe(nowMs);
                 if (nowMs >= nextCommitMs) {
                     commitAsync();
                     nextCommitMs = nowMs + settings.consumer.autoCommitIntervalMs();
                 }
-                for (ConsumerRecord record : consumer.poll(Duration.ofMillis(POLL_MS))) {
-                    dispatch(record);
+                List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(POLL_MS));
+                long polledMs = clock().millis();
+                for (ConsumerRecord record : records) {
+                    dispatch(record, polledMs);
                 }
             }
         } catch (RuntimeException e) {
@@ -270,16 +304,31 @@ public final class ConsumerRuntime implements Closeable {
         if (settings.retryTopic != null) {
             topics.add(settings.retryTopic);
         }
+        if (tiers != null) {
+            topics.addAll(tiers.topics());
+        }
         consumer.subscribe(topics, listener);
     }
 
-    /** Hands {@code record} to the workers, unless a resumed commit says it was completed; on the polling thread. */
-    private void dispatch(ConsumerRecord record) {
+    /**
+     * Hands {@code record} to the workers, unless a resumed commit says it was completed or it is a delayed retry not
+     * due yet ({@link DelayTiers}); on the polling thread.
+     */
+    private void dispatch(ConsumerRecord record, long nowMs) {
         PartitionWork work = partitions.get(record.topicPartition());
-        if (work == null) {
+        if (work == null || work.heldUntilMs != 0) {
             return;
         }
-        if (settings.mode == CommitMode.TRACKED) {
+        DelayTiers.Decision decision = tiers != null && tiers.isTier(record.topic()) ? decide(record, nowMs)
+                : new DelayTiers.Deliver();
+        if (decision instanceof DelayTiers.WaitUntil wait) {
+            work.heldUntilMs = wait.timeMs();
+            consumer.seek(record.topicPartition(), record.offset(), consumer.topicId(record.topicPartition())
+                    .orElseThrow());
+            updatePause(work);
+            return;
+        }
+        if (work.tracks()) {
             if (!work.tracked(record.offset()).arrived(record.offset())) {
                 counts.skipped.increment();
                 return;
@@ -287,13 +336,58 @@ public final class ConsumerRuntime implements Closeable {
         } else {
             work.autoStored = record.offset() + 1;
         }
-        counts.delivered.increment();
         work.inFlight++;
-        if (work.inFlight >= settings.maxInFlightPerPartition && !work.paused) {
-            consumer.pause(List.of(work.tp));
-            work.paused = true;
+        updatePause(work);
+        Delivery delivery = new Delivery(record, work);
+        if (decision instanceof DelayTiers.MoveTo move) {
+            send(delivery, RetryCopies.moved(record, move.topic(), RetryHeaders.due(record.headers()).orElseThrow()),
+                    counts.delayMoves);
+            return;
         }
-        lanes.add(laneOf(record), new Delivery(record, work));
+        counts.delivered.increment();
+        lanes.add(laneOf(record), delivery);
+    }
+
+    /** Where a delayed copy at the head of its tier partition stands; one without a due time is due. */
+    private DelayTiers.Decision decide(ConsumerRecord record, long nowMs) {
+        var due = RetryHeaders.due(record.headers());
+        if (due.isEmpty()) {
+            LOG.warn("{} at offset {} is in a delay tier without a valid {} header: delivered now",
+                    record.topicPartition(), record.offset(), RetryHeaders.DUE);
+            return new DelayTiers.Deliver();
+        }
+        return tiers.decide(record.topic(), record.receiveTimeMs(), due.getAsLong(), nowMs);
+    }
+
+    /** Fetches again the held partitions whose head is ripe. */
+    private void releaseRipe(long nowMs) {
+        for (PartitionWork work : partitions.values()) {
+            if (work.heldUntilMs != 0 && nowMs >= work.heldUntilMs) {
+                work.heldUntilMs = 0;
+                updatePause(work);
+            }
+        }
+    }
+
+    /** Pauses a partition that is full or held, resumes it when neither. */
+    private void updatePause(PartitionWork work) {
+        boolean pause = work.heldUntilMs != 0 || work.inFlight >= settings.maxInFlightPerPartition;
+        if (pause != work.paused) {
+            if (pause) {
+                consumer.pause(List.of(work.tp));
+            } else {
+                consumer.resume(List.of(work.tp));
+            }
+            work.paused = pause;
+        }
+    }
+
+    /**
+     * Whether {@code tp}'s position is tracked: in Tracked mode, and always in a delay tier, whose records are the
+     * runtime's own scheduled retries: storing their position before they are handled would lose them in a crash.
+     */
+    private boolean tracks(TopicPartition tp) {
+        return settings.mode == CommitMode.TRACKED || tiers != null && tiers.isTier(tp.topic());
     }
 
     private Object laneOf(ConsumerRecord record) {
@@ -326,6 +420,7 @@ public final class ConsumerRuntime implements Closeable {
                 events.add(new Completed(delivery));
             }
             case RETRY -> retry(delivery, "the handler asked for a retry");
+            case RETRY_AFTER -> retryAfter(delivery, outcome.delay());
         }
     }
 
@@ -371,8 +466,25 @@ public final class ConsumerRuntime implements Closeable {
 
     /** Writes the copy {@link RetryCopies} decides on; the record completes once it is stored. */
     private void copy(Delivery delivery, String reason) {
+        finishWith(delivery, retryCopies.copyOf(delivery.record, reason), reason);
+    }
+
+    /** A durable delayed retry ({@link DelayTiers}); a runtime without delay tiers stops, as it cannot keep it. */
+    private void retryAfter(Delivery delivery, Duration delay) {
         ConsumerRecord record = delivery.record;
-        Optional<RetryCopies.Copy> copy = retryCopies.copyOf(record, reason);
+        if (tiers == null) {
+            fail(new IllegalStateException("the handler answered " + Outcome.retryAfter(delay) + " for "
+                    + record.topicPartition() + " at offset " + record.offset() + ", but no delay tiers are "
+                    + "declared (delayTiers) to keep it in"));
+            return;
+        }
+        String reason = "the handler asked for a retry after " + delay;
+        finishWith(delivery, retryCopies.delayedCopyOf(record, tiers, delay.toMillis(), clock().millis(), reason),
+                reason);
+    }
+
+    private void finishWith(Delivery delivery, Optional<RetryCopies.Copy> copy, String reason) {
+        ConsumerRecord record = delivery.record;
         if (copy.isEmpty()) {
             counts.exhausted.increment();
             LOG.warn("{} at offset {} failed its last attempt ({}) and no dead-letter topic is declared: it completes "
@@ -380,19 +492,25 @@ public final class ConsumerRuntime implements Closeable {
             events.add(new Completed(delivery));
             return;
         }
+        send(delivery, copy.get().record(), copy.get().deadLetter() ? counts.deadLettered : counts.retryCopies);
+    }
+
+    /** Sends {@code copy} of the delivery's record, which completes once it is stored, counted in {@code stored}. */
+    private void send(Delivery delivery, ProducerRecord copy, java.util.concurrent.atomic.LongAdder stored) {
+        ConsumerRecord record = delivery.record;
         try {
-            producer.send(copy.get().record()).whenComplete((stored, error) -> {
+            producer.send(copy).whenComplete((metadata, error) -> {
                 if (error != null) {
                     fail(new IllegalStateException("the copy of " + record.topicPartition() + " at offset "
-                            + record.offset() + " to " + copy.get().record().topic() + " was not stored", error));
+                            + record.offset() + " to " + copy.topic() + " was not stored", error));
                     return;
                 }
-                (copy.get().deadLetter() ? counts.deadLettered : counts.retryCopies).increment();
+                stored.increment();
                 events.add(new Completed(delivery));
             });
         } catch (RuntimeException e) {
             fail(new IllegalStateException("the copy of " + record.topicPartition() + " at offset "
-                    + record.offset() + " could not be sent", e));
+                    + record.offset() + " to " + copy.topic() + " could not be sent", e));
         }
     }
 
@@ -432,13 +550,10 @@ public final class ConsumerRuntime implements Closeable {
             return;
         }
         work.inFlight--;
-        if (settings.mode == CommitMode.TRACKED) {
+        if (work.tracks()) {
             work.tracked.completed(delivery.record.offset());
         }
-        if (work.paused && work.inFlight < settings.maxInFlightPerPartition) {
-            consumer.resume(List.of(work.tp));
-            work.paused = false;
-        }
+        updatePause(work);
     }
 
     /** Stops the runtime: no record is handed to a handler from now on; any thread. */
@@ -526,9 +641,11 @@ public final class ConsumerRuntime implements Closeable {
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> tps) {
             Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
-            if (settings.mode == CommitMode.TRACKED) {
+            Set<TopicPartition> tracked = tps.stream().filter(ConsumerRuntime.this::tracks)
+                    .collect(java.util.stream.Collectors.toUnmodifiableSet());
+            if (!tracked.isEmpty()) {
                 try {
-                    committed = consumer.committed(Set.copyOf(tps));
+                    committed = consumer.committed(tracked);
                 } catch (TidemarkException e) {
                     LOG.warn("The committed offsets of {} could not be read ({}): their records above the committed "
                             + "offsets are all delivered again", tps, e.getMessage());
@@ -562,13 +679,20 @@ public final class ConsumerRuntime implements Closeable {
         TrackedPosition tracked;
         long autoStored = -1;
         int inFlight;
+        /** Whether the consumer has the partition paused: full, or held. */
         boolean paused;
+        /** While a delayed copy at its head is not ripe: when it is (the runtime's clock); 0 otherwise. */
+        long heldUntilMs;
         OffsetAndMetadata lastCommitted;
 
         PartitionWork(TopicPartition tp, Optional<OffsetAndMetadata> resumedFrom) {
             this.tp = tp;
             this.resumedFrom = resumedFrom;
             this.lastCommitted = resumedFrom.orElse(null);
+        }
+
+        boolean tracks() {
+            return ConsumerRuntime.this.tracks(tp);
         }
 
         /** The tracked position, made when the first record arrives. */
@@ -584,7 +708,7 @@ public final class ConsumerRuntime implements Closeable {
 
         /** The position to commit: the stored one; empty before there is one. */
         Optional<OffsetAndMetadata> position() {
-            if (settings.mode == CommitMode.AUTO) {
+            if (!tracks()) {
                 return autoStored < 0 ? Optional.empty() : Optional.of(new OffsetAndMetadata(autoStored));
             }
             if (tracked == null || tracked.stored().isEmpty()) {
@@ -625,6 +749,7 @@ public final class ConsumerRuntime implements Closeable {
         private String retryTopic;
         private String deadLetterTopic;
         private ProducerConfig producer;
+        private List<Duration> delayTiers;
         private Duration closeTimeout = Duration.ofSeconds(30);
 
         private Builder(ConsumerConfig consumer, RecordHandler handler) {
@@ -698,6 +823,17 @@ public final class ConsumerRuntime implements Closeable {
         /** Where a record goes after its last attempt; none by default (it completes with no copy). */
         public Builder deadLetterTopic(String deadLetterTopic) {
             this.deadLetterTopic = ConfigChecks.notNull("deadLetterTopic", deadLetterTopic);
+            return this;
+        }
+
+        /**
+         * The delays of the tiers that keep {@link Outcome#retryAfter} copies, ascending (say 1 s, 10 s, 1 min,
+         * 10 min, 1 h): topics {@code <retry topic>.delay-<delay>}, made at start with the retry topic's partitions and
+         * replication factor when missing, and read by this runtime. The smallest bounds how late a delayed retry
+         * may come ({@link DelayTiers}). None by default: {@code retryAfter} then stops the runtime.
+         */
+        public Builder delayTiers(List<Duration> delayTiers) {
+            this.delayTiers = List.copyOf(delayTiers);
             return this;
         }
 

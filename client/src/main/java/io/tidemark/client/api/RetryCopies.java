@@ -12,16 +12,18 @@ import java.util.Set;
 
 /**
  * Where a record goes when its handler asks for a retry through a topic (seed 002): below {@code maxAttempts} a copy
- * to the retry topic carrying the next attempt, at the limit a copy to the dead-letter topic carrying the attempt
- * that failed, why, and where the record was ({@link RetryHeaders}), and at the limit without a dead-letter topic no copy. A copy keeps the
- * record's key (so it lands in the key's partition, after what was written meanwhile), value, other headers and
- * SendTime; it is a new record at the end of its partition, read by every group that reads the topic.
+ * to the retry topic (or a delay tier, {@link DelayTiers}) carrying the next attempt, at the limit a copy to the
+ * dead-letter topic carrying the attempt that failed, why, and where the record was ({@link RetryHeaders}), and at
+ * the limit without a dead-letter topic no copy. A copy keeps the record's key (so it lands in the key's partition,
+ * after what was written meanwhile), value, other headers and SendTime; it is a new record at the end of its
+ * partition, read by every group that reads the topic.
  *
  * <p>Stateless but for its settings; thread-safe.
  */
 final class RetryCopies {
     private static final Logger LOG = LoggerFactory.getLogger(RetryCopies.class);
-    private static final Set<String> OWN_HEADERS = Set.of(RetryHeaders.ATTEMPT, RetryHeaders.DEAD_LETTER_MESSAGE,
+    private static final Set<String> OWN_HEADERS = Set.of(RetryHeaders.ATTEMPT, RetryHeaders.DUE,
+            RetryHeaders.DEAD_LETTER_MESSAGE,
             RetryHeaders.DEAD_LETTER_TOPIC, RetryHeaders.DEAD_LETTER_PARTITION, RetryHeaders.DEAD_LETTER_OFFSET);
 
     private final int maxAttempts;
@@ -55,6 +57,28 @@ final class RetryCopies {
         if (attempt < maxAttempts) {
             return Optional.of(new Copy(copy(record, retryTopic, attempt + 1, List.of()), false));
         }
+        return deadLetter(record, attempt, failure);
+    }
+
+    /**
+     * The delayed copy of {@code record}, due {@code delayMs} after {@code nowMs}, to the delay tier {@code tiers}
+     * choose; at the limit the dead-letter copy (or none) as {@link #copyOf}.
+     */
+    Optional<Copy> delayedCopyOf(ConsumerRecord record, DelayTiers tiers, long delayMs, long nowMs, String failure) {
+        int attempt = attemptOf(record);
+        if (attempt < maxAttempts) {
+            return Optional.of(new Copy(copy(record, tiers.topicFor(delayMs), attempt + 1,
+                    List.of(header(RetryHeaders.DUE, Long.toString(nowMs + delayMs)))), false));
+        }
+        return deadLetter(record, attempt, failure);
+    }
+
+    /** {@code record}, a delayed copy due at {@code dueMs}, moved to {@code tier}: the same attempt and due time. */
+    static ProducerRecord moved(ConsumerRecord record, String tier, long dueMs) {
+        return copy(record, tier, attemptOf(record), List.of(header(RetryHeaders.DUE, Long.toString(dueMs))));
+    }
+
+    private Optional<Copy> deadLetter(ConsumerRecord record, int attempt, String failure) {
         return deadLetterTopic.map(topic -> new Copy(copy(record, topic, attempt, List.of(
                 header(RetryHeaders.DEAD_LETTER_MESSAGE, failure),
                 header(RetryHeaders.DEAD_LETTER_TOPIC, record.topic()),

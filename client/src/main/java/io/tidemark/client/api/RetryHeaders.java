@@ -4,6 +4,7 @@ import io.tidemark.proto.record.Header;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * The headers a {@link ConsumerRuntime} puts on the copies it writes to a retry or dead-letter topic. Values are
@@ -15,6 +16,11 @@ public final class RetryHeaders {
      * 1); a copy for a retry carries the next; a dead-letter copy carries the attempt that failed last.
      */
     public static final String ATTEMPT = "tidemark.attempt";
+    /**
+     * On a delayed copy ({@link Outcome#retryAfter}): when it is due, in ms since the epoch on the clock of the runtime
+     * that wrote it; it is not delivered before ({@link DelayTiers}).
+     */
+    public static final String DUE = "tidemark.due";
     /**
      * On a dead-letter copy: why the last attempt failed (the handler's exception, or that it asked for a retry).
      * The name, and those of the topic and partition, are the ones the mirror's dead letters use.
@@ -28,6 +34,21 @@ public final class RetryHeaders {
     public static final String DEAD_LETTER_OFFSET = "tidemark.dead-letter.offset";
 
     private RetryHeaders() {
+    }
+
+    /** The due time {@code headers} give ({@link #DUE}); empty without one or when it is not a decimal number. */
+    public static OptionalLong due(List<Header> headers) {
+        OptionalLong due = OptionalLong.empty();
+        for (Header header : headers) {
+            if (header.name().equals(DUE)) {
+                try {
+                    due = OptionalLong.of(Long.parseLong(new String(header.value(), StandardCharsets.UTF_8)));
+                } catch (NumberFormatException e) {
+                    due = OptionalLong.empty();
+                }
+            }
+        }
+        return due;
     }
 
     /**

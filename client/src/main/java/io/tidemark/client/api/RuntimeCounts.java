@@ -11,12 +11,14 @@ final class RuntimeCounts {
     final LongAdder retriedInPlace = new LongAdder();
     final LongAdder retryCopies = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
+    final LongAdder delayMoves = new LongAdder();
     final LongAdder exhausted = new LongAdder();
     final LongAdder retriesRefused = new LongAdder();
     final LongAdder handlerErrors = new LongAdder();
 
     ConsumerRuntime.Counts snapshot() {
-        return new ConsumerRuntime.Counts(delivered.sum(), skipped.sum(), acked.sum(), dropped.sum(), retriedInPlace.sum(),
-                retryCopies.sum(), deadLettered.sum(), exhausted.sum(), retriesRefused.sum(), handlerErrors.sum());
+        return new ConsumerRuntime.Counts(delivered.sum(), skipped.sum(), acked.sum(), dropped.sum(),
+                retriedInPlace.sum(), retryCopies.sum(), deadLettered.sum(), delayMoves.sum(), exhausted.sum(),
+                retriesRefused.sum(), handlerErrors.sum());
     }
 }

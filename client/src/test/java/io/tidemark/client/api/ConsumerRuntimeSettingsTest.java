@@ -41,8 +41,8 @@ class ConsumerRuntimeSettingsTest {
 
     @Test
     void aRetryPathNeedsAProducerAndATopicToRetryThrough() {
-        assertEquals("a retry path is declared (maxAttempts, retryTopic or deadLetterTopic) but no producer config "
-                        + "to write the copies with; set producer(...)",
+        assertEquals("a retry path is declared (maxAttempts, retryTopic, deadLetterTopic or delayTiers) but no "
+                        + "producer config to write the copies with; set producer(...)",
                 refusal(ConsumerRuntime.builder(GROUP, ACK).topics(List.of("orders")).deadLetterTopic("dlq")));
         assertEquals("a subscription to topics [orders, payments] must name its retry topic (retryTopic): only a "
                         + "subscription to one topic retries through that topic",
@@ -56,5 +56,10 @@ class ConsumerRuntimeSettingsTest {
                         + "retry topic through the subscription",
                 refusal(ConsumerRuntime.builder(GROUP, ACK).pattern(Pattern.compile("orders-.*"))
                         .retryTopic("retries").producer(PRODUCER)));
+        assertEquals("delay tier orders-retry.delay-1s does not match the subscribed pattern orders-[a-z]+; the "
+                        + "runtime reads its tiers through the subscription",
+                refusal(ConsumerRuntime.builder(GROUP, ACK).pattern(Pattern.compile("orders-[a-z]+"))
+                        .retryTopic("orders-retry").delayTiers(List.of(java.time.Duration.ofSeconds(1)))
+                        .producer(PRODUCER)));
     }
 }
