@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -231,6 +232,45 @@ class ConsumerRuntimeIT {
             assertTrue(second.counts().delayMoves() <= 1, "at most one move, to the 1 s tier");
         }
         assertEquals(List.of("reminders-0-1#2"), secondSaw);
+    }
+
+    @Test
+    void aDelayedRetryPendingWhenItsConsumerIsKilledArrivesOnceAfterTheRestart() throws Exception {
+        admin.createTopic("alarms", 1, 1, Map.of());
+        produce("alarms", 1, 2, 0);
+        // The built-in handler answers retryAfter(12s) for alarms-0-1 (kept in the 10 s tier, then moved to the 1 s
+        // one); at its second attempt (the limit) it completes.
+        String[] consume = {"consume", "--bootstrap", cluster.bootstrap(), "--topic", "alarms", "--group", "killed",
+                "--mode", "tracked", "--fail-matching", "alarms-0-1", "--retry-after", "12s", "--delay-tiers",
+                "1s,10s", "--max-attempts", "2", "--output", "json"};
+        Path firstOut = dir.resolve("first.out");
+        Process first = new ProcessBuilder(Tidemark.command(consume)).redirectOutput(firstOut.toFile())
+                .redirectError(dir.resolve("first.err").toFile()).start();
+        TopicPartition tier = new TopicPartition("alarms.delay-10s", 0);
+        long dueMs;
+        try {
+            await().atMost(WAIT).until(() -> admin.listTopics(false).stream()
+                    .anyMatch(t -> t.getName().equals(tier.topic())) && !admin.read(tier, 0, 1 << 20).isEmpty()
+                    && committed("killed", new TopicPartition("alarms", 0)).offset() == 2);
+            dueMs = RetryHeaders.due(admin.read(tier, 0, 1 << 20).get(0).headers()).orElseThrow();
+        } finally {
+            first.destroyForcibly().waitFor();
+        }
+        assertTrue(java.time.Clock.systemUTC().millis() < dueMs, "killed while the retry was pending");
+        assertEquals(2, Files.readAllLines(firstOut).size(), "the first process handled the two records once each");
+
+        Path secondOut = dir.resolve("second.out");
+        Process second = new ProcessBuilder(Tidemark.command(consume)).redirectOutput(secondOut.toFile())
+                .redirectError(dir.resolve("second.err").toFile()).start();
+        try {
+            await().atMost(WAIT).until(() -> Files.readAllLines(secondOut).size() == 1);
+            await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> Files.readAllLines(secondOut).size() == 1);
+            String line = Files.readAllLines(secondOut).get(0);
+            assertTrue(line.contains("\"value\":\"alarms-0-1\"") && line.contains("\"tidemark.attempt\":\"2\"")
+                    && line.contains("\"tidemark.due\":\"" + dueMs + "\""), line);
+        } finally {
+            second.destroyForcibly().waitFor();
+        }
     }
 
     @Test

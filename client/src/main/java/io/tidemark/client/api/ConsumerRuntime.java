@@ -131,6 +131,12 @@ public final class ConsumerRuntime implements Closeable {
     /** The partitions the group gave this runtime; the polling thread's. */
     private final Map<TopicPartition, PartitionWork> partitions = new HashMap<>();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    /**
+     * A record completed by a copy (a retry, a dead letter, a delayed retry moved): until its position is committed, a
+     * crash reads it again and copies it twice, so the polling thread commits at its next turn instead of waiting for
+     * the timer. The polling thread's.
+     */
+    private boolean commitSoon;
     /** {@link #partitions}' keys, for other threads. */
     private volatile Set<TopicPartition> assigned = Set.of();
     private final Thread loop;
@@ -273,7 +279,8 @@ public final class ConsumerRuntime implements Closeable {
                 applyEvents();
                 long nowMs = clock().millis();
                 releaseRipe(nowMs);
-                if (nowMs >= nextCommitMs) {
+                if (nowMs >= nextCommitMs || commitSoon) {
+                    commitSoon = false;
                     commitAsync();
                     nextCommitMs = nowMs + settings.consumer.autoCommitIntervalMs();
                 }
@@ -413,11 +420,11 @@ public final class ConsumerRuntime implements Closeable {
         switch (outcome.kind()) {
             case ACK -> {
                 counts.acked.increment();
-                events.add(new Completed(delivery));
+                events.add(new Completed(delivery, false));
             }
             case DROP -> {
                 counts.dropped.increment();
-                events.add(new Completed(delivery));
+                events.add(new Completed(delivery, false));
             }
             case RETRY -> retry(delivery, "the handler asked for a retry");
             case RETRY_AFTER -> retryAfter(delivery, outcome.delay());
@@ -436,7 +443,7 @@ public final class ConsumerRuntime implements Closeable {
         } else if (settings.handlerErrors == HandlerErrors.LOG_AND_ACK) {
             LOG.error("The handler failed on {} at offset {}; acknowledged (handler errors: LOG_AND_ACK)",
                     delivery.record.topicPartition(), delivery.record.offset(), e);
-            events.add(new Completed(delivery));
+            events.add(new Completed(delivery, false));
         } else {
             fail(new IllegalStateException("the handler failed on " + delivery.record.topicPartition()
                     + " at offset " + delivery.record.offset() + " (handler errors: STOP)", e));
@@ -460,7 +467,7 @@ public final class ConsumerRuntime implements Closeable {
             LOG.error("UNSUPPORTED: retry() of {} at offset {} in Auto mode without a retry path: nothing would "
                     + "deliver it again (its position was stored when it was handed out); declare maxAttempts, "
                     + "retryTopic or deadLetterTopic, or use Tracked mode", record.topicPartition(), record.offset());
-            events.add(new Completed(delivery));
+            events.add(new Completed(delivery, false));
         }
     }
 
@@ -489,7 +496,7 @@ public final class ConsumerRuntime implements Closeable {
             counts.exhausted.increment();
             LOG.warn("{} at offset {} failed its last attempt ({}) and no dead-letter topic is declared: it completes "
                     + "with no copy", record.topicPartition(), record.offset(), reason);
-            events.add(new Completed(delivery));
+            events.add(new Completed(delivery, false));
             return;
         }
         send(delivery, copy.get().record(), copy.get().deadLetter() ? counts.deadLettered : counts.retryCopies);
@@ -506,7 +513,7 @@ public final class ConsumerRuntime implements Closeable {
                     return;
                 }
                 stored.increment();
-                events.add(new Completed(delivery));
+                events.add(new Completed(delivery, true));
             });
         } catch (RuntimeException e) {
             fail(new IllegalStateException("the copy of " + record.topicPartition() + " at offset "
@@ -520,6 +527,7 @@ public final class ConsumerRuntime implements Closeable {
         while ((event = events.poll()) != null) {
             if (event instanceof Completed completed) {
                 complete(completed.delivery);
+                commitSoon |= completed.copied;
             } else if (event instanceof CommitFailed commitFailed) {
                 commitFailed.offsets.forEach((tp, offset) -> {
                     PartitionWork work = partitions.get(tp);
@@ -725,7 +733,8 @@ public final class ConsumerRuntime implements Closeable {
     private sealed interface Event permits Completed, CommitFailed, Seek {
     }
 
-    private record Completed(Delivery delivery) implements Event {
+    /** @param copied completed by a copy now stored: its position is committed at once (see {@link #commitSoon}) */
+    private record Completed(Delivery delivery, boolean copied) implements Event {
     }
 
     private record CommitFailed(Map<TopicPartition, OffsetAndMetadata> offsets) implements Event {
