@@ -115,6 +115,55 @@ class ConsumerRuntimeIT {
     }
 
     @Test
+    void aPartitionMovedWhileItsHandlerIsBlockedGoesOnAtTheNewOwnerAndTheOldDeliveryChangesNothing() throws Exception {
+        admin.createTopic("shipments", 4, 1, Map.of());
+        produce("shipments", 4, 40, 0);
+        CountDownLatch gate = new CountDownLatch(1);
+        AtomicInteger blocked = new AtomicInteger();
+        Map<String, List<String>> handledBy = new ConcurrentHashMap<>();
+        ConsumerRuntime first = ConsumerRuntime.builder(consumer("moving"), record -> {
+            blocked.incrementAndGet();
+            gate.await();
+            handledBy.computeIfAbsent(text(record.value()), v -> Collections.synchronizedList(new ArrayList<>()))
+                    .add("first");
+            return Outcome.ack();
+        }).topics(List.of("shipments")).mode(ConsumerRuntime.CommitMode.TRACKED).workers(4).start();
+        try {
+            // Every partition's first record is with a blocked handler.
+            await().atMost(WAIT).until(() -> first.assignment().size() == 4 && blocked.get() == 4);
+            try (ConsumerRuntime second = ConsumerRuntime.builder(consumer("moving"), record -> {
+                handledBy.computeIfAbsent(text(record.value()), v -> Collections.synchronizedList(new ArrayList<>()))
+                        .add("second");
+                return Outcome.ack();
+            }).topics(List.of("shipments")).mode(ConsumerRuntime.CommitMode.TRACKED).start()) {
+                // The first gives two partitions up although all its handlers are blocked.
+                await().atMost(WAIT).until(() -> first.assignment().size() == 2 && second.assignment().size() == 2);
+                Set<TopicPartition> moved = second.assignment();
+                for (TopicPartition tp : moved) {
+                    await().atMost(WAIT).until(() -> committed("moving", tp).offset() == 40);
+                }
+                gate.countDown();
+                for (TopicPartition tp : first.assignment()) {
+                    await().atMost(WAIT).until(() -> committed("moving", tp).offset() == 40);
+                }
+                await().during(Duration.ofSeconds(1)).atMost(WAIT).until(() -> moved.stream()
+                        .allMatch(tp -> committed("moving", tp).equals(new OffsetAndMetadata(40))));
+                for (int p = 0; p < 4; p++) {
+                    boolean wasMoved = moved.contains(new TopicPartition("shipments", p));
+                    for (int i = 0; i < 40; i++) {
+                        List<String> by = handledBy.get("shipments-" + p + "-" + i);
+                        List<String> expected = !wasMoved ? List.of("first")
+                                : i == 0 ? List.of("second", "first") : List.of("second");
+                        assertEquals(expected, by, "shipments-" + p + "-" + i);
+                    }
+                }
+            }
+        } finally {
+            first.close();
+        }
+    }
+
+    @Test
     void retriesGoThroughTheTopicWithTheAttemptHeaderAndEndInTheDeadLetterTopic() throws Exception {
         admin.createTopic("payments", 1, 1, Map.of());
         admin.createTopic("payments.dlq", 1, 1, Map.of());
