@@ -2,6 +2,8 @@ package io.tidemark.cli;
 
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ConsumerRuntime;
+import io.tidemark.client.api.Outcome;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.RebalanceListener;
@@ -26,9 +28,11 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -175,6 +179,12 @@ final class PerfCommand {
         @Option(names = "--group", description = "Join this consumer group (subscribe; a new group starts at the "
                 + "earliest offsets, auto commit on) instead of assigning every partition to the consumer.")
         String group;
+        @Option(names = "--mode", description = "With --group: read through a consumer runtime in this commit mode "
+                + "(auto or tracked), its handler counting each record and answering ack(), instead of a poll loop.")
+        ConsumerRuntime.CommitMode mode;
+        @Option(names = "--workers", defaultValue = "8", description = "With --mode: handler threads (default: "
+                + "${DEFAULT-VALUE}).")
+        int workers;
 
         /** Times {@code --timeout}. */
         InstantSource clock = Clock.systemUTC();
@@ -185,9 +195,12 @@ final class PerfCommand {
          * nothing came for {@code --timeout}, printing the last failure.
          */
         @Override
-        public Integer call() {
+        public Integer call() throws InterruptedException {
             Duration idle = TimeArguments.parseDuration("--timeout", timeout);
             PrintWriter out = spec.commandLine().getOut();
+            if (mode != null) {
+                return throughRuntime(idle, out);
+            }
             List<TopicPartition> partitions = client.partitions(topic, null);
             long count = 0;
             long bytes = 0;
@@ -225,6 +238,48 @@ final class PerfCommand {
             if (count < records) {
                 spec.commandLine().getErr().println("error: only " + count + " of " + records
                         + " records came before --timeout " + timeout + " (the last: " + idleFor.getMessage() + ")");
+                return TidemarkCommand.USER_ERROR;
+            }
+            return 0;
+        }
+
+        /**
+         * Reads through a {@link ConsumerRuntime} until {@code --records} were handled or none was for
+         * {@code --timeout}; the time ends when the last record is handled, before the runtime's final commit.
+         */
+        private int throughRuntime(Duration idle, PrintWriter out) throws InterruptedException {
+            if (group == null) {
+                throw new IllegalArgumentException("--mode needs --group: the runtime commits the group's positions");
+            }
+            LongAdder count = new LongAdder();
+            LongAdder bytes = new LongAdder();
+            CountDownLatch done = new CountDownLatch(1);
+            AtomicLong lastHandledNanos = new AtomicLong(System.nanoTime());
+            ConsumerConfig consumer = ConsumerConfig.builder(client.bootstrap).group(group)
+                    .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(10_000).build();
+            long start = System.nanoTime();
+            long end;
+            try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer, record -> {
+                bytes.add(record.value() == null ? 0 : record.value().length);
+                count.increment();
+                lastHandledNanos.set(System.nanoTime());
+                if (count.sum() >= records) {
+                    done.countDown();
+                }
+                return Outcome.ack();
+            }).topics(List.of(topic)).mode(mode).workers(workers).maxInFlightPerPartition(10_000).start()) {
+                while (!done.await(POLL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) && runtime.running()
+                        && System.nanoTime() - lastHandledNanos.get() < idle.toNanos()) {
+                    out.flush();
+                }
+                end = System.nanoTime();
+            }
+            double seconds = (end - start) / 1e9;
+            out.printf("%d records (%.2f MB) in %.2f s: %.1f records/sec, %.2f MB/sec (%s, %d workers)%n", count.sum(),
+                    bytes.sum() / MB, seconds, count.sum() / seconds, bytes.sum() / MB / seconds, mode, workers);
+            if (count.sum() < records) {
+                spec.commandLine().getErr().println("error: only " + count.sum() + " of " + records
+                        + " records were handled before --timeout " + timeout);
                 return TidemarkCommand.USER_ERROR;
             }
             return 0;
