@@ -62,8 +62,8 @@ final class GroupsCommand {
 
     @Command(name = "describe", mixinStandardHelpOptions = true,
             description = "A group's state and members, and per partition its committed offset, log end offset and "
-                    + "lag, as the group's coordinator knows them; DONE-ABOVE: offsets above a Tracked-mode commit "
-                    + "that were completed, which a restart skips.")
+                    + "lag, as the group's coordinator knows them (\"-\" for a partition it holds no replica of); "
+                    + "DONE-ABOVE: offsets above a Tracked-mode commit that were completed, which a restart skips.")
     static final class Describe implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -110,8 +110,10 @@ final class GroupsCommand {
                         "LAG", "DONE-ABOVE", "COMMITTED-AT");
                 for (GroupPartitionLag p : described.getPartitionsList()) {
                     OptionalLong doneAbove = ConsumerRuntime.completedAbove(p.getMetadata());
-                    out.printf("%-24s %9d %16d %16d %10d %10s  %s%n", p.getTopic(), p.getPartition(),
-                            p.getCommittedOffset(), p.getLogEndOffset(), p.getLag(),
+                    boolean endKnown = p.getLogEndOffset() >= 0;
+                    out.printf("%-24s %9d %16d %16s %10s %10s  %s%n", p.getTopic(), p.getPartition(),
+                            p.getCommittedOffset(), endKnown ? Long.toString(p.getLogEndOffset()) : "-",
+                            endKnown ? Long.toString(p.getLag()) : "-",
                             doneAbove.isPresent() ? Long.toString(doneAbove.getAsLong()) : "-",
                             Instant.ofEpochMilli(p.getCommitTimeMs()));
                 }

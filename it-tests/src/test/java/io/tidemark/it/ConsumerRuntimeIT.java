@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -213,6 +214,28 @@ class ConsumerRuntimeIT {
     }
 
     @Test
+    void explicitPartitionsAreReadWithEveryPartitionOfTheirRetryTopic() throws Exception {
+        admin.createTopic("ledger", 2, 1, Map.of());
+        admin.createTopic("ledger.retry", 2, 1, Map.of());
+        produce("ledger", 2, 3, 0);
+        List<String> seen = Collections.synchronizedList(new ArrayList<>());
+        try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer("ledger"), record -> {
+            int attempt = RetryHeaders.attempt(record.headers());
+            seen.add(text(record.value()) + "#" + attempt);
+            return text(record.value()).equals("ledger-0-1") && attempt == 1 ? Outcome.retry() : Outcome.ack();
+        }).partitions(List.of(new TopicPartition("ledger", 0))).retryTopic("ledger.retry").maxAttempts(2)
+                .mode(ConsumerRuntime.CommitMode.TRACKED).producer(ProducerConfig.builder(cluster.bootstrap()).build())
+                .start()) {
+            await().atMost(WAIT).until(() -> seen.contains("ledger-0-1#2")
+                    && committed("ledger", new TopicPartition("ledger", 0)).offset() == 3);
+            assertEquals(Set.of(new TopicPartition("ledger", 0), new TopicPartition("ledger.retry", 0),
+                    new TopicPartition("ledger.retry", 1)), runtime.assignment());
+        }
+        assertEquals(List.of("ledger-0-0#1", "ledger-0-1#1", "ledger-0-1#2", "ledger-0-2#1"),
+                seen.stream().sorted().toList(), "ledger-1 is not read");
+    }
+
+    @Test
     void autoModeRefusesARetryWithoutARetryPathAndTrackedModeDeliversItAgainBeforeLaterRecords() throws Exception {
         admin.createTopic("events", 1, 1, Map.of());
         produce("events", 1, 5, 0);
@@ -246,6 +269,12 @@ class ConsumerRuntimeIT {
         admin.createTopic("reminders", 1, 1, Map.of());
         produce("reminders", 1, 2, 0);
         List<Duration> tiers = List.of(Duration.ofSeconds(1), Duration.ofSeconds(3));
+        IllegalArgumentException noRetryTopic = assertThrows(IllegalArgumentException.class,
+                () -> ConsumerRuntime.builder(consumer("delays"), record -> null).topics(List.of("reminders"))
+                        .retryTopic("reminders.retry").delayTiers(tiers)
+                        .producer(ProducerConfig.builder(cluster.bootstrap()).build()).start());
+        assertEquals("retry topic reminders.retry does not exist; its delay tiers are made like it, so create it "
+                + "first", noRetryTopic.getMessage());
         List<String> firstSaw = Collections.synchronizedList(new ArrayList<>());
         ConsumerRuntime first = ConsumerRuntime.builder(consumer("delays"), record -> {
             firstSaw.add(text(record.value()) + "#" + RetryHeaders.attempt(record.headers()));

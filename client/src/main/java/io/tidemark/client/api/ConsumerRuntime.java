@@ -139,6 +139,8 @@ public final class ConsumerRuntime implements Closeable {
     private boolean commitSoon;
     /** {@link #partitions}' keys, for other threads. */
     private volatile Set<TopicPartition> assigned = Set.of();
+    /** With explicit partitions, what the runtime reads (found at start); null for a subscription. */
+    private Set<TopicPartition> explicitAssignment;
     private final Thread loop;
     private volatile boolean stopping;
 
@@ -211,10 +213,11 @@ public final class ConsumerRuntime implements Closeable {
         if (b.retryTopic != null) {
             return b.retryTopic;
         }
-        if (b.pattern != null || b.topics.size() != 1) {
+        if (b.pattern != null || b.partitions != null || b.topics.size() != 1) {
             throw new IllegalArgumentException("a subscription to " + (b.pattern != null ? "pattern "
-                    + b.pattern.pattern() : "topics " + b.topics) + " must name its retry topic (retryTopic): "
-                    + "only a subscription to one topic retries through that topic");
+                    + b.pattern.pattern() : b.partitions != null ? "partitions " + b.partitions : "topics "
+                    + b.topics) + " must name its retry topic (retryTopic): only a subscription to one topic retries "
+                    + "through that topic");
         }
         return b.topics.iterator().next();
     }
@@ -259,16 +262,60 @@ public final class ConsumerRuntime implements Closeable {
         }
     }
 
+    /**
+     * Makes missing delay tiers, finds the partitions of explicit assignments (the given ones, and every partition of
+     * the retry topic and the tiers) and starts polling; on a failure, releases what the constructor opened.
+     */
     private void start() {
-        if (tiers != null) {
-            ConnectionSettings connection = settings.consumer.connection();
-            try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(String.join(",", connection.bootstrap()))
-                    .channelFactory(connection.channelFactory()).requestTimeoutMs(connection.requestTimeoutMs())
-                    .build())) {
-                DelayTierTopics.ensure(admin, retryTopicOf(settings), tiers);
+        try {
+            if (tiers != null || settings.partitions != null) {
+                ConnectionSettings connection = settings.consumer.connection();
+                try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(String.join(",",
+                                connection.bootstrap())).channelFactory(connection.channelFactory())
+                        .requestTimeoutMs(connection.requestTimeoutMs()).build())) {
+                    if (tiers != null) {
+                        DelayTierTopics.ensure(admin, retryTopicOf(settings), tiers);
+                    }
+                    if (settings.partitions != null) {
+                        explicitAssignment = explicitAssignment(admin);
+                    }
+                }
             }
+        } catch (RuntimeException e) {
+            workers.shutdown();
+            if (producer != null) {
+                producer.close();
+            }
+            consumer.close();
+            throw e;
         }
         loop.start();
+    }
+
+    /** The partitions given, and every partition of the retry topic and the tiers. */
+    private Set<TopicPartition> explicitAssignment(TidemarkAdmin admin) {
+        Set<TopicPartition> all = new LinkedHashSet<>(settings.partitions);
+        Set<String> whole = new LinkedHashSet<>();
+        if (retryCopies != null) {
+            whole.add(retryTopicOf(settings));
+        }
+        if (tiers != null) {
+            whole.addAll(tiers.topics());
+        }
+        if (!whole.isEmpty()) {
+            Map<String, Integer> counts = new HashMap<>();
+            admin.listTopics(false).forEach(t -> counts.put(t.getName(), t.getPartitions()));
+            for (String topic : whole) {
+                Integer count = counts.get(topic);
+                if (count == null) {
+                    throw new IllegalArgumentException("retry topic " + topic + " does not exist");
+                }
+                for (int p = 0; p < count; p++) {
+                    all.add(new TopicPartition(topic, p));
+                }
+            }
+        }
+        return Set.copyOf(all);
     }
 
     private void runLoop() {
@@ -303,6 +350,11 @@ public final class ConsumerRuntime implements Closeable {
 
     private void subscribe() {
         RebalanceListener listener = new Rebalances();
+        if (explicitAssignment != null) {
+            consumer.assign(explicitAssignment);
+            listener.onPartitionsAssigned(explicitAssignment);
+            return;
+        }
         if (settings.pattern != null) {
             consumer.subscribe(settings.pattern, listener);
             return;
@@ -749,6 +801,7 @@ public final class ConsumerRuntime implements Closeable {
         private final RecordHandler handler;
         private Set<String> topics = Set.of();
         private Pattern pattern;
+        private Set<TopicPartition> partitions;
         private CommitMode mode = CommitMode.AUTO;
         private Ordering ordering = Ordering.PARTITION;
         private HandlerErrors handlerErrors = HandlerErrors.STOP;
@@ -770,6 +823,18 @@ public final class ConsumerRuntime implements Closeable {
         public Builder topics(Collection<String> topics) {
             this.topics = new LinkedHashSet<>(topics);
             this.pattern = null;
+            this.partitions = null;
+            return this;
+        }
+
+        /**
+         * Reads exactly these partitions (no group membership: the group only keeps the committed positions, so no
+         * other member may use it), and every partition of the retry topic and delay tiers, which must be named.
+         */
+        public Builder partitions(Collection<TopicPartition> partitions) {
+            this.partitions = new LinkedHashSet<>(partitions);
+            this.topics = Set.of();
+            this.pattern = null;
             return this;
         }
 
@@ -777,6 +842,7 @@ public final class ConsumerRuntime implements Closeable {
         public Builder pattern(Pattern pattern) {
             this.pattern = Objects.requireNonNull(pattern, "pattern");
             this.topics = Set.of();
+            this.partitions = null;
             return this;
         }
 
@@ -868,8 +934,9 @@ public final class ConsumerRuntime implements Closeable {
         }
 
         ConsumerRuntime start(Retry.Sleeper sleeper) {
-            if (topics.isEmpty() && pattern == null) {
-                throw new IllegalArgumentException("no subscription: set topics(...) or pattern(...)");
+            if (topics.isEmpty() && pattern == null && (partitions == null || partitions.isEmpty())) {
+                throw new IllegalArgumentException("no subscription: set topics(...), pattern(...) or "
+                        + "partitions(...)");
             }
             inRange("workers", workers, 1, 1_024);
             inRange("maxInFlightPerPartition", maxInFlightPerPartition, 1, 100_000);

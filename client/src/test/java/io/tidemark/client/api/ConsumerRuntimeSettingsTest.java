@@ -24,7 +24,10 @@ class ConsumerRuntimeSettingsTest {
         assertEquals("the consumer config has no group; the runtime commits positions for a group",
                 refusal(ConsumerRuntime.builder(ConsumerConfig.builder(BOOTSTRAP).build(), ACK)
                         .topics(List.of("orders"))));
-        assertEquals("no subscription: set topics(...) or pattern(...)", refusal(ConsumerRuntime.builder(GROUP, ACK)));
+        assertEquals("no subscription: set topics(...), pattern(...) or partitions(...)",
+                refusal(ConsumerRuntime.builder(GROUP, ACK)));
+        assertEquals("no subscription: set topics(...), pattern(...) or partitions(...)",
+                refusal(ConsumerRuntime.builder(GROUP, ACK).partitions(List.of())));
     }
 
     @Test
@@ -48,6 +51,10 @@ class ConsumerRuntimeSettingsTest {
                         + "subscription to one topic retries through that topic",
                 refusal(ConsumerRuntime.builder(GROUP, ACK).topics(List.of("orders", "payments")).maxAttempts(3)
                         .producer(PRODUCER)));
+        assertEquals("a subscription to partitions [orders-1] must name its retry topic (retryTopic): only a "
+                        + "subscription to one topic retries through that topic",
+                refusal(ConsumerRuntime.builder(GROUP, ACK).partitions(List.of(new TopicPartition("orders", 1)))
+                        .maxAttempts(3).producer(PRODUCER)));
         assertEquals("a subscription to pattern orders-.* must name its retry topic (retryTopic): only a "
                         + "subscription to one topic retries through that topic",
                 refusal(ConsumerRuntime.builder(GROUP, ACK).pattern(Pattern.compile("orders-.*")).maxAttempts(3)
