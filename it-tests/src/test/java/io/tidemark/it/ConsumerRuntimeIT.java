@@ -1,5 +1,6 @@
 package io.tidemark.it;
 
+import com.codahale.metrics.MetricRegistry;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
@@ -177,10 +178,11 @@ class ConsumerRuntimeIT {
             return value.equals("payments-0-3") || value.equals("payments-0-7") ? Outcome.retry() : Outcome.ack();
         };
         TopicPartition payments = new TopicPartition("payments", 0);
+        MetricRegistry metrics = new MetricRegistry();
         try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer("retrying"), failing)
                 .topics(List.of("payments")).mode(ConsumerRuntime.CommitMode.TRACKED).maxAttempts(3)
                 .deadLetterTopic("payments.dlq").producer(ProducerConfig.builder(cluster.bootstrap()).build())
-                .start()) {
+                .metrics(metrics).start()) {
             await().atMost(WAIT).until(() -> committed("retrying", payments).offset() == 14);
             assertEquals(List.of(1, 2, 3), attempts.get("payments-0-3"));
             assertEquals(List.of(1, 2, 3), attempts.get("payments-0-7"));
@@ -188,7 +190,12 @@ class ConsumerRuntimeIT {
             assertEquals(10, attempts.size());
             assertEquals(4, runtime.counts().retryCopies());
             assertEquals(2, runtime.counts().deadLettered());
+            assertEquals(4L, metrics.getGauges().get("tidemark.runtime.retrying.retry.copies").getValue());
+            assertEquals(2L, metrics.getGauges().get("tidemark.runtime.retrying.dead.lettered").getValue());
+            assertEquals(14L, metrics.getGauges().get("tidemark.runtime.retrying.delivered").getValue());
+            assertEquals(1, metrics.getGauges().get("tidemark.runtime.retrying.partitions.assigned").getValue());
         }
+        assertEquals(Set.of(), metrics.getNames(), "the runtime's metrics go with it");
         List<ConsumerRecord> log = admin.read(payments, 0, 1 << 20);
         assertEquals(14, log.size(), "10 records and 2 copies of each retried one");
         List<ConsumerRecord> copies = log.subList(10, 14);

@@ -1,5 +1,6 @@
 package io.tidemark.client.api;
 
+import com.codahale.metrics.MetricRegistry;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.tidemark.proto.error.TidemarkException;
 import org.slf4j.Logger;
@@ -142,6 +143,8 @@ public final class ConsumerRuntime implements Closeable {
     /** With explicit partitions, what the runtime reads (found at start); null for a subscription. */
     private Set<TopicPartition> explicitAssignment;
     private final Thread loop;
+    /** The runtime's metrics in the application's registry; null without one. */
+    private RuntimeMetrics metrics;
     private volatile boolean stopping;
 
     private ConsumerRuntime(Builder settings, Retry.Sleeper sleeper) {
@@ -288,6 +291,9 @@ public final class ConsumerRuntime implements Closeable {
             }
             consumer.close();
             throw e;
+        }
+        if (settings.metrics != null) {
+            metrics = new RuntimeMetrics(settings.metrics, group, counts, () -> assigned);
         }
         loop.start();
     }
@@ -694,6 +700,9 @@ public final class ConsumerRuntime implements Closeable {
         applyEvents();
         commitSync(Set.copyOf(partitions.keySet()));
         consumer.close();
+        if (metrics != null) {
+            metrics.remove();
+        }
     }
 
     /** What the group's changes do; inside {@code poll}, on the polling thread. */
@@ -812,6 +821,7 @@ public final class ConsumerRuntime implements Closeable {
         private String deadLetterTopic;
         private ProducerConfig producer;
         private List<Duration> delayTiers;
+        private MetricRegistry metrics;
         private Duration closeTimeout = Duration.ofSeconds(30);
 
         private Builder(ConsumerConfig consumer, RecordHandler handler) {
@@ -915,6 +925,15 @@ public final class ConsumerRuntime implements Closeable {
         /** The producer that writes retry and dead-letter copies; needed when a retry path is declared. */
         public Builder producer(ProducerConfig producer) {
             this.producer = Objects.requireNonNull(producer, "producer");
+            return this;
+        }
+
+        /**
+         * Registers the runtime's metrics in {@code registry} ({@code tidemark.runtime.<group>.*}: its counts and
+         * assigned partitions), removed at close; none by default.
+         */
+        public Builder metrics(MetricRegistry registry) {
+            this.metrics = Objects.requireNonNull(registry, "registry");
             return this;
         }
 
