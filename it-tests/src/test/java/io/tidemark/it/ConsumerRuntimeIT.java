@@ -19,6 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -165,8 +167,11 @@ class ConsumerRuntimeIT {
         }
     }
 
-    @Test
-    void retriesGoThroughTheTopicWithTheAttemptHeaderAndEndInTheDeadLetterTopic() throws Exception {
+    /** In each mode: payments-0-3 answers retry(), payments-0-7's handler throws (which counts as retry()). */
+    @ParameterizedTest
+    @EnumSource(ConsumerRuntime.CommitMode.class)
+    void retriesGoThroughTheTopicWithTheAttemptHeaderAndEndInTheDeadLetterTopic(ConsumerRuntime.CommitMode mode)
+            throws Exception {
         admin.createTopic("payments", 1, 1, Map.of());
         admin.createTopic("payments.dlq", 1, 1, Map.of());
         produce("payments", 1, 10, 1_000);
@@ -175,12 +180,15 @@ class ConsumerRuntimeIT {
             String value = text(record.value());
             attempts.computeIfAbsent(value, v -> Collections.synchronizedList(new ArrayList<>()))
                     .add(RetryHeaders.attempt(record.headers()));
-            return value.equals("payments-0-3") || value.equals("payments-0-7") ? Outcome.retry() : Outcome.ack();
+            if (value.equals("payments-0-7")) {
+                throw new IllegalStateException("card declined");
+            }
+            return value.equals("payments-0-3") ? Outcome.retry() : Outcome.ack();
         };
         TopicPartition payments = new TopicPartition("payments", 0);
         MetricRegistry metrics = new MetricRegistry();
         try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer("retrying"), failing)
-                .topics(List.of("payments")).mode(ConsumerRuntime.CommitMode.TRACKED).maxAttempts(3)
+                .topics(List.of("payments")).mode(mode).maxAttempts(3)
                 .deadLetterTopic("payments.dlq").producer(ProducerConfig.builder(cluster.bootstrap()).build())
                 .metrics(metrics).start()) {
             await().atMost(WAIT).until(() -> committed("retrying", payments).offset() == 14);
@@ -190,6 +198,7 @@ class ConsumerRuntimeIT {
             assertEquals(10, attempts.size());
             assertEquals(4, runtime.counts().retryCopies());
             assertEquals(2, runtime.counts().deadLettered());
+            assertEquals(3, runtime.counts().handlerErrors());
             assertEquals(4L, metrics.getGauges().get("tidemark.runtime.retrying.retry.copies").getValue());
             assertEquals(2L, metrics.getGauges().get("tidemark.runtime.retrying.dead.lettered").getValue());
             assertEquals(14L, metrics.getGauges().get("tidemark.runtime.retrying.delivered").getValue());
@@ -212,7 +221,8 @@ class ConsumerRuntimeIT {
             long lastAttemptOffset = copies.stream().filter(c -> text(c.value()).equals(value)
                     && RetryHeaders.attempt(c.headers()) == 3).findFirst().orElseThrow().offset();
             assertEquals(List.of(header(RetryHeaders.ATTEMPT, "3"),
-                    header(RetryHeaders.DEAD_LETTER_MESSAGE, "the handler asked for a retry"),
+                    header(RetryHeaders.DEAD_LETTER_MESSAGE, value.equals("payments-0-3")
+                            ? "the handler asked for a retry" : "java.lang.IllegalStateException: card declined"),
                     header(RetryHeaders.DEAD_LETTER_TOPIC, "payments"),
                     header(RetryHeaders.DEAD_LETTER_PARTITION, "0"),
                     header(RetryHeaders.DEAD_LETTER_OFFSET, Long.toString(lastAttemptOffset))), letter.headers());
