@@ -231,6 +231,32 @@ class ConsumerRuntimeIT {
     }
 
     @Test
+    void aSeekRedeliversFromTheNewPositionAndDropsWhatWasQueued() throws Exception {
+        admin.createTopic("rewind", 1, 1, Map.of());
+        produce("rewind", 1, 5, 0);
+        TopicPartition rewind = new TopicPartition("rewind", 0);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger blocked = new AtomicInteger();
+        List<String> seen = Collections.synchronizedList(new ArrayList<>());
+        try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer("rewinding"), record -> {
+            String value = text(record.value());
+            if (value.equals("rewind-0-2") && blocked.getAndIncrement() == 0) {
+                release.await();
+            }
+            seen.add(value);
+            return Outcome.ack();
+        }).topics(List.of("rewind")).mode(ConsumerRuntime.CommitMode.TRACKED).start()) {
+            await().atMost(WAIT).until(() -> blocked.get() == 1 && runtime.counts().delivered() == 5);
+            runtime.seek(rewind, 0);
+            await().atMost(WAIT).until(() -> runtime.counts().delivered() == 10);
+            release.countDown();
+            await().atMost(WAIT).until(() -> committed("rewinding", rewind).offset() == 5 && seen.size() == 8);
+        }
+        assertEquals(List.of("rewind-0-0", "rewind-0-1", "rewind-0-2", "rewind-0-0", "rewind-0-1", "rewind-0-2",
+                "rewind-0-3", "rewind-0-4"), seen, "3 and 4, queued behind the blocked 2, were dropped by the seek");
+    }
+
+    @Test
     void explicitPartitionsAreReadWithEveryPartitionOfTheirRetryTopic() throws Exception {
         admin.createTopic("ledger", 2, 1, Map.of());
         admin.createTopic("ledger.retry", 2, 1, Map.of());
