@@ -52,9 +52,10 @@ public final class ConsumerRuntime implements Closeable {
     /** How a handler's outcome becomes a committed position (seed 002). */
     public enum CommitMode {
         /**
-         * The position is stored when a record is handed to a handler; ack and drop change nothing, and
-         * {@link Outcome#retry()} without a retry path is refused (logged, counted). A crash loses at most the
-         * records handed out and not yet handled.
+         * The position is stored when a record is handed out to the workers (queued for its lane); ack and drop
+         * change nothing, and {@link Outcome#retry()} without a retry path is refused (logged, counted). A crash
+         * redelivers what was handed out since the last commit and loses what was handed out, committed and not
+         * yet handled (at most {@code maxInFlightPerPartition} records per partition).
          */
         AUTO,
         /**
@@ -90,7 +91,7 @@ public final class ConsumerRuntime implements Closeable {
     /**
      * The counts at one moment.
      *
-     * @param delivered      records handed to a handler the first time (a retry in place is not counted again)
+     * @param delivered      records handed out to the workers (a retry in place is not counted again)
      * @param skipped        records not handed out because the commit resumed from says they were completed
      * @param acked          {@link Outcome#ack()} answers
      * @param dropped        {@link Outcome#drop()} answers
@@ -471,8 +472,12 @@ public final class ConsumerRuntime implements Closeable {
         Outcome outcome;
         try {
             outcome = Objects.requireNonNull(settings.handler.handle(record), "the handler returned null");
-        } catch (Throwable e) {
+        } catch (Exception e) {
             handlerFailed(delivery, e);
+            return;
+        } catch (Error e) {
+            fail(new IllegalStateException("the handler failed on " + record.topicPartition() + " at offset "
+                    + record.offset() + " with an error the runtime does not go on after", e));
             return;
         }
         switch (outcome.kind()) {
@@ -489,7 +494,7 @@ public final class ConsumerRuntime implements Closeable {
         }
     }
 
-    private void handlerFailed(Delivery delivery, Throwable e) {
+    private void handlerFailed(Delivery delivery, Exception e) {
         if (stopping) {
             LOG.info("The handler of {} at offset {} ended with {} while the runtime closed: left unfinished",
                     delivery.record.topicPartition(), delivery.record.offset(), e.toString());
