@@ -251,7 +251,7 @@ final class PerfCommand {
             if (group == null) {
                 throw new IllegalArgumentException("--mode needs --group: the runtime commits the group's positions");
             }
-            LongAdder count = new LongAdder();
+            AtomicLong count = new AtomicLong();
             LongAdder bytes = new LongAdder();
             CountDownLatch done = new CountDownLatch(1);
             AtomicLong lastHandledNanos = new AtomicLong(System.nanoTime());
@@ -261,9 +261,9 @@ final class PerfCommand {
             long end;
             try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer, record -> {
                 bytes.add(record.value() == null ? 0 : record.value().length);
-                count.increment();
+                long handled = count.incrementAndGet();
                 lastHandledNanos.set(System.nanoTime());
-                if (count.sum() >= records) {
+                if (handled >= records) {
                     done.countDown();
                 }
                 return Outcome.ack();
@@ -275,10 +275,10 @@ final class PerfCommand {
                 end = System.nanoTime();
             }
             double seconds = (end - start) / 1e9;
-            out.printf("%d records (%.2f MB) in %.2f s: %.1f records/sec, %.2f MB/sec (%s, %d workers)%n", count.sum(),
-                    bytes.sum() / MB, seconds, count.sum() / seconds, bytes.sum() / MB / seconds, mode, workers);
-            if (count.sum() < records) {
-                spec.commandLine().getErr().println("error: only " + count.sum() + " of " + records
+            out.printf("%d records (%.2f MB) in %.2f s: %.1f records/sec, %.2f MB/sec (%s, %d workers)%n", count.get(),
+                    bytes.sum() / MB, seconds, count.get() / seconds, bytes.sum() / MB / seconds, mode, workers);
+            if (count.get() < records) {
+                spec.commandLine().getErr().println("error: only " + count.get() + " of " + records
                         + " records were handled before --timeout " + timeout);
                 return TidemarkCommand.USER_ERROR;
             }

@@ -7,6 +7,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
+import java.nio.ByteBuffer;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -22,7 +24,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Runs a {@link RecordHandler} over a consumer group's share of topics, on a pool of workers, and turns each outcome
@@ -248,7 +252,7 @@ public final class ConsumerRuntime implements Closeable {
 
     /** The partitions the group gives this runtime now (read on the polling thread, so at most one poll old). */
     public Set<TopicPartition> assignment() {
-        return Set.copyOf(assigned);
+        return assigned;
     }
 
     /**
@@ -351,7 +355,7 @@ public final class ConsumerRuntime implements Closeable {
         }
     }
 
-    private java.time.Clock clock() {
+    private Clock clock() {
         return settings.consumer.connection().clock();
     }
 
@@ -425,8 +429,11 @@ public final class ConsumerRuntime implements Closeable {
         return tiers.decide(record.topic(), record.receiveTimeMs(), due.getAsLong(), nowMs);
     }
 
-    /** Fetches again the held partitions whose head is ripe. */
+    /** Fetches again the held partitions whose head is ripe; only delay tiers are ever held. */
     private void releaseRipe(long nowMs) {
+        if (tiers == null) {
+            return;
+        }
         for (PartitionWork work : partitions.values()) {
             if (work.heldUntilMs != 0 && nowMs >= work.heldUntilMs) {
                 work.heldUntilMs = 0;
@@ -460,7 +467,7 @@ public final class ConsumerRuntime implements Closeable {
         if (settings.ordering == Ordering.PARTITION) {
             return record.topicPartition();
         }
-        return List.of(record.topicPartition(), record.key() == null ? "" : java.nio.ByteBuffer.wrap(record.key()));
+        return List.of(record.topicPartition(), record.key() == null ? "" : ByteBuffer.wrap(record.key()));
     }
 
     /** Runs the handler on {@code delivery} and sends its outcome where it goes; on a worker. */
@@ -566,7 +573,7 @@ public final class ConsumerRuntime implements Closeable {
     }
 
     /** Sends {@code copy} of the delivery's record, which completes once it is stored, counted in {@code stored}. */
-    private void send(Delivery delivery, ProducerRecord copy, java.util.concurrent.atomic.LongAdder stored) {
+    private void send(Delivery delivery, ProducerRecord copy, LongAdder stored) {
         ConsumerRecord record = delivery.record;
         try {
             producer.send(copy).whenComplete((metadata, error) -> {
@@ -612,7 +619,7 @@ public final class ConsumerRuntime implements Closeable {
         forget(List.of(seek.tp));
         consumer.seek(seek.tp, seek.offset);
         partitions.put(seek.tp, new PartitionWork(seek.tp, Optional.empty()));
-        assigned = Set.copyOf(partitions.keySet());
+        publishAssignment();
     }
 
     private void complete(Delivery delivery) {
@@ -673,6 +680,11 @@ public final class ConsumerRuntime implements Closeable {
         return offsets;
     }
 
+    /** Publishes {@link #partitions}' keys to other threads ({@link #assignment}). */
+    private void publishAssignment() {
+        assigned = Set.copyOf(partitions.keySet());
+    }
+
     /** Forgets the state of {@code tps}: their deliveries queued are dropped, those running complete into nothing. */
     private void forget(Collection<TopicPartition> tps) {
         for (TopicPartition tp : tps) {
@@ -682,7 +694,7 @@ public final class ConsumerRuntime implements Closeable {
                 lanes.remove(delivery -> delivery.owner == work);
             }
         }
-        assigned = Set.copyOf(partitions.keySet());
+        publishAssignment();
     }
 
     private void shutDown() {
@@ -716,7 +728,7 @@ public final class ConsumerRuntime implements Closeable {
         public void onPartitionsAssigned(Collection<TopicPartition> tps) {
             Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
             Set<TopicPartition> tracked = tps.stream().filter(ConsumerRuntime.this::tracks)
-                    .collect(java.util.stream.Collectors.toUnmodifiableSet());
+                    .collect(Collectors.toUnmodifiableSet());
             if (!tracked.isEmpty()) {
                 try {
                     committed = consumer.committed(tracked);
@@ -728,7 +740,7 @@ public final class ConsumerRuntime implements Closeable {
             for (TopicPartition tp : tps) {
                 partitions.put(tp, new PartitionWork(tp, Optional.ofNullable(committed.get(tp))));
             }
-            assigned = Set.copyOf(partitions.keySet());
+            publishAssignment();
         }
 
         @Override
