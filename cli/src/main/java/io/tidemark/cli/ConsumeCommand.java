@@ -66,6 +66,10 @@ final class ConsumeCommand implements Callable<Integer> {
     @Option(names = "--output", defaultValue = "text", description = "text (values) or json (with headers, so "
             + "tidemark.attempt shows).")
     OutputFormat output;
+    @Option(names = "--isolation", defaultValue = "read_uncommitted", description = "read_uncommitted (every "
+            + "record as soon as it is stored) or read_committed (records of transactions once committed, never "
+            + "those of aborted ones) (default: ${DEFAULT-VALUE}).")
+    Isolation isolation;
     @Option(names = "--mode", description = "Run a consumer runtime with a built-in handler, for trying the commit "
             + "modes and outcomes by hand: auto or tracked (needs --group). It prints each record it handles and "
             + "answers ack(), or retry() for a value matching --fail-matching; it commits by itself.")
@@ -108,7 +112,8 @@ final class ConsumeCommand implements Callable<Integer> {
         // Only --commit commits, and only what was printed: positions run ahead of it when --max-records stops
         // inside what a poll returned.
         ConsumerConfig.Builder config = ConsumerConfig.builder(client.bootstrap).enableAutoCommit(false)
-                .autoOffsetReset(group != null ? ConsumerConfig.OffsetReset.EARLIEST : ConsumerConfig.OffsetReset.LATEST);
+                .autoOffsetReset(group != null ? ConsumerConfig.OffsetReset.EARLIEST : ConsumerConfig.OffsetReset.LATEST)
+                .isolationLevel(isolation.level);
         if (group != null) {
             config.group(group);
         }
@@ -172,9 +177,23 @@ final class ConsumeCommand implements Callable<Integer> {
         Duration delay = retryAfter == null ? null : TimeArguments.parseDuration("--retry-after", retryAfter);
         List<Duration> tiers = delayTiers.stream().map(d -> TimeArguments.parseDuration("--delay-tiers", d))
                 .toList();
-        return new HandlerRun(client.bootstrap, group, topic, mode, workers, failMatching, delay, tiers,
+        ConsumerConfig consumer = ConsumerConfig.builder(client.bootstrap).group(group)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).isolationLevel(isolation.level).build();
+        return new HandlerRun(client.bootstrap, consumer, topic, mode, workers, failMatching, delay, tiers,
                 maxAttempts, retryTopic, deadLetterTopic, maxRecords, idle, spec.commandLine().getOut(), this::print)
                 .run(spec.commandLine().getErr());
+    }
+
+    /** The isolation levels as the command line spells them. */
+    enum Isolation {
+        read_uncommitted(ConsumerConfig.IsolationLevel.READ_UNCOMMITTED),
+        read_committed(ConsumerConfig.IsolationLevel.READ_COMMITTED);
+
+        private final ConsumerConfig.IsolationLevel level;
+
+        Isolation(ConsumerConfig.IsolationLevel level) {
+            this.level = level;
+        }
     }
 
     /**

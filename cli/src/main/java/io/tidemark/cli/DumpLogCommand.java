@@ -9,6 +9,7 @@ import io.tidemark.core.log.index.TimeIndex;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.record.TransactionMarker;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.core.log.segment.LogSegment;
 import picocli.CommandLine.Command;
@@ -129,7 +130,7 @@ final class DumpLogCommand implements Callable<Integer> {
                 channel.read(batch, position);
                 batch.flip();
                 print(batchFields(batch, position, validator), out);
-                if (records) {
+                if (records && !control(batch, 0)) {
                     for (Record record : reader.records(batch)) {
                         print(recordFields(record), out);
                     }
@@ -152,10 +153,15 @@ final class DumpLogCommand implements Callable<Integer> {
         fields.put("producerId", producerId(batch, 0));
         fields.put("producerEpoch", producerEpoch(batch, 0));
         fields.put("baseSequence", baseSequence(batch, 0));
+        fields.put("transactional", transactional(batch, 0));
         fields.put("crc", Integer.toUnsignedLong(storedCrc(batch, 0)));
         try {
             validator.validate(batch, 0, batch.limit(), SendTimeWindow.UNBOUNDED);
             fields.put("valid", true);
+            if (control(batch, 0)) {
+                fields.put("marker", TransactionMarker.commits(batch, 0) ? "COMMIT" : "ABORT");
+                fields.put("coordinatorEpoch", TransactionMarker.coordinatorEpoch(batch, 0));
+            }
         } catch (TidemarkException e) {
             fields.put("valid", false);
             fields.put("problem", e.getMessage());

@@ -38,19 +38,18 @@ final class HandlerRun {
     private final CountDownLatch enough = new CountDownLatch(1);
 
     /**
+     * @param consumer the runtime's consumer: the group, where it starts, its isolation level
      * @param print prints a record (the command's format); called by one worker at a time
      * @param fail       values for which the handler answers retry(); null for none
      * @param retryAfter with {@code fail}: answer retryAfter(this) instead; null for retry()
      * @param delayTiers the tiers that keep delayed retries; used with {@code retryAfter}
      */
-    HandlerRun(String bootstrap, String group, String topic, ConsumerRuntime.CommitMode mode, int workers,
-               Pattern fail, Duration retryAfter, List<Duration> delayTiers, Integer maxAttempts, String retryTopic,
-               String deadLetterTopic, Long maxRecords, Duration idle, PrintWriter out,
+    HandlerRun(String bootstrap, ConsumerConfig consumer, String topic, ConsumerRuntime.CommitMode mode,
+               int workers, Pattern fail, Duration retryAfter, List<Duration> delayTiers, Integer maxAttempts,
+               String retryTopic, String deadLetterTopic, Long maxRecords, Duration idle, PrintWriter out,
                BiConsumer<PrintWriter, ConsumerRecord> print) {
         this.maxRecords = maxRecords;
         this.idle = idle;
-        ConsumerConfig consumer = ConsumerConfig.builder(bootstrap).group(group)
-                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build();
         Outcome failed = retryAfter == null ? Outcome.retry() : Outcome.retryAfter(retryAfter);
         this.runtime = ConsumerRuntime.builder(consumer, record -> handle(record, fail, failed, out, print))
                 .topics(List.of(topic)).mode(mode).workers(workers).closeTimeout(CLOSE_TIMEOUT);

@@ -5,6 +5,7 @@ import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.ProvenanceHeaders;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.TransactionMarker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -88,6 +89,28 @@ class StorageDemoCommandTest {
         assertEquals("| offset: 0 sendTime: 1700000000000 receiveTime: 1700000000002 key: null value: v headers: {h=x, "
                 + "tidemark.origin={cluster=A, topic=orders, topicId=0e4f7c2a-5b1d-4e8f-9a3c-6d2b1f0a7e95, partition=0, "
                 + "offset=41, receiveTime=1700000000001, path=[A]}}", out.toString().split("\n")[2]);
+    }
+
+    @Test
+    void dumpLogShowsTransactionMarkersAsBatchesWithoutRecords() throws Exception {
+        ByteBuffer data = new RecordBatchBuilder().producer(7, (short) 1, 0).transactional()
+                .append(1_700_000_000_000L, null, "v".getBytes(UTF_8)).build();
+        RecordBatchFormat.stamp(new CRC32C(), data, 0, 0, 1_700_000_000_002L);
+        ByteBuffer abort = TransactionMarker.build(7, (short) 1, false, 4, 1_700_000_000_003L);
+        RecordBatchFormat.stamp(new CRC32C(), abort, 0, 1, 1_700_000_000_003L);
+        Path log = Files.write(dir.resolve("00000000000000000000.log"),
+                ByteBuffer.allocate(data.limit() + abort.limit()).put(data).put(abort).array());
+        assertEquals(0, run(new DumpLogCommand(), "--records", "--output", "json", log.toString()));
+        String[] lines = out.toString().split("\n");
+        assertEquals(3, lines.length, out.toString());
+        assertTrue(lines[0].contains("\"producerId\":7,\"producerEpoch\":1,\"baseSequence\":0,"
+                + "\"transactional\":true,"), lines[0]);
+        assertEquals("{\"offset\":0,\"sendTime\":1700000000000,\"receiveTime\":1700000000002,\"value\":\"v\","
+                + "\"headers\":{}}", lines[1]);
+        assertTrue(lines[2].startsWith("{\"baseOffset\":1,\"lastOffset\":1,\"count\":1,"), lines[2]);
+        assertTrue(lines[2].endsWith("\"transactional\":true,\"crc\":" + Integer.toUnsignedLong(
+                RecordBatchFormat.storedCrc(abort, 0)) + ",\"valid\":true,\"marker\":\"ABORT\","
+                + "\"coordinatorEpoch\":4}"), lines[2]);
     }
 
     @Test

@@ -9,7 +9,8 @@ import java.util.OptionalLong;
 
 /**
  * What a log's next appends depend on besides the batches they bring: where it ends, its last ReceiveTime (the floor
- * of the next), its idempotent producers and the origin offsets it holds through mirrored batches. Appending the
+ * of the next), its idempotent producers, the origin offsets it holds through mirrored batches and its transactions
+ * (open ones, and the aborted ones a {@code read_committed} reader must skip). Appending the
  * same batches to two logs in the same state gives the same offsets, times and refusals, whatever else the logs hold
  * (segments compacted or deleted on one and not the other). A replicated partition keeps it in its group's snapshot
  * and opens from it ({@link PartitionLog#openAt}), so replicas never rebuild it from their own segments.
@@ -17,9 +18,12 @@ import java.util.OptionalLong;
  * @param lastReceiveTimeMs the ReceiveTime of the last batch appended; empty when the log never held one
  * @param producers         the idempotent producers, least recently stored first
  * @param origins           per origin partition, the last origin offset held and where
+ * @param openTransactions  the producers with a transaction open, in the order they opened
+ * @param abortedTransactions the aborted transactions the log holds, by marker offset
  */
 public record AppendState(long logEndOffset, OptionalLong lastReceiveTimeMs, List<Producer> producers,
-                          Map<OriginPartition, HeldOrigin> origins) {
+                          Map<OriginPartition, HeldOrigin> origins, List<OpenTransaction> openTransactions,
+                          List<AbortedTransaction> abortedTransactions) {
     public AppendState {
         if (logEndOffset < 0) {
             throw new IllegalArgumentException("log end offset " + logEndOffset + " is negative");
@@ -27,11 +31,40 @@ public record AppendState(long logEndOffset, OptionalLong lastReceiveTimeMs, Lis
         Objects.requireNonNull(lastReceiveTimeMs, "lastReceiveTimeMs");
         producers = List.copyOf(producers);
         origins = Map.copyOf(origins);
+        openTransactions = List.copyOf(openTransactions);
+        abortedTransactions = List.copyOf(abortedTransactions);
+    }
+
+    /** A state without transactions. */
+    public AppendState(long logEndOffset, OptionalLong lastReceiveTimeMs, List<Producer> producers,
+                       Map<OriginPartition, HeldOrigin> origins) {
+        this(logEndOffset, lastReceiveTimeMs, producers, origins, List.of(), List.of());
     }
 
     /** The state of an empty log ending at {@code logEndOffset}. */
     public static AppendState empty(long logEndOffset) {
         return new AppendState(logEndOffset, OptionalLong.empty(), List.of(), Map.of());
+    }
+
+    /** A producer's transaction open in the partition since its first batch, at {@code firstOffset}. */
+    public record OpenTransaction(long producerId, long firstOffset) {
+        public OpenTransaction {
+            if (producerId < 0 || firstOffset < 0) {
+                throw new IllegalArgumentException("an open transaction of producer " + producerId + " at offset "
+                        + firstOffset + ": neither may be negative");
+            }
+        }
+    }
+
+    /** A producer's transaction aborted in the partition: its batches from {@code firstOffset}, its marker last. */
+    public record AbortedTransaction(long producerId, long firstOffset, long lastOffset) {
+        public AbortedTransaction {
+            if (producerId < 0 || firstOffset < 0 || lastOffset <= firstOffset) {
+                throw new IllegalArgumentException("an aborted transaction of producer " + producerId + " at offsets "
+                        + firstOffset + ".." + lastOffset + ": none may be negative, and its marker follows its "
+                        + "first batch");
+            }
+        }
     }
 
     /**

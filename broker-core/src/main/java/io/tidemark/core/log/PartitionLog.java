@@ -10,6 +10,7 @@ import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.record.TransactionMarker;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.core.log.segment.CompactionMarker;
 import io.tidemark.core.log.segment.LogSegment;
@@ -89,6 +90,7 @@ public final class PartitionLog implements Closeable {
     private final RecordBatchValidator validator = new RecordBatchValidator();
     private final CRC32C crc = new CRC32C();
     private final ProducerStateTable producers = new ProducerStateTable();
+    private final TransactionTable transactions = new TransactionTable();
     private final MirroredBatchScanner mirroredScanner = new MirroredBatchScanner();
     private final OriginOffsetTable origins = new OriginOffsetTable();
 
@@ -165,6 +167,7 @@ public final class PartitionLog implements Closeable {
             log.cut(state.logEndOffset());
             log.lastReceiveTimeMs = state.lastReceiveTimeMs().orElse(LogSegment.NO_TIME);
             log.producers.reset(state.producers());
+            log.transactions.reset(state.openTransactions(), state.abortedTransactions());
             log.origins.reset(state.origins());
         } finally {
             log.lock.unlock();
@@ -228,17 +231,24 @@ public final class PartitionLog implements Closeable {
         return new PartitionLog(dir, config, files, new LogSegment[] {first}, nowMs);
     }
 
-    /** Rebuilds the idempotent producers' table from the batch headers of the log. */
+    /**
+     * Rebuilds the idempotent producers' table and the transactions from the batch headers of the log (and the
+     * markers' records).
+     */
     private void rebuildProducerState() throws IOException {
         producers.clear();
+        transactions.clear();
         for (LogSegment segment : segments) {
             segment.forEachBatch((header, whole) -> {
                 long producerId = RecordBatchFormat.producerId(header, 0);
-                if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+                long baseOffset = RecordBatchFormat.baseOffset(header, 0);
+                if (RecordBatchFormat.control(header, 0)) {
+                    transactions.markerStored(producerId, TransactionMarker.commits(whole.read(), 0), baseOffset);
+                } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                     producers.stored(producerId, RecordBatchFormat.producerEpoch(header, 0),
-                            RecordBatchFormat.baseSequence(header, 0), new AppendResult(
-                                    RecordBatchFormat.baseOffset(header, 0), RecordBatchFormat.lastOffset(header, 0),
-                                    RecordBatchFormat.receiveTime(header, 0)));
+                            RecordBatchFormat.baseSequence(header, 0), new AppendResult(baseOffset,
+                                    RecordBatchFormat.lastOffset(header, 0), RecordBatchFormat.receiveTime(header, 0)));
+                    transactions.dataStored(producerId, RecordBatchFormat.transactional(header, 0), baseOffset);
                 }
             });
         }
@@ -327,7 +337,9 @@ public final class PartitionLog implements Closeable {
             checkReceiveTime(receiveTimeMs);
             OriginRange origin = originOf(batch, position);
             long producerId = RecordBatchFormat.producerId(batch, position);
-            if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+            if (RecordBatchFormat.control(batch, position)) {
+                producers.checkMarker(producerId, RecordBatchFormat.producerEpoch(batch, position));
+            } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                 Optional<AppendResult> stored = producers.check(producerId,
                         RecordBatchFormat.producerEpoch(batch, position),
                         RecordBatchFormat.baseSequence(batch, position), RecordBatchFormat.recordCount(batch, position),
@@ -335,6 +347,7 @@ public final class PartitionLog implements Closeable {
                 if (stored.isPresent()) {
                     return stored.get();
                 }
+                transactions.checkData(producerId, RecordBatchFormat.transactional(batch, position));
             }
             if (origin != null) {
                 origins.check(origin);
@@ -458,6 +471,14 @@ public final class PartitionLog implements Closeable {
         LogSegment active = maybeRoll(size, receiveTimeMs, lastOffset);
         active.append(batch, baseOffset, lastOffset, receiveTimeMs, RecordBatchFormat.maxSendTime(batch, position));
         lastReceiveTimeMs = receiveTimeMs;
+        long producerId = RecordBatchFormat.producerId(batch, position);
+        boolean marker = RecordBatchFormat.control(batch, position);
+        // before the new end is published: a read_committed reader must never see a transaction's batch as stable
+        if (marker) {
+            transactions.markerStored(producerId, TransactionMarker.commits(batch, position), baseOffset);
+        } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+            transactions.dataStored(producerId, RecordBatchFormat.transactional(batch, position), baseOffset);
+        }
         logEndOffset = lastOffset + 1;
         unflushedRecords += lastOffset - baseOffset + 1;
         if (unflushedRecords >= TopicConfig.limit(config.flushMessages())
@@ -465,8 +486,7 @@ public final class PartitionLog implements Closeable {
             flushLocked(receiveTimeMs);
         }
         AppendResult result = new AppendResult(baseOffset, lastOffset, receiveTimeMs);
-        long producerId = RecordBatchFormat.producerId(batch, position);
-        if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+        if (!marker && producerId != RecordBatchFormat.NO_PRODUCER_ID) {
             producers.stored(producerId, RecordBatchFormat.producerEpoch(batch, position),
                     RecordBatchFormat.baseSequence(batch, position), result);
         }
@@ -535,7 +555,7 @@ public final class PartitionLog implements Closeable {
                     + "it holds offsets [" + start + ", " + end + "), and " + end + " is the next to be written");
         }
         if (offset == end) {
-            return new LogReadResult(ByteBuffer.allocate(0), start, end);
+            return new LogReadResult(ByteBuffer.allocate(0), start, end, lastStableOffset(start, end), List.of());
         }
         int index = floorSegment(snapshot, offset);
         LogSegment segment = snapshot[index];
@@ -546,13 +566,58 @@ public final class PartitionLog implements Closeable {
                 segment = snapshot[++index];
                 batches = segment.read(segment.baseOffset(), maxBytes);
             }
-            return new LogReadResult(batches, start, end);
+            return new LogReadResult(batches, start, end, lastStableOffset(start, end), List.of());
         } catch (IOException e) {
             if (gone(segment)) {
                 return read(offset, maxBytes);
             }
             throw new UncheckedIOException("reading " + segment.logFile() + " failed: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Reads as {@link #read} does, for a {@code read_committed} reader: only batches below the last stable offset
+     * ({@link #lastStableOffset}), with the aborted transactions among them, whose batches that reader skips.
+     *
+     * @throws TidemarkException OFFSET_OUT_OF_RANGE as {@link #read} does
+     */
+    public LogReadResult readCommitted(long offset, int maxBytes) {
+        LogReadResult read = read(offset, maxBytes);
+        long stable = read.lastStableOffset();
+        ByteBuffer batches = read.batches();
+        int position = batches.position();
+        while (batches.limit() - position >= RecordBatchFormat.LOG_OVERHEAD_BYTES
+                && RecordBatchFormat.baseOffset(batches, position) < stable) {
+            position += RecordBatchFormat.totalSize(batches, position);
+        }
+        batches.limit(Math.min(position, batches.limit()));
+        if (!batches.hasRemaining()) {
+            return new LogReadResult(batches, read.logStartOffset(), read.logEndOffset(), stable, List.of());
+        }
+        long readTo = RecordBatchFormat.lastOffset(batches, lastBatchPosition(batches)) + 1;
+        return new LogReadResult(batches, read.logStartOffset(), read.logEndOffset(), stable,
+                transactions.abortedOverlapping(offset, readTo));
+    }
+
+    private static int lastBatchPosition(ByteBuffer batches) {
+        int position = batches.position();
+        while (position + RecordBatchFormat.totalSize(batches, position) < batches.limit()) {
+            position += RecordBatchFormat.totalSize(batches, position);
+        }
+        return position;
+    }
+
+    /**
+     * The last stable offset: the first offset of the oldest transaction open in the log, or the log end offset when
+     * none is. A {@code read_committed} reader reads below it only, where every transaction has its marker.
+     */
+    public long lastStableOffset() {
+        long end = logEndOffset;
+        return lastStableOffset(segments[0].baseOffset(), end);
+    }
+
+    private long lastStableOffset(long start, long end) {
+        return Math.min(end, Math.max(start, transactions.firstOpenOffset()));
     }
 
     private static int floorSegment(LogSegment[] snapshot, long offset) {
@@ -822,6 +887,7 @@ public final class PartitionLog implements Closeable {
                 current[i].delete();
                 OriginSnapshotFile.delete(dir, current[i].baseOffset());
             }
+            transactions.forgetAbortedBelow(segments[0].baseOffset());
             DurableFiles.syncDirectory(dir);
             LOG.info("Retention deleted {} segments ({} bytes) of {}; log start offset is now {}", expired,
                     deletedBytes, dir, segments[0].baseOffset());
@@ -955,7 +1021,8 @@ public final class PartitionLog implements Closeable {
         lock.lock();
         try {
             return new AppendState(logEndOffset, lastReceiveTimeMs == LogSegment.NO_TIME ? OptionalLong.empty()
-                    : OptionalLong.of(lastReceiveTimeMs), producers.entries(), origins.entries());
+                    : OptionalLong.of(lastReceiveTimeMs), producers.entries(), origins.entries(),
+                    transactions.openEntries(), transactions.abortedEntries());
         } finally {
             lock.unlock();
         }

@@ -90,6 +90,20 @@ final class ProducerStateTable {
     }
 
     /**
+     * Checks a transaction marker of a producer: its epoch may not be older than the producer's here.
+     *
+     * @throws TidemarkException INVALID_PRODUCER_EPOCH
+     */
+    void checkMarker(long producerId, short epoch) {
+        ProducerState state = producers.get(producerId);
+        if (state != null && epoch < state.epoch) {
+            throw new TidemarkException(ErrorCode.INVALID_PRODUCER_EPOCH, "a transaction marker of producer "
+                    + producerId + " carries epoch " + epoch + ", older than epoch " + state.epoch
+                    + " this partition saw");
+        }
+    }
+
+    /**
      * The result of a kept batch this one repeats (same producer, epoch and sequences), without expiring or checking
      * anything: for a batch the leader refused that an earlier attempt may have stored.
      */

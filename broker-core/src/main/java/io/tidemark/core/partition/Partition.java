@@ -47,8 +47,18 @@ public interface Partition extends Closeable {
     /** Whole batches from the one holding {@code offset}, up to the high watermark. */
     LogReadResult read(long offset, int maxBytes);
 
+    /**
+     * Whole batches from the one holding {@code offset}, below the last stable offset, with the aborted transactions
+     * among them: what a {@code read_committed} reader may see
+     * ({@link io.tidemark.core.log.PartitionLog#readCommitted}).
+     */
+    LogReadResult readCommitted(long offset, int maxBytes);
+
     /** Offset after the last record consumers may read. */
     long highWatermark();
+
+    /** The first offset of the oldest transaction open in the partition, or the high watermark when none is. */
+    long lastStableOffset();
 
     long logStartOffset();
 

@@ -5,6 +5,7 @@ import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.log.AppendState;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
@@ -14,9 +15,11 @@ import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.topic.InternalTopicWrites;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
+import io.tidemark.proto.v1.AbortedTransaction;
 import io.tidemark.proto.v1.BrokerInfo;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.IsolationLevel;
 import io.tidemark.proto.v1.FetchResponse;
 import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
@@ -156,7 +159,8 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             partition = topic.partition(request.getPartition());
             partition.checkClientReadable();
             appended = partition.nextAppend();
-            waitForData = request.getMaxWaitMs() > 0 && request.getOffset() == partition.highWatermark();
+            waitForData = request.getMaxWaitMs() > 0 && request.getOffset() == (readCommitted(request)
+                    ? partition.lastStableOffset() : partition.highWatermark());
         } catch (RuntimeException e) {
             timer.stop();
             responses.fail(observer, e);
@@ -168,6 +172,10 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         }
         appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
                 .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition, observer, timer), pool);
+    }
+
+    private static boolean readCommitted(FetchRequest request) {
+        return request.getIsolationLevel() == IsolationLevel.READ_COMMITTED;
     }
 
     private static Optional<UUID> pinnedId(FetchRequest request) {
@@ -194,11 +202,19 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
                              StreamObserver<FetchResponse> observer, Timer.Context timer) {
         responses.respond(observer, () -> {
             try {
-                LogReadResult read = partition.read(request.getOffset(), request.getMaxBytes());
+                LogReadResult read = readCommitted(request)
+                        ? partition.readCommitted(request.getOffset(), request.getMaxBytes())
+                        : partition.read(request.getOffset(), request.getMaxBytes());
                 metrics.fetched(read.batches().remaining());
-                return FetchResponse.newBuilder().setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
+                FetchResponse.Builder response = FetchResponse.newBuilder()
+                        .setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
                         .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset())
-                        .setTopicId(TopicIds.toBytes(topicId)).build();
+                        .setTopicId(TopicIds.toBytes(topicId)).setLastStableOffset(read.lastStableOffset());
+                for (AppendState.AbortedTransaction aborted : read.abortedTransactions()) {
+                    response.addAbortedTransactions(AbortedTransaction.newBuilder().setProducerId(aborted.producerId())
+                            .setFirstOffset(aborted.firstOffset()).setLastOffset(aborted.lastOffset()));
+                }
+                return response.build();
             } finally {
                 timer.stop();
             }

@@ -97,8 +97,18 @@ public final class LocalPartition implements Partition {
     }
 
     @Override
+    public LogReadResult readCommitted(long offset, int maxBytes) {
+        return log.readCommitted(offset, maxBytes);
+    }
+
+    @Override
     public long highWatermark() {
         return log.logEndOffset();
+    }
+
+    @Override
+    public long lastStableOffset() {
+        return log.lastStableOffset();
     }
 
     @Override

@@ -32,6 +32,10 @@ import static io.tidemark.client.api.ConfigChecks.inRange;
  *       (shown with the group's members)</td></tr>
  *   <tr><td>auto.offset.reset</td><td>earliest|latest|none</td><td>latest</td><td>where a partition without a
  *       committed offset starts, and where an out-of-range position goes</td></tr>
+ *   <tr><td>isolation.level</td><td>read_uncommitted|read_committed</td><td>read_uncommitted</td><td>
+ *       read_committed returns records of transactions only once they committed (reading stops at the oldest
+ *       transaction still open in a partition) and never those of aborted ones; read_uncommitted returns every
+ *       record as soon as it is stored. Transaction markers are never returned either way.</td></tr>
  *   <tr><td>max.poll.records</td><td>records</td><td>500</td><td>most records one poll returns</td></tr>
  *   <tr><td>fetch.max.bytes</td><td>bytes</td><td>1048576 (1 MiB)</td><td>most bytes one fetch asks a partition
  *       for (the broker always returns at least the whole batch holding the position)</td></tr>
@@ -71,6 +75,14 @@ public final class ConsumerConfig {
         NONE
     }
 
+    /** Which records of transactions a consumer reads. */
+    public enum IsolationLevel {
+        /** Every record as soon as it is stored, aborted transactions' included. */
+        READ_UNCOMMITTED,
+        /** Records of committed transactions only, once committed; records outside transactions as ever. */
+        READ_COMMITTED
+    }
+
     private final ConnectionSettings connection;
     private final Optional<String> group;
     private final Optional<String> groupInstanceId;
@@ -78,6 +90,7 @@ public final class ConsumerConfig {
     private final boolean enableAutoCommit;
     private final long autoCommitIntervalMs;
     private final OffsetReset autoOffsetReset;
+    private final IsolationLevel isolationLevel;
     private final int maxPollRecords;
     private final int fetchMaxBytes;
     private final long fetchMaxWaitMs;
@@ -101,6 +114,7 @@ public final class ConsumerConfig {
         this.autoCommitIntervalMs = inRange("auto.commit.interval.ms", b.autoCommitIntervalMs, 1, ProducerConfig.MAX_MS,
                 "ms");
         this.autoOffsetReset = ConfigChecks.notNull("auto.offset.reset", b.autoOffsetReset);
+        this.isolationLevel = ConfigChecks.notNull("isolation.level", b.isolationLevel);
         this.maxPollRecords = (int) inRange("max.poll.records", b.maxPollRecords, 1, MAX_POLL_RECORDS_LIMIT,
                 "records");
         this.fetchMaxBytes = (int) inRange("fetch.max.bytes", b.fetchMaxBytes, 1, MAX_FETCH_BYTES, "bytes");
@@ -141,6 +155,10 @@ public final class ConsumerConfig {
         return autoOffsetReset;
     }
 
+    public IsolationLevel isolationLevel() {
+        return isolationLevel;
+    }
+
     public int maxPollRecords() {
         return maxPollRecords;
     }
@@ -173,6 +191,7 @@ public final class ConsumerConfig {
         private boolean enableAutoCommit = true;
         private long autoCommitIntervalMs = DEFAULT_AUTO_COMMIT_INTERVAL_MS;
         private OffsetReset autoOffsetReset = OffsetReset.LATEST;
+        private IsolationLevel isolationLevel = IsolationLevel.READ_UNCOMMITTED;
         private long maxPollRecords = DEFAULT_MAX_POLL_RECORDS;
         private long fetchMaxBytes = DEFAULT_FETCH_MAX_BYTES;
         private long fetchMaxWaitMs = DEFAULT_FETCH_MAX_WAIT_MS;
@@ -233,6 +252,12 @@ public final class ConsumerConfig {
         /** {@code auto.offset.reset}: earliest, latest or none. Default latest. */
         public Builder autoOffsetReset(OffsetReset autoOffsetReset) {
             this.autoOffsetReset = autoOffsetReset;
+            return this;
+        }
+
+        /** {@code isolation.level}: read_uncommitted or read_committed. Default read_uncommitted. */
+        public Builder isolationLevel(IsolationLevel isolationLevel) {
+            this.isolationLevel = isolationLevel;
             return this;
         }
 

@@ -2,12 +2,15 @@ package io.tidemark.client.api;
 
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.Record;
+import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.record.RecordBatchValidator;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
+import io.tidemark.proto.v1.AbortedTransaction;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.IsolationLevel;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -22,7 +25,9 @@ import java.util.concurrent.TimeUnit;
  * queued by the gRPC thread and {@link #take} hands it to the consumer's thread, which turns it into records
  * with {@link #records}: every batch is validated first (layout and CRC), so a corrupt batch fails the poll with
  * CORRUPT_BATCH instead of reaching the application, and records below the fetch offset (a fetch returns whole
- * batches, the first holding the offset) are skipped.
+ * batches, the first holding the offset) are skipped. So are transaction markers, always, and at
+ * {@code read_committed} the batches of the aborted transactions the answer lists (the broker answers that level
+ * with batches below the last stable offset only).
  *
  * <p>Threading: {@link #start}, {@link #take} and {@link #records} run on the consumer's thread; gRPC threads only
  * add to the answer queue.
@@ -30,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 final class Fetcher {
     private final LeaderCaller leaders;
     private final int fetchMaxBytes;
+    private final IsolationLevel isolationLevel;
     private final LinkedBlockingQueue<FetchAnswer> answers = new LinkedBlockingQueue<>();
     private final RecordBatchValidator validator = new RecordBatchValidator();
     private final RecordBatchReader reader = new RecordBatchReader();
@@ -43,9 +49,18 @@ final class Fetcher {
                        TidemarkException error) {
     }
 
-    Fetcher(LeaderCaller leaders, int fetchMaxBytes) {
+    /**
+     * The records a fetch answer holds at or after the offset fetched, and the offset after its last batch: where the
+     * next fetch starts when every batch was skipped (markers, aborted transactions).
+     */
+    record Fetched(List<ConsumerRecord> records, long nextOffset) {
+    }
+
+    Fetcher(LeaderCaller leaders, int fetchMaxBytes, ConsumerConfig.IsolationLevel isolationLevel) {
         this.leaders = leaders;
         this.fetchMaxBytes = fetchMaxBytes;
+        this.isolationLevel = isolationLevel == ConsumerConfig.IsolationLevel.READ_COMMITTED
+                ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED;
     }
 
     /**
@@ -57,7 +72,7 @@ final class Fetcher {
         state.fetching = true;
         FetchRequest.Builder request = FetchRequest.newBuilder().setTopic(state.partition.topic())
                 .setPartition(state.partition.partition()).setOffset(offset).setMaxBytes(fetchMaxBytes)
-                .setMaxWaitMs(maxWaitMs);
+                .setMaxWaitMs(maxWaitMs).setIsolationLevel(isolationLevel);
         Optional<UUID> pin = state.topicId();
         pin.ifPresent(id -> request.setTopicId(TopicIds.toBytes(id)));
         leaders.fetch(request.build()).whenComplete((response, error) -> answers.add(new FetchAnswer(state, offset,
@@ -87,7 +102,7 @@ final class Fetcher {
      *
      * @throws TidemarkException CORRUPT_BATCH naming the partition, the offset and what is broken
      */
-    List<ConsumerRecord> records(TopicPartition tp, long offset, FetchResponse response) {
+    Fetched records(TopicPartition tp, long offset, FetchResponse response) {
         ByteBuffer batches = response.getBatches().asReadOnlyByteBuffer().slice();
         try {
             for (int position = 0; position < batches.limit(); ) {
@@ -98,12 +113,36 @@ final class Fetcher {
             throw new TidemarkException(e.code(), "fetch of " + tp + " at offset " + offset + ": " + e.getMessage());
         }
         List<ConsumerRecord> records = new ArrayList<>();
-        for (Record record : reader.records(batches)) {
-            if (record.offset() >= offset) {
-                records.add(new ConsumerRecord(tp.topic(), tp.partition(), record.offset(), record.key(),
-                        record.value(), record.headers(), record.sendTimeMs(), record.receiveTimeMs()));
+        long nextOffset = offset;
+        for (int position = 0; position < batches.limit(); ) {
+            int size = RecordBatchFormat.totalSize(batches, position);
+            nextOffset = Math.max(nextOffset, RecordBatchFormat.lastOffset(batches, position) + 1);
+            if (!RecordBatchFormat.control(batches, position) && !aborted(batches, position, response)) {
+                for (Record record : reader.records(batches.duplicate().limit(position + size).position(position))) {
+                    if (record.offset() >= offset) {
+                        records.add(new ConsumerRecord(tp.topic(), tp.partition(), record.offset(), record.key(),
+                                record.value(), record.headers(), record.sendTimeMs(), record.receiveTimeMs()));
+                    }
+                }
+            }
+            position += size;
+        }
+        return new Fetched(records, nextOffset);
+    }
+
+    /** At read_committed: whether the batch at {@code position} is of a transaction the answer lists as aborted. */
+    private boolean aborted(ByteBuffer batches, int position, FetchResponse response) {
+        if (isolationLevel != IsolationLevel.READ_COMMITTED || !RecordBatchFormat.transactional(batches, position)) {
+            return false;
+        }
+        long producerId = RecordBatchFormat.producerId(batches, position);
+        long baseOffset = RecordBatchFormat.baseOffset(batches, position);
+        for (AbortedTransaction aborted : response.getAbortedTransactionsList()) {
+            if (aborted.getProducerId() == producerId && aborted.getFirstOffset() <= baseOffset
+                    && baseOffset <= aborted.getLastOffset()) {
+                return true;
             }
         }
-        return records;
+        return false;
     }
 }

@@ -95,6 +95,16 @@ final class PartitionState {
         buffered.clear();
     }
 
+    /**
+     * Moves the position up to {@code offset} over batches a fetch returned but no reader gets (transaction markers,
+     * aborted transactions' batches); nothing while records are buffered or when the position is there already.
+     */
+    void passOver(long offset) {
+        if (buffered.isEmpty() && offset > position) {
+            position = offset;
+        }
+    }
+
     /** Takes the next buffered record and moves the position past it. */
     ConsumerRecord next() {
         ConsumerRecord record = buffered.pollFirst();

@@ -169,14 +169,16 @@ public final class TidemarkAdmin implements Closeable {
     /**
      * Reads the records at and after {@code offset} of the batches a fetch returns from the partition's leader:
      * at most {@code maxBytes} of batches but at least the whole one holding {@code offset}; empty at the end of
-     * the partition. Every batch is validated first.
+     * the partition. Every batch is validated first; transaction markers are left out, records of aborted transactions
+     * are not (it reads as read_uncommitted).
      *
      * @throws TidemarkException OFFSET_OUT_OF_RANGE naming the partition's offsets; CORRUPT_BATCH
      */
     public List<ConsumerRecord> read(TopicPartition tp, long offset, int maxBytes) {
         FetchRequest request = FetchRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
                 .setOffset(offset).setMaxBytes(maxBytes).build();
-        return new Fetcher(leaders, maxBytes).records(tp, offset, await(leaders.fetch(request)));
+        return new Fetcher(leaders, maxBytes, ConsumerConfig.IsolationLevel.READ_UNCOMMITTED)
+                .records(tp, offset, await(leaders.fetch(request))).records();
     }
 
     /**

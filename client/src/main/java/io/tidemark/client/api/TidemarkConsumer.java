@@ -104,7 +104,7 @@ public final class TidemarkConsumer implements Closeable {
         this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),
                 LeaderCaller.Callbacks.CHANNEL_EXECUTOR);
         this.groupOffsets = new GroupOffsets(leaders);
-        this.fetcher = new Fetcher(leaders, config.fetchMaxBytes());
+        this.fetcher = new Fetcher(leaders, config.fetchMaxBytes(), config.isolationLevel());
     }
 
     /**
@@ -525,7 +525,11 @@ public final class TidemarkConsumer implements Closeable {
         if (answer.error() == null) {
             state.highWatermark = answer.response().getHighWatermark();
             TopicIds.optional(answer.response().getTopicId()).ifPresent(state::answeredBy);
-            state.buffered.addAll(fetcher.records(state.partition, answer.offset(), answer.response()));
+            Fetcher.Fetched fetched = fetcher.records(state.partition, answer.offset(), answer.response());
+            state.buffered.addAll(fetched.records());
+            if (fetched.records().isEmpty()) {
+                state.passOver(fetched.nextOffset());
+            }
             return;
         }
         TidemarkException error = answer.error();

@@ -183,7 +183,8 @@ public final class GrpcErrors {
             case TOPIC_EXISTS, ORIGIN_OFFSET_HELD -> Status.Code.ALREADY_EXISTS;
             case OFFSET_OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
             case NOT_LEADER, OUT_OF_ORDER_SEQUENCE, INVALID_PRODUCER_EPOCH, UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH,
-                    NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC, GROUP_TOO_LARGE -> Status.Code.FAILED_PRECONDITION;
+                    NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC, GROUP_TOO_LARGE, INVALID_TXN_STATE ->
+                    Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;
             case INTERNAL_TOPIC -> Status.Code.PERMISSION_DENIED;
             default -> Status.Code.INTERNAL;

@@ -51,6 +51,15 @@ public final class RecordBatchBuilder {
         return this;
     }
 
+    /**
+     * Marks the batch as written inside a transaction ({@link RecordBatchFormat#ATTRIBUTE_TRANSACTIONAL}); the
+     * producer identity ({@link #producer}) is required.
+     */
+    public RecordBatchBuilder transactional() {
+        this.attributes |= ATTRIBUTE_TRANSACTIONAL;
+        return this;
+    }
+
     public RecordBatchBuilder append(long sendTimeMs, byte[] key, byte[] value) {
         return append(sendTimeMs, key, value, List.of());
     }

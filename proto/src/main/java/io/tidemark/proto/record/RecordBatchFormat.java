@@ -60,8 +60,14 @@ import java.util.zip.CRC32C;
  *       origin partition, with origin offsets strictly increasing from record to record
  *       ({@link MirroredBatchScanner} checks it). A partition log keeps, per origin partition, the last origin
  *       offset it holds and refuses a mirrored batch that starts at or below it (ORIGIN_OFFSET_HELD), so a record
- *       is copied into a partition at most once. Every other bit must be 0 in version 1: bits 0-2 are reserved
- *       for a compression codec, bit 4 for transactional batches, bit 5 for control batches.</li>
+ *       is copied into a partition at most once.
+ *       Bit 4 ({@link #ATTRIBUTE_TRANSACTIONAL}, 0x10) marks a batch written inside a producer's transaction: it
+ *       needs a Producer Id and Epoch, and its records count only once the transaction's commit marker follows it
+ *       in the partition (a reader at {@code read_committed} skips them when an abort marker follows instead).
+ *       Bit 5 ({@link #ATTRIBUTE_CONTROL}, 0x20) marks a control batch, which holds no application record but a
+ *       transaction marker ({@link TransactionMarker}: its exact 74 bytes); it always has bit 4 set too.
+ *       A mirrored batch is never transactional (a mirror copies committed records only). Every other bit must
+ *       be 0 in version 1: bits 0-2 are reserved for a compression codec.</li>
  *   <li><b>Producer Id / Epoch / Base Sequence</b>: idempotent producer identity, or
  *       {@value #NO_PRODUCER_ID} / {@value #NO_PRODUCER_EPOCH} / {@value #NO_SEQUENCE} when the producer is
  *       not idempotent.</li>
@@ -134,8 +140,12 @@ public final class RecordBatchFormat {
     public static final byte MAGIC_V1 = 1;
     /** Attributes bit of a mirrored batch (see the class comment). */
     public static final byte ATTRIBUTE_MIRRORED = 0x40;
+    /** Attributes bit of a batch written inside a transaction (see the class comment). */
+    public static final byte ATTRIBUTE_TRANSACTIONAL = 0x10;
+    /** Attributes bit of a control batch: a {@link TransactionMarker} (see the class comment). */
+    public static final byte ATTRIBUTE_CONTROL = 0x20;
     /** The attribute bits version 1 defines; a batch with any other bit set is refused. */
-    public static final byte KNOWN_ATTRIBUTES = ATTRIBUTE_MIRRORED;
+    public static final byte KNOWN_ATTRIBUTES = ATTRIBUTE_MIRRORED | ATTRIBUTE_TRANSACTIONAL | ATTRIBUTE_CONTROL;
     public static final long NO_PRODUCER_ID = -1L;
     public static final short NO_PRODUCER_EPOCH = -1;
     public static final int NO_SEQUENCE = -1;
@@ -168,6 +178,16 @@ public final class RecordBatchFormat {
     /** Whether the batch at {@code position} is a mirrored one ({@link #ATTRIBUTE_MIRRORED}). */
     public static boolean mirrored(ByteBuffer buffer, int position) {
         return (attributes(buffer, position) & ATTRIBUTE_MIRRORED) != 0;
+    }
+
+    /** Whether the batch at {@code position} was written inside a transaction ({@link #ATTRIBUTE_TRANSACTIONAL}). */
+    public static boolean transactional(ByteBuffer buffer, int position) {
+        return (attributes(buffer, position) & ATTRIBUTE_TRANSACTIONAL) != 0;
+    }
+
+    /** Whether the batch at {@code position} is a control batch, a {@link TransactionMarker}. */
+    public static boolean control(ByteBuffer buffer, int position) {
+        return (attributes(buffer, position) & ATTRIBUTE_CONTROL) != 0;
     }
 
     public static short producerEpoch(ByteBuffer buffer, int position) {

@@ -42,10 +42,7 @@ public final class RecordBatchValidator {
             throw corrupt(String.format("CRC32C mismatch: stored 0x%08x, computed 0x%08x over %d bytes", stored,
                     computed, totalSize - CRC_COVERED_FROM));
         }
-        if ((attributes(buffer, position) & ~KNOWN_ATTRIBUTES) != 0) {
-            throw corrupt("attributes " + attributes(buffer, position) + " are not supported; version 1 batches "
-                    + "carry attributes 0, or " + ATTRIBUTE_MIRRORED + " for a mirrored batch (no compression)");
-        }
+        checkAttributes(buffer, position, totalSize);
         int count = recordCount(buffer, position);
         if (count < 1) {
             throw corrupt("record count " + count + " is below 1");
@@ -65,6 +62,33 @@ public final class RecordBatchValidator {
      */
     public long minSendTimeMs() {
         return minSendTimeMs;
+    }
+
+    private static void checkAttributes(ByteBuffer buffer, int position, int totalSize) {
+        byte attributes = attributes(buffer, position);
+        if ((attributes & ~KNOWN_ATTRIBUTES) != 0) {
+            throw corrupt("attributes " + attributes + " are not supported; version 1 batches carry attributes 0, "
+                    + ATTRIBUTE_MIRRORED + " for a mirrored batch, " + ATTRIBUTE_TRANSACTIONAL + " for a transactional "
+                    + "one or " + (ATTRIBUTE_TRANSACTIONAL | ATTRIBUTE_CONTROL) + " for a transaction marker "
+                    + "(no compression)");
+        }
+        if (!transactional(buffer, position)) {
+            if (control(buffer, position)) {
+                throw corrupt("a control batch (attributes " + attributes + ") must also be transactional ("
+                        + ATTRIBUTE_TRANSACTIONAL + ")");
+            }
+            return;
+        }
+        if (mirrored(buffer, position)) {
+            throw corrupt("a mirrored batch cannot be transactional: a mirror copies committed records only");
+        }
+        if (producerId(buffer, position) < 0 || producerEpoch(buffer, position) < 0) {
+            throw corrupt("a transactional batch needs a producer id and epoch, not " + producerId(buffer, position)
+                    + " and " + producerEpoch(buffer, position));
+        }
+        if (control(buffer, position)) {
+            TransactionMarker.check(buffer, position, totalSize);
+        }
     }
 
     private int checkEnvelope(ByteBuffer buffer, int position, int available) {
@@ -130,7 +154,7 @@ public final class RecordBatchValidator {
         }
     }
 
-    private static TidemarkException corrupt(String detail) {
+    static TidemarkException corrupt(String detail) {
         return new TidemarkException(ErrorCode.CORRUPT_BATCH, "corrupt record batch: " + detail);
     }
 

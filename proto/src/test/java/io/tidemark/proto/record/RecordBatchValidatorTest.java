@@ -59,12 +59,57 @@ class RecordBatchValidatorTest {
 
     @Test
     void unsupportedAttributes() {
-        assertEquals("corrupt record batch: attributes 1 are not supported; version 1 batches carry attributes 0, "
-                + "or 64 for a mirrored batch (no compression)", corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 1),
-                true));
-        assertEquals("corrupt record batch: attributes 65 are not supported; version 1 batches carry attributes 0, "
-                + "or 64 for a mirrored batch (no compression)", corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 65),
-                true));
+        String allowed = " are not supported; version 1 batches carry attributes 0, 64 for a mirrored batch, 16 for a "
+                + "transactional one or 48 for a transaction marker (no compression)";
+        assertEquals("corrupt record batch: attributes 1" + allowed,
+                corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 1), true));
+        assertEquals("corrupt record batch: attributes 65" + allowed,
+                corruption(b -> b.put(ATTRIBUTES_OFFSET, (byte) 65), true));
+    }
+
+    @Test
+    void transactionalBatchesNeedAProducerAndNoMirror() {
+        assertEquals("corrupt record batch: a transactional batch needs a producer id and epoch, not -1 and -1",
+                corruption(b -> b.put(ATTRIBUTES_OFFSET, ATTRIBUTE_TRANSACTIONAL).putLong(PRODUCER_ID_OFFSET, -1)
+                        .putShort(PRODUCER_EPOCH_OFFSET, (short) -1), true));
+        assertEquals("corrupt record batch: a control batch (attributes 32) must also be transactional (16)",
+                corruption(b -> b.put(ATTRIBUTES_OFFSET, ATTRIBUTE_CONTROL), true));
+        assertEquals("corrupt record batch: a mirrored batch cannot be transactional: a mirror copies committed "
+                + "records only", corruption(b -> b.put(ATTRIBUTES_OFFSET,
+                (byte) (ATTRIBUTE_TRANSACTIONAL | ATTRIBUTE_MIRRORED)), true));
+        ByteBuffer transactional = new RecordBatchBuilder().producer(7, (short) 2, 0).transactional()
+                .append(1_000, null, new byte[] {1}).build();
+        assertEquals(transactional.limit(), validator.validate(transactional, 0, transactional.limit(),
+                SendTimeWindow.UNBOUNDED));
+        assertEquals(true, transactional(transactional, 0));
+        assertEquals(false, control(transactional, 0));
+    }
+
+    @Test
+    void markersHaveTheirFixedLayout() {
+        ByteBuffer commit = TransactionMarker.build(7, (short) 3, true, 12, 5_000);
+        assertEquals(74, validator.validate(commit, 0, commit.limit(), SendTimeWindow.UNBOUNDED));
+        assertEquals(true, TransactionMarker.commits(commit, 0));
+        assertEquals(12, TransactionMarker.coordinatorEpoch(commit, 0));
+        assertEquals(5_000, maxSendTime(commit, 0));
+        assertEquals(true, control(commit, 0) && transactional(commit, 0));
+        assertEquals(false, TransactionMarker.commits(TransactionMarker.build(7, (short) 3, false, 12, 5_000), 0));
+
+        ByteBuffer badType = TransactionMarker.build(7, (short) 3, true, 12, 5_000).putShort(66, (short) 2);
+        badType.putInt(CRC_OFFSET, computeCrc(new CRC32C(), badType, 0, badType.limit()));
+        TidemarkException e = assertThrows(TidemarkException.class,
+                () -> validator.validate(badType, 0, badType.limit(), SendTimeWindow.UNBOUNDED));
+        assertEquals("corrupt record batch: a transaction marker's record must be version 0, type 0 (abort) or 1 "
+                + "(commit), with a 4-byte key, a 4-byte value and no headers; type is 2", e.getMessage());
+
+        ByteBuffer records = new RecordBatchBuilder().producer(7, (short) 2, 0).transactional()
+                .append(1_000, null, new byte[] {1}).build();
+        records.put(ATTRIBUTES_OFFSET, (byte) (ATTRIBUTE_TRANSACTIONAL | ATTRIBUTE_CONTROL));
+        records.putInt(CRC_OFFSET, computeCrc(new CRC32C(), records, 0, records.limit()));
+        e = assertThrows(TidemarkException.class,
+                () -> validator.validate(records, 0, records.limit(), SendTimeWindow.UNBOUNDED));
+        assertEquals("corrupt record batch: a transaction marker is one record in 74 bytes, not 1 in "
+                + records.limit(), e.getMessage());
     }
 
     @Test

@@ -71,7 +71,17 @@ public final class RemotePartition implements Partition {
     }
 
     @Override
+    public LogReadResult readCommitted(long offset, int maxBytes) {
+        throw elsewhere();
+    }
+
+    @Override
     public long highWatermark() {
+        throw elsewhere();
+    }
+
+    @Override
+    public long lastStableOffset() {
         throw elsewhere();
     }
 

@@ -116,8 +116,18 @@ public final class ReplicatedPartition implements Partition {
     }
 
     @Override
+    public LogReadResult readCommitted(long offset, int maxBytes) {
+        return log().readCommitted(offset, maxBytes);
+    }
+
+    @Override
     public long highWatermark() {
         return log().logEndOffset();
+    }
+
+    @Override
+    public long lastStableOffset() {
+        return log().lastStableOffset();
     }
 
     @Override

@@ -4,7 +4,9 @@ import io.tidemark.core.log.AppendState;
 import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.AbortedTransaction;
 import io.tidemark.proto.v1.AppendStateSnapshot;
+import io.tidemark.proto.v1.OpenTransactionSnapshot;
 import io.tidemark.proto.v1.OriginSnapshot;
 import io.tidemark.proto.v1.ProducerSnapshot;
 import io.tidemark.proto.v1.StoredBatchSnapshot;
@@ -51,6 +53,14 @@ public final class AppendStateSnapshots {
                     .setTopicId(TopicIds.toBytes(origin.topicId())).setPartition(origin.partition())
                     .setOriginOffset(held.originOffset()).setOffset(held.offset()));
         }
+        for (AppendState.OpenTransaction open : state.openTransactions()) {
+            proto.addOpenTransactions(OpenTransactionSnapshot.newBuilder().setProducerId(open.producerId())
+                    .setFirstOffset(open.firstOffset()));
+        }
+        for (AppendState.AbortedTransaction aborted : state.abortedTransactions()) {
+            proto.addAbortedTransactions(AbortedTransaction.newBuilder().setProducerId(aborted.producerId())
+                    .setFirstOffset(aborted.firstOffset()).setLastOffset(aborted.lastOffset()));
+        }
         return proto.build();
     }
 
@@ -78,7 +88,16 @@ public final class AppendStateSnapshots {
             origins.put(new OriginPartition(o.getCluster(), o.getTopic(), TopicIds.fromBytes(o.getTopicId()),
                     o.getPartition()), new HeldOrigin(o.getOriginOffset(), o.getOffset()));
         }
+        List<AppendState.OpenTransaction> open = new ArrayList<>(proto.getOpenTransactionsCount());
+        for (OpenTransactionSnapshot o : proto.getOpenTransactionsList()) {
+            open.add(new AppendState.OpenTransaction(o.getProducerId(), o.getFirstOffset()));
+        }
+        List<AppendState.AbortedTransaction> aborted = new ArrayList<>(proto.getAbortedTransactionsCount());
+        for (AbortedTransaction a : proto.getAbortedTransactionsList()) {
+            aborted.add(new AppendState.AbortedTransaction(a.getProducerId(), a.getFirstOffset(), a.getLastOffset()));
+        }
         return new AppendState(logEndOffset, proto.hasLastReceiveTimeMs()
-                ? OptionalLong.of(proto.getLastReceiveTimeMs()) : OptionalLong.empty(), producers, origins);
+                ? OptionalLong.of(proto.getLastReceiveTimeMs()) : OptionalLong.empty(), producers, origins, open,
+                aborted);
     }
 }

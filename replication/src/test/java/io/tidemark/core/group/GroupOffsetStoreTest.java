@@ -218,8 +218,18 @@ class GroupOffsetStoreTest {
         }
 
         @Override
+        public LogReadResult readCommitted(long offset, int maxBytes) {
+            return replica.readCommitted(offset, maxBytes);
+        }
+
+        @Override
         public long highWatermark() {
             return replica.highWatermark();
+        }
+
+        @Override
+        public long lastStableOffset() {
+            return replica.lastStableOffset();
         }
 
         @Override
