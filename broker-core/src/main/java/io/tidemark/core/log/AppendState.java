@@ -68,16 +68,26 @@ public record AppendState(long logEndOffset, OptionalLong lastReceiveTimeMs, Lis
     }
 
     /**
-     * An idempotent producer as a partition knows it: its epoch and its last stored batches, oldest first (at most
-     * {@value ProducerStateTable#BATCHES_KEPT}, never none); the last one's ReceiveTime says when it was last heard of.
+     * An idempotent producer as a partition knows it: its epoch and its last stored batches of that epoch, oldest first
+     * (at most {@value ProducerStateTable#BATCHES_KEPT}; none when a transaction marker moved it to its epoch), when it
+     * was last heard of (the ReceiveTime of its last batch or marker) and the coordinator epoch of its last marker.
      */
-    public record Producer(long producerId, short epoch, List<StoredBatch> batches) {
+    public record Producer(long producerId, short epoch, List<StoredBatch> batches, long lastReceiveTimeMs,
+                           int coordinatorEpoch) {
+        /** The coordinator epoch of a producer no marker was stored for. */
+        public static final int NO_COORDINATOR_EPOCH = -1;
+
         public Producer {
             batches = List.copyOf(batches);
-            if (batches.isEmpty() || batches.size() > ProducerStateTable.BATCHES_KEPT) {
+            if (batches.size() > ProducerStateTable.BATCHES_KEPT) {
                 throw new IllegalArgumentException("producer " + producerId + " is kept with " + batches.size()
-                        + " batches; 1 to " + ProducerStateTable.BATCHES_KEPT + " are");
+                        + " batches; at most " + ProducerStateTable.BATCHES_KEPT + " are");
             }
+        }
+
+        /** A producer without markers, last heard of at its last batch. */
+        public Producer(long producerId, short epoch, List<StoredBatch> batches) {
+            this(producerId, epoch, batches, batches.get(batches.size() - 1).receiveTimeMs(), NO_COORDINATOR_EPOCH);
         }
 
         /** The last stored batch. */

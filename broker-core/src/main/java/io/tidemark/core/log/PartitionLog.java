@@ -243,7 +243,10 @@ public final class PartitionLog implements Closeable {
                 long producerId = RecordBatchFormat.producerId(header, 0);
                 long baseOffset = RecordBatchFormat.baseOffset(header, 0);
                 if (RecordBatchFormat.control(header, 0)) {
-                    transactions.markerStored(producerId, TransactionMarker.commits(whole.read(), 0), baseOffset);
+                    ByteBuffer marker = whole.read();
+                    producers.markerStored(producerId, RecordBatchFormat.producerEpoch(marker, 0),
+                            TransactionMarker.coordinatorEpoch(marker, 0), RecordBatchFormat.receiveTime(marker, 0));
+                    transactions.markerStored(producerId, TransactionMarker.commits(marker, 0), baseOffset);
                 } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                     producers.stored(producerId, RecordBatchFormat.producerEpoch(header, 0),
                             RecordBatchFormat.baseSequence(header, 0), new AppendResult(baseOffset,
@@ -338,7 +341,8 @@ public final class PartitionLog implements Closeable {
             OriginRange origin = originOf(batch, position);
             long producerId = RecordBatchFormat.producerId(batch, position);
             if (RecordBatchFormat.control(batch, position)) {
-                producers.checkMarker(producerId, RecordBatchFormat.producerEpoch(batch, position));
+                producers.checkMarker(producerId, RecordBatchFormat.producerEpoch(batch, position),
+                        TransactionMarker.coordinatorEpoch(batch, position));
             } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
                 Optional<AppendResult> stored = producers.check(producerId,
                         RecordBatchFormat.producerEpoch(batch, position),
@@ -475,6 +479,8 @@ public final class PartitionLog implements Closeable {
         boolean marker = RecordBatchFormat.control(batch, position);
         // before the new end is published: a read_committed reader must never see a transaction's batch as stable
         if (marker) {
+            producers.markerStored(producerId, RecordBatchFormat.producerEpoch(batch, position),
+                    TransactionMarker.coordinatorEpoch(batch, position), receiveTimeMs);
             transactions.markerStored(producerId, TransactionMarker.commits(batch, position), baseOffset);
         } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
             transactions.dataStored(producerId, RecordBatchFormat.transactional(batch, position), baseOffset);

@@ -44,6 +44,7 @@ final class ProducerStateTable {
         private short epoch;
         private int lastSequence;
         private long lastReceiveTimeMs;
+        private int coordinatorEpoch = AppendState.Producer.NO_COORDINATOR_EPOCH;
         private final ArrayDeque<AppendState.StoredBatch> batches = new ArrayDeque<>(BATCHES_KEPT);
     }
 
@@ -90,17 +91,42 @@ final class ProducerStateTable {
     }
 
     /**
-     * Checks a transaction marker of a producer: its epoch may not be older than the producer's here.
+     * Checks a transaction marker of a producer: neither its producer epoch nor its coordinator epoch may be older
+     * than the last this partition saw of the producer (a deposed coordinator's late marker would end a later
+     * transaction).
      *
      * @throws TidemarkException INVALID_PRODUCER_EPOCH
      */
-    void checkMarker(long producerId, short epoch) {
+    void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
         ProducerState state = producers.get(producerId);
         if (state != null && epoch < state.epoch) {
             throw new TidemarkException(ErrorCode.INVALID_PRODUCER_EPOCH, "a transaction marker of producer "
                     + producerId + " carries epoch " + epoch + ", older than epoch " + state.epoch
                     + " this partition saw");
         }
+        if (state != null && coordinatorEpoch < state.coordinatorEpoch) {
+            throw new TidemarkException(ErrorCode.INVALID_PRODUCER_EPOCH, "a transaction marker of producer "
+                    + producerId + " comes from coordinator epoch " + coordinatorEpoch + ", older than epoch "
+                    + state.coordinatorEpoch + " whose marker this partition took: a deposed coordinator sent it");
+        }
+    }
+
+    /**
+     * Records a stored transaction marker of a producer: it becomes the most recently stored, and a marker of a newer
+     * epoch than the producer's (the coordinator fenced the producer, or a new instance took its transactional id)
+     * moves the producer to that epoch, so the older one's batches are refused from then on; the new epoch's
+     * sequences start at 0.
+     */
+    void markerStored(long producerId, short epoch, int coordinatorEpoch, long receiveTimeMs) {
+        ProducerState state = producers.remove(producerId);
+        if (state == null || epoch != state.epoch) {
+            state = new ProducerState();
+            state.epoch = epoch;
+            state.lastSequence = -1;
+        }
+        producers.put(producerId, state);
+        state.lastReceiveTimeMs = receiveTimeMs;
+        state.coordinatorEpoch = coordinatorEpoch;
     }
 
     /**
@@ -164,8 +190,9 @@ final class ProducerStateTable {
     List<AppendState.Producer> entries() {
         List<AppendState.Producer> entries = new ArrayList<>(producers.size());
         for (Map.Entry<Long, ProducerState> entry : producers.entrySet()) {
-            entries.add(new AppendState.Producer(entry.getKey(), entry.getValue().epoch,
-                    List.copyOf(entry.getValue().batches)));
+            ProducerState state = entry.getValue();
+            entries.add(new AppendState.Producer(entry.getKey(), state.epoch, List.copyOf(state.batches),
+                    state.lastReceiveTimeMs, state.coordinatorEpoch));
         }
         return entries;
     }
@@ -176,8 +203,9 @@ final class ProducerStateTable {
         for (AppendState.Producer producer : entries) {
             ProducerState state = new ProducerState();
             state.epoch = producer.epoch();
-            state.lastSequence = producer.last().lastSequence();
-            state.lastReceiveTimeMs = producer.last().receiveTimeMs();
+            state.lastSequence = producer.batches().isEmpty() ? -1 : producer.last().lastSequence();
+            state.lastReceiveTimeMs = producer.lastReceiveTimeMs();
+            state.coordinatorEpoch = producer.coordinatorEpoch();
             state.batches.addAll(producer.batches());
             producers.put(producer.producerId(), state);
         }

@@ -86,6 +86,35 @@ class PartitionLogTransactionsTest {
     }
 
     @Test
+    void aMarkerOfANewerEpochFencesTheOlderAndADeposedCoordinatorsMarkerIsRefused() throws Exception {
+        AppendState state;
+        try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {
+            log.append(transactional(7, 0, 2), BASE_MS);                                     // 0..1
+            log.append(TransactionMarker.build(7, (short) (EPOCH + 1), false, 5, BASE_MS + 1), BASE_MS + 1); // 2
+            TidemarkException fenced = assertThrows(TidemarkException.class,
+                    () -> log.append(transactional(7, 2, 1), BASE_MS + 2));
+            assertEquals(ErrorCode.INVALID_PRODUCER_EPOCH, fenced.code());
+            assertEquals("producer 7 sent epoch 3, older than epoch 4 this partition saw: a newer instance of the "
+                    + "producer took over", fenced.getMessage());
+            TidemarkException deposed = assertThrows(TidemarkException.class, () -> log.append(
+                    TransactionMarker.build(7, (short) (EPOCH + 1), true, 4, BASE_MS + 2), BASE_MS + 2));
+            assertEquals("a transaction marker of producer 7 comes from coordinator epoch 4, older than epoch 5 "
+                    + "whose marker this partition took: a deposed coordinator sent it", deposed.getMessage());
+            state = log.appendState();
+            assertEquals(List.of(new AppendState.Producer(7, (short) (EPOCH + 1), List.of(), BASE_MS + 1, 5)),
+                    state.producers(), "the new epoch has no batches yet");
+            ByteBuffer newEpoch = new RecordBatchBuilder().producer(7, (short) (EPOCH + 1), 0).transactional()
+                    .append(BASE_MS, null, bytes("n")).build();
+            assertEquals(new AppendResult(3, 3, BASE_MS + 3), log.append(newEpoch, BASE_MS + 3),
+                    "the new epoch's sequences start at 0");
+        }
+        try (PartitionLog reopened = PartitionLog.open(dir, config(), BASE_MS)) {
+            assertEquals(EPOCH + 1, reopened.appendState().producers().get(0).epoch(), "rebuilt from the log");
+            assertEquals(5, reopened.appendState().producers().get(0).coordinatorEpoch());
+        }
+    }
+
+    @Test
     void theTransactionsSurviveARestartAStateAndATruncation() throws Exception {
         AppendState state;
         try (PartitionLog log = PartitionLog.open(dir, config(), BASE_MS)) {

@@ -38,7 +38,10 @@ public final class AppendStateSnapshots {
         state.lastReceiveTimeMs().ifPresent(proto::setLastReceiveTimeMs);
         for (AppendState.Producer producer : state.producers()) {
             ProducerSnapshot.Builder p = proto.addProducersBuilder().setProducerId(producer.producerId())
-                    .setEpoch(producer.epoch());
+                    .setEpoch(producer.epoch()).setLastReceiveTimeMs(producer.lastReceiveTimeMs());
+            if (producer.coordinatorEpoch() != AppendState.Producer.NO_COORDINATOR_EPOCH) {
+                p.setCoordinatorEpoch(producer.coordinatorEpoch());
+            }
             for (AppendState.StoredBatch batch : producer.batches()) {
                 p.addBatches(StoredBatchSnapshot.newBuilder().setFirstSequence(batch.firstSequence())
                         .setLastSequence(batch.lastSequence()).setBaseOffset(batch.baseOffset())
@@ -81,7 +84,14 @@ public final class AppendStateSnapshots {
                 throw new IllegalArgumentException("producer " + p.getProducerId() + " has epoch " + p.getEpoch()
                         + ", outside int16");
             }
-            producers.add(new AppendState.Producer(p.getProducerId(), (short) p.getEpoch(), batches));
+            if (batches.isEmpty() && !p.hasLastReceiveTimeMs()) {
+                throw new IllegalArgumentException("producer " + p.getProducerId() + " has neither batches nor the "
+                        + "time it was last heard of");
+            }
+            producers.add(new AppendState.Producer(p.getProducerId(), (short) p.getEpoch(), batches,
+                    p.hasLastReceiveTimeMs() ? p.getLastReceiveTimeMs() : batches.get(batches.size() - 1)
+                            .receiveTimeMs(), p.hasCoordinatorEpoch() ? p.getCoordinatorEpoch()
+                    : AppendState.Producer.NO_COORDINATOR_EPOCH));
         }
         Map<OriginPartition, HeldOrigin> origins = new HashMap<>();
         for (OriginSnapshot o : proto.getOriginsList()) {

@@ -17,7 +17,8 @@ class AppendStateSnapshotsTest {
     void everyPartOfTheStateComesBackAsItWas() {
         AppendState state = new AppendState(40, OptionalLong.of(1_000),
                 List.of(new AppendState.Producer(7, (short) 2,
-                        List.of(new AppendState.StoredBatch(0, 4, 10, 14, 900)))),
+                        List.of(new AppendState.StoredBatch(0, 4, 10, 14, 900))),
+                        new AppendState.Producer(9, (short) 5, List.of(), 950, 12)),
                 Map.of(new OriginPartition("east", "orders", new UUID(1, 2), 3), new HeldOrigin(55, 20)),
                 List.of(new AppendState.OpenTransaction(9, 30), new AppendState.OpenTransaction(7, 33)),
                 List.of(new AppendState.AbortedTransaction(8, 2, 9), new AppendState.AbortedTransaction(7, 10, 21)));
