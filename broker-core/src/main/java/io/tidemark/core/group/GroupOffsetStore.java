@@ -8,8 +8,10 @@ import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.RecordBatchReader;
+import io.tidemark.core.txn.TransactionStateFormat;
 import io.tidemark.proto.v1.ConsumerGroupState;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +39,8 @@ import java.util.function.Supplier;
  * committed; the partition log itself is not fsynced per commit (a restart replays the Raft log into it).
  *
  * <p>The same topic holds each group's membership as its coordinator last stored it ({@link GroupStateFormat}), which
- * the store keeps too, for the next coordinator ({@link GroupCoordinator}).
+ * the store keeps too, for the next coordinator ({@link GroupCoordinator}), and each transactional id's state as the
+ * transaction coordinator last stored it ({@link TransactionStateFormat}), for the same reason.
  *
  * <p>The topic is compacted and has no retention ({@link #TOPIC_CONFIG}), so no group loses its offsets and what a
  * start replays is bounded by the keys (the latest commit per group and partition, the latest state per group, and
@@ -87,6 +90,7 @@ public final class GroupOffsetStore {
     private final Map<String, ConsumerGroupState> groupStates = new ConcurrentHashMap<>();
     /** When each group's stored membership last changed (the record's ReceiveTime). */
     private final Map<String, Long> groupStateTimes = new ConcurrentHashMap<>();
+    private final Map<String, TransactionState> transactionStates = new ConcurrentHashMap<>();
     private volatile LastGroupState lastGroupState = LastGroupState.NONE;
 
     private long nextOffset;
@@ -127,6 +131,7 @@ public final class GroupOffsetStore {
         groups.clear();
         groupStates.clear();
         groupStateTimes.clear();
+        transactionStates.clear();
         lastGroupState = LastGroupState.NONE;
         nextOffset = 0;
         catchUp();
@@ -179,6 +184,10 @@ public final class GroupOffsetStore {
             applyGroupState(record);
             return;
         }
+        if (TransactionStateFormat.isTransactionStateKey(record.key())) {
+            applyTransactionState(record);
+            return;
+        }
         OffsetCommitFormat.Key key;
         OffsetCommitFormat.Value value;
         try {
@@ -221,6 +230,43 @@ public final class GroupOffsetStore {
             groupStateTimes.put(group, record.receiveTimeMs());
         }
         lastGroupState = new LastGroupState(record.offset(), state == null ? "" : state.getWriterId());
+    }
+
+    private void applyTransactionState(Record record) {
+        try {
+            String transactionalId = TransactionStateFormat.readTransactionalId(record.key());
+            if (record.value() == null) {
+                transactionStates.remove(transactionalId);
+            } else {
+                transactionStates.put(transactionalId, TransactionStateFormat.readValue(record.value()));
+            }
+        } catch (RuntimeException e) {
+            skipped.inc();
+            LOG.error("Skipping the record at offset {} of {}: it is not a transaction state ({})", record.offset(),
+                    TOPIC, e.toString());
+        }
+    }
+
+    /** The stored state of a transactional id, after reading what is new; empty when it has none. */
+    public Optional<TransactionState> transactionState(String transactionalId) {
+        catchUp();
+        return Optional.ofNullable(transactionStates.get(transactionalId));
+    }
+
+    /** The stored state of every transactional id, after reading what is new. */
+    public Map<String, TransactionState> transactionStates() {
+        catchUp();
+        return Map.copyOf(transactionStates);
+    }
+
+    /**
+     * Stores a transactional id's state ({@link TransactionStateFormat}) and waits until this broker's store has read
+     * it back, so the next call sees it.
+     */
+    public void writeTransactionState(String transactionalId, TransactionState state)
+            throws InterruptedException, ExecutionException {
+        append(new RecordBatchBuilder().append(clock.millis(), TransactionStateFormat.key(transactionalId),
+                TransactionStateFormat.value(state)));
     }
 
     /**

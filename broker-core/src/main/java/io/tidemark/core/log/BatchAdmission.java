@@ -19,9 +19,7 @@ import java.nio.ByteBuffer;
  * which checks only what the log itself decides (ReceiveTime order, producer sequences, origin offsets).
  * <ol>
  *   <li>{@link #admit}, before the batch is submitted: it is exactly one well-formed batch (layout, CRC, every
- *       record; {@link RecordBatchValidator}), not transactional (markers are the brokers' to write, and
- *       transactional batches need the coordinator, not built yet: an open transaction nobody ends would hold
- *       every read_committed reader back forever), within {@code max.batch.bytes} ({@link BatchSizeLimit}: a mirrored
+ *       record; {@link RecordBatchValidator}), within {@code max.batch.bytes} ({@link BatchSizeLimit}: a mirrored
  *       batch may exceed it by its provenance headers), and a mirrored batch's records' SendTimes are within the
  *       topic's window around their origin ReceiveTime ({@link MirroredBatchScanner}). It returns the batch's
  *       smallest and largest SendTime.</li>
@@ -39,7 +37,8 @@ public final class BatchAdmission {
     /**
      * A batch {@link #admit} accepted.
      *
-     * @param mirrored      its SendTimes were held to the window around their origin ReceiveTimes already
+     * @param mirrored      its SendTimes are held to no window here: a mirrored batch's were held to the window around
+     *                      their origin ReceiveTimes already, a transaction marker's is when it was decided
      * @param minSendTimeMs the smallest SendTime of its records
      * @param maxSendTimeMs the largest (its header's Max SendTime)
      */
@@ -50,26 +49,21 @@ public final class BatchAdmission {
      * Checks the batch between {@code batch}'s position and limit (left unchanged).
      *
      * @param largestBatchBytes what the partition can carry at most: what one Raft entry holds
-     * @throws TidemarkException RECORD_TOO_LARGE, CORRUPT_BATCH, INVALID_TXN_STATE for a transactional batch, or
-     *                           INVALID_TIMESTAMP for a mirrored record, saying what is allowed
+     * @throws TidemarkException RECORD_TOO_LARGE, CORRUPT_BATCH, or INVALID_TIMESTAMP for a mirrored record, saying
+     *                           what is allowed
      */
     public Admitted admit(ByteBuffer batch, TopicConfig config, int largestBatchBytes) {
         int position = batch.position();
         int size = batch.remaining();
         BatchSizeLimit.checkSize(batch, position, size, config.maxBatchBytes(), largestBatchBytes);
         checkOneBatch(size, validator.validate(batch, position, size, SendTimeWindow.UNBOUNDED));
-        if (RecordBatchFormat.transactional(batch, position)) {
-            throw new TidemarkException(ErrorCode.INVALID_TXN_STATE, RecordBatchFormat.control(batch, position)
-                    ? "a transaction marker is written by the brokers, never produced"
-                    : "a transactional batch is taken only inside a transaction the transaction coordinator "
-                    + "began, and this broker has no coordinator yet: produce without the transactional attribute");
-        }
         boolean mirrored = RecordBatchFormat.mirrored(batch, position);
         if (mirrored) {
             OriginRange origin = scanner.scan(batch, position, window(config, 0));
             BatchSizeLimit.checkMirrored(size, origin.provenanceBytes(), config.maxBatchBytes());
         }
-        return new Admitted(mirrored, validator.minSendTimeMs(), RecordBatchFormat.maxSendTime(batch, position));
+        return new Admitted(mirrored || RecordBatchFormat.control(batch, position), validator.minSendTimeMs(),
+                RecordBatchFormat.maxSendTime(batch, position));
     }
 
     /**

@@ -40,12 +40,18 @@ import java.util.zip.CRC32C;
  *       directory ({@value #STAGING_DIR}): a batch that keeps every record is copied byte for byte; one that loses
  *       some becomes one batch per run of consecutive offsets kept (the batch format has no gaps inside a batch),
  *       each with the original ReceiveTime, producer id and epoch, the sequence of its first record and the
- *       mirrored attribute; then fsyncs it and writes its {@link CompactionMarker} (where the segment ends);</li>
+ *       mirrored and transactional attributes; then fsyncs it and writes its {@link CompactionMarker} (where the
+ *       segment ends);</li>
  *   <li>swaps it in under the log's lock ({@link PartitionLog#replaceCompacted}).</li>
  * </ol>
  * A log is passed over again only when a segment was closed since its last pass or a tombstone it kept has expired.
  * Reading and writing are held to {@code log.compaction.io.max.bytes.per.second} together, so compaction never takes
  * the disk from appends and fetches.
+ *
+ * <p>Transactions: only segments below the last stable offset are compacted (an open transaction's records may still
+ * be aborted); a transaction marker is always kept (a reader, and a log opened on its own, learn from it where a
+ * transaction ended); every record of an aborted transaction is removed and never counts as its key's latest, so it
+ * never hides a committed value of its key. Kept records of a transactional batch stay in transactional batches.
  *
  * <p>Compaction never changes what the log's next appends decide: a log keeps its producers' last sequences and its
  * origin offsets in its {@link AppendState}, which only appends change and a replicated partition carries over restarts
@@ -111,14 +117,15 @@ public final class LogCompactor {
         if (!log.compactionDue(end, nowMs)) {
             return CompactionResult.NONE;
         }
-        Map<ByteBuffer, Long> latest = latestOffsets(segments);
+        List<AppendState.AbortedTransaction> aborted = log.abortedTransactions(segments.get(0).baseOffset(), end);
+        Map<ByteBuffer, Long> latest = latestOffsets(segments, aborted);
         long tombstonesBefore = nowMs - config.deleteRetentionMs();
         Decisions totals = new Decisions();
         int rewritten = 0;
         for (LogSegment segment : segments) {
-            Decisions decisions = decide(segment, latest, tombstonesBefore, config.deleteRetentionMs());
+            Decisions decisions = decide(segment, latest, aborted, tombstonesBefore, config.deleteRetentionMs());
             totals.add(decisions);
-            if (decisions.removed > 0 && rewrite(log, segment, latest, tombstonesBefore)) {
+            if (decisions.removed > 0 && rewrite(log, segment, latest, aborted, tombstonesBefore)) {
                 rewritten++;
             }
         }
@@ -133,11 +140,15 @@ public final class LogCompactor {
         return new CompactionResult(rewritten, totals.removed, totals.kept);
     }
 
-    /** Each key's latest offset in {@code segments}. */
-    private Map<ByteBuffer, Long> latestOffsets(List<LogSegment> segments) throws IOException {
+    /** Each key's latest offset in {@code segments}, among the batches that are neither markers nor aborted. */
+    private Map<ByteBuffer, Long> latestOffsets(List<LogSegment> segments,
+                                                List<AppendState.AbortedTransaction> aborted) throws IOException {
         Map<ByteBuffer, Long> latest = new HashMap<>();
         for (LogSegment segment : segments) {
             forEachBatch(segment, (batch, records) -> {
+                if (fate(batch, aborted) != Fate.BY_RECORD) {
+                    return;
+                }
                 for (Record record : records) {
                     if (record.key() != null) {
                         latest.put(ByteBuffer.wrap(record.key()), record.offset());
@@ -161,12 +172,34 @@ public final class LogCompactor {
         }
     }
 
-    private Decisions decide(LogSegment segment, Map<ByteBuffer, Long> latest, long tombstonesBefore,
+    /** What becomes of a batch's records: all kept (a marker), all removed (an aborted transaction's), each decided. */
+    private enum Fate { KEEP_ALL, REMOVE_ALL, BY_RECORD }
+
+    private static Fate fate(ByteBuffer batch, List<AppendState.AbortedTransaction> aborted) {
+        if (RecordBatchFormat.control(batch, 0)) {
+            return Fate.KEEP_ALL;
+        }
+        if (RecordBatchFormat.transactional(batch, 0)) {
+            long producerId = RecordBatchFormat.producerId(batch, 0);
+            long offset = RecordBatchFormat.baseOffset(batch, 0);
+            for (AppendState.AbortedTransaction transaction : aborted) {
+                if (transaction.producerId() == producerId && transaction.firstOffset() <= offset
+                        && offset < transaction.lastOffset()) {
+                    return Fate.REMOVE_ALL;
+                }
+            }
+        }
+        return Fate.BY_RECORD;
+    }
+
+    private Decisions decide(LogSegment segment, Map<ByteBuffer, Long> latest,
+                             List<AppendState.AbortedTransaction> aborted, long tombstonesBefore,
                              long deleteRetentionMs) throws IOException {
         Decisions decisions = new Decisions();
         forEachBatch(segment, (batch, records) -> {
+            Fate fate = fate(batch, aborted);
             for (Record record : records) {
-                if (keeps(record, latest, tombstonesBefore)) {
+                if (fate == Fate.KEEP_ALL || (fate == Fate.BY_RECORD && keeps(record, latest, tombstonesBefore))) {
                     decisions.kept++;
                     if (record.key() != null && record.value() == null) {
                         decisions.nextTombstoneExpiryMs = Math.min(decisions.nextTombstoneExpiryMs,
@@ -201,7 +234,7 @@ public final class LogCompactor {
      * @return false when the log no longer holds the segment (retention deleted it meanwhile)
      */
     private boolean rewrite(PartitionLog log, LogSegment segment, Map<ByteBuffer, Long> latest,
-                            long tombstonesBefore) throws IOException {
+                            List<AppendState.AbortedTransaction> aborted, long tombstonesBefore) throws IOException {
         Path staging = stagingDir(log.dir());
         DurableFiles.deleteTree(staging);
         Files.createDirectories(staging);
@@ -209,7 +242,9 @@ public final class LogCompactor {
                 SegmentSettings.of(log.config(), stagingFiles));
         try {
             forEachBatch(segment, (batch, records) -> {
-                List<Record> kept = records.stream().filter(r -> keeps(r, latest, tombstonesBefore)).toList();
+                Fate fate = fate(batch, aborted);
+                List<Record> kept = fate == Fate.KEEP_ALL ? records : fate == Fate.REMOVE_ALL ? List.of()
+                        : records.stream().filter(r -> keeps(r, latest, tombstonesBefore)).toList();
                 if (kept.size() == records.size()) {
                     append(compacted, batch);
                 } else {
@@ -260,6 +295,9 @@ public final class LogCompactor {
         }
         if (RecordBatchFormat.mirrored(original, 0)) {
             builder.mirrored();
+        }
+        if (RecordBatchFormat.transactional(original, 0)) {
+            builder.transactional();
         }
         for (Record record : run) {
             builder.append(record.sendTimeMs(), record.key(), record.value(), record.headers());

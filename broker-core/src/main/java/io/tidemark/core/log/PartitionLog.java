@@ -769,15 +769,21 @@ public final class PartitionLog implements Closeable {
 
     /**
      * The segments compaction may rewrite, oldest first: the closed ones that end at or below
-     * {@code keepFromOffset}.
+     * {@code keepFromOffset} and the last stable offset (an open transaction's records may still be aborted).
      */
     List<LogSegment> compactableSegments(long keepFromOffset) {
         LogSegment[] current = segments;
+        long below = Math.min(keepFromOffset, lastStableOffset());
         List<LogSegment> closed = new ArrayList<>();
-        for (int i = 0; i < current.length - 1 && current[i].nextOffset() <= keepFromOffset; i++) {
+        for (int i = 0; i < current.length - 1 && current[i].nextOffset() <= below; i++) {
             closed.add(current[i]);
         }
         return closed;
+    }
+
+    /** The aborted transactions holding an offset in {@code [from, to)}, by marker offset. */
+    List<AppendState.AbortedTransaction> abortedTransactions(long from, long to) {
+        return transactions.abortedOverlapping(from, to);
     }
 
     /**

@@ -21,6 +21,8 @@ import java.util.Map;
  *       latency quantiles) of the requests, from arrival to response, errors included;</li>
  *   <li>{@code group.CALL.latency}: the same for each call of the consumer groups' service ({@link GroupCall}:
  *       {@code group.commit-offsets.latency}, {@code group.heartbeat.latency}, ...);</li>
+ *   <li>{@code transaction.CALL.latency}: the same for the transaction service ({@link TransactionCall}:
+ *       {@code transaction.end-txn.latency}, ...);</li>
  *   <li>{@code produce.bytes}, {@code produce.records}, {@code fetch.bytes}: bytes in and out, records in;</li>
  *   <li>{@code errors.CODE}: responses that failed with each error code;</li>
  *   <li>{@code group-offsets.records-skipped}: records of {@code __group_offsets} the offset store skipped because
@@ -45,6 +47,7 @@ public final class BrokerMetrics implements ReplicaListener {
     private final Timer fetchLatency;
     private final Timer listOffsetsLatency;
     private final Map<GroupCall, Timer> groupLatency = new EnumMap<>(GroupCall.class);
+    private final Map<TransactionCall, Timer> transactionLatency = new EnumMap<>(TransactionCall.class);
     private final Meter produceBytes;
     private final Meter produceRecords;
     private final Meter fetchBytes;
@@ -59,6 +62,9 @@ public final class BrokerMetrics implements ReplicaListener {
         this.produceLatency = registry.timer("produce.latency");
         this.fetchLatency = registry.timer("fetch.latency");
         this.listOffsetsLatency = registry.timer("list-offsets.latency");
+        for (TransactionCall call : TransactionCall.values()) {
+            transactionLatency.put(call, registry.timer(call.metricName));
+        }
         for (GroupCall call : GroupCall.values()) {
             groupLatency.put(call, registry.timer(call.metricName));
         }
@@ -102,6 +108,22 @@ public final class BrokerMetrics implements ReplicaListener {
 
     public Timer groupLatency(GroupCall call) {
         return groupLatency.get(call);
+    }
+
+    /** The calls of the transaction service, each timed as {@code transaction.NAME.latency}. */
+    public enum TransactionCall {
+        INIT_PRODUCER_ID("init-producer-id"), ADD_PARTITIONS("add-partitions"), END_TXN("end-txn"),
+        WRITE_MARKER("write-marker");
+
+        private final String metricName;
+
+        TransactionCall(String name) {
+            this.metricName = "transaction." + name + ".latency";
+        }
+    }
+
+    public Timer transactionLatency(TransactionCall call) {
+        return transactionLatency.get(call);
     }
 
     public void produced(int bytes, long records) {

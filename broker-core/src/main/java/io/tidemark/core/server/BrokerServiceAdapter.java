@@ -18,9 +18,10 @@ import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.AbortedTransaction;
 import io.tidemark.proto.v1.BrokerInfo;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
-import io.tidemark.proto.v1.IsolationLevel;
 import io.tidemark.proto.v1.FetchResponse;
+import io.tidemark.proto.v1.IsolationLevel;
 import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.MetadataRequest;
@@ -39,7 +40,9 @@ import io.tidemark.proto.v1.ProduceStreamResponse;
 import io.tidemark.proto.v1.TopicInfo;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.error.TidemarkException;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -132,6 +135,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             partition = topics.partition(request.getTopic(), request.getPartition());
             batch = request.getBatch().asReadOnlyByteBuffer();
             InternalTopicWrites.checkProduce(request.getTopic(), batch);
+            checkNotMarker(batch);
         } catch (RuntimeException e) {
             timer.stop();
             return CompletableFuture.failedFuture(e);
@@ -172,6 +176,18 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         }
         appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
                 .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition, observer, timer), pool);
+    }
+
+    /**
+     * Refuses a client's transaction marker: only the transaction coordinator ends a transaction in a partition
+     * ({@code WriteTxnMarker}).
+     */
+    private static void checkNotMarker(ByteBuffer batch) {
+        if (batch.remaining() >= RecordBatchFormat.HEADER_SIZE_BYTES
+                && RecordBatchFormat.control(batch, batch.position())) {
+            throw new TidemarkException(ErrorCode.INVALID_TXN_STATE, "a transaction marker is written by the "
+                    + "transaction coordinator, never produced");
+        }
     }
 
     private static boolean readCommitted(FetchRequest request) {

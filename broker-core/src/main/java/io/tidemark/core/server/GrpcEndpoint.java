@@ -9,6 +9,8 @@ import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.topic.Topics;
+import io.tidemark.core.txn.MarkerWriter;
+import io.tidemark.core.txn.TransactionCoordinator;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
@@ -17,6 +19,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address,
@@ -38,8 +41,17 @@ public final class GrpcEndpoint implements Closeable {
     private final Server server;
     private final HostPort address;
 
+    private final LeaderMarkerWriter markers;
+    private final TransactionCoordinator transactions;
+
+    /**
+     * @param transactions builds the transaction coordinator over the marker writer the endpoint makes (and closes)
+     */
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, GroupCoordinator coordinator,
-                        ClusterServices cluster, BrokerMetrics metrics) {
+                        Function<MarkerWriter, TransactionCoordinator> transactions, ClusterServices cluster,
+                        BrokerMetrics metrics) {
+        this.markers = new LeaderMarkerWriter(topics);
+        this.transactions = transactions.apply(markers);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
                         config.listen().port()))
                 .directExecutor()
@@ -49,7 +61,8 @@ public final class GrpcEndpoint implements Closeable {
                 .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
                 .addService(ServerInterceptors.intercept(new GroupServiceAdapter(topics, groups, coordinator, config,
-                        metrics), new ClientAddress()));
+                        metrics), new ClientAddress()))
+                .addService(new TransactionServiceAdapter(topics, this.transactions, config, metrics));
         cluster.internalServices().forEach(builder::addService);
         this.server = builder.build();
         this.address = config.listen();
@@ -66,6 +79,11 @@ public final class GrpcEndpoint implements Closeable {
                     + "another broker's Raft server: a broker running alone takes its listen port + 100 for Raft");
         }
         return this;
+    }
+
+    /** The transaction coordinator the endpoint serves. */
+    public TransactionCoordinator transactions() {
+        return transactions;
     }
 
     public int port() {
@@ -93,6 +111,7 @@ public final class GrpcEndpoint implements Closeable {
             server.shutdownNow();
         } finally {
             pool.shutdown();
+            markers.close();
         }
     }
 }

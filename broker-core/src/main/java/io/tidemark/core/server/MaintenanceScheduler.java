@@ -3,6 +3,7 @@ package io.tidemark.core.server;
 import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
+import io.tidemark.core.txn.TransactionCoordinator;
 import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.topic.Topic;
@@ -31,11 +32,14 @@ public final class MaintenanceScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(MaintenanceScheduler.class);
     /** Two, so a long compaction pass (held to its I/O rate) does not hold up flushes and retention. */
     private static final int THREADS = 2;
+    /** How often the coordinator looks for transactions past their timeout (Kafka's default is 10 s). */
+    private static final long TRANSACTION_CHECK_MS = 1_000;
 
     private MaintenanceScheduler() {
     }
 
-    public static ScheduledExecutorService start(Topics topics, GroupCoordinator groups, BrokerConfig config,
+    public static ScheduledExecutorService start(Topics topics, GroupCoordinator groups,
+                                                 TransactionCoordinator transactions, BrokerConfig config,
                                                  InstantSource clock, MetricRegistry registry) {
         AtomicInteger threads = new AtomicInteger();
         ScheduledExecutorService executor = Executors.newScheduledThreadPool(THREADS, r -> {
@@ -52,6 +56,8 @@ public final class MaintenanceScheduler {
                 config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
         executor.scheduleWithFixedDelay(() -> expireGroups(groups), config.retentionCheckIntervalMs(),
                 config.retentionCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(() -> abortExpiredTransactions(transactions), TRANSACTION_CHECK_MS,
+                TRANSACTION_CHECK_MS, TimeUnit.MILLISECONDS);
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Flush", p -> p.flushIfDue(clock.millis())),
                 config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
         return executor;
@@ -62,6 +68,16 @@ public final class MaintenanceScheduler {
             partition.compact(nowMs, compactor);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void abortExpiredTransactions(TransactionCoordinator transactions) {
+        try {
+            transactions.abortExpired();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.error("Aborting the transactions open past their timeout failed", e);
         }
     }
 

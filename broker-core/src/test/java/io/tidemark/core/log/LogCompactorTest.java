@@ -6,6 +6,7 @@ import io.tidemark.core.log.segment.CompactionMarker;
 import io.tidemark.core.log.segment.LogSegment;
 import io.tidemark.proto.record.Record;
 import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.TransactionMarker;
 import io.tidemark.proto.record.RecordBatchFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -123,6 +124,34 @@ class LogCompactorTest {
                     + "the pass is skipped");
             assertEquals(COMPACTED, contents(log));
         }
+    }
+
+    @Test
+    void anAbortedTransactionNeverHidesACommittedValueAndMarkersStay() throws Exception {
+        try (PartitionLog log = PartitionLog.open(dir, compacted(), BASE_MS)) {
+            log.append(new RecordBatchBuilder().append(BASE_MS, bytes("k"), bytes("committed-1")).build(), BASE_MS);
+            log.append(transactional(7, 0, "k", "aborted"), BASE_MS);                          // 1
+            log.append(TransactionMarker.build(7, (short) 0, false, 0, BASE_MS), BASE_MS);       // 2: abort
+            log.append(transactional(8, 0, "j", "committed-2"), BASE_MS);                      // 3
+            log.append(TransactionMarker.build(8, (short) 0, true, 0, BASE_MS), BASE_MS);        // 4: commit
+            log.append(transactional(9, 0, "j", "open"), BASE_MS);                             // 5: still open
+            log.append(new RecordBatchBuilder().append(BASE_MS, bytes("z"), bytes("last")).build(), BASE_MS);
+            assertEquals(5, log.lastStableOffset());
+
+            compactor.compact(log, BASE_MS, Long.MAX_VALUE);
+            assertEquals(List.of("0:k=committed-1", "2:\u0000\u0000\u0000\u0000=\u0000\u0000\u0000\u0000",
+                            "3:j=committed-2", "4:\u0000\u0000\u0000\u0001=\u0000\u0000\u0000\u0000",
+                            "5:j=open", "6:z=last"), contents(log),
+                    "the aborted k stays out and does not hide committed-1; markers stay; nothing from the open "
+                            + "transaction on is compacted");
+            ByteBuffer committed = log.read(3, 1).batches();
+            assertTrue(RecordBatchFormat.transactional(committed, committed.position()));
+        }
+    }
+
+    private static ByteBuffer transactional(long producerId, int sequence, String key, String value) {
+        return new RecordBatchBuilder().producer(producerId, (short) 0, sequence).transactional()
+                .append(BASE_MS, bytes(key), bytes(value)).build();
     }
 
     private static long firstOffsetRead(PartitionLog log, long offset) {

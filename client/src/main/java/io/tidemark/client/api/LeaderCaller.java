@@ -3,6 +3,7 @@ package io.tidemark.client.api;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ManagedChannel;
+import io.grpc.stub.AbstractStub;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
@@ -11,6 +12,7 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
 import io.tidemark.proto.v1.GroupServiceGrpc;
+import io.tidemark.proto.v1.TransactionServiceGrpc;
 import io.tidemark.proto.v1.ListOffsetsRequest;
 import io.tidemark.proto.v1.ListOffsetsResponse;
 import io.tidemark.proto.v1.OriginOffsetRequest;
@@ -123,9 +125,22 @@ final class LeaderCaller {
      * NOT_LEADER naming it, and the call follows).
      */
     <T> CompletableFuture<T> coordinator(Function<GroupServiceGrpc.GroupServiceFutureStub, ListenableFuture<T>> rpc) {
+        return coordinatorCall(GroupServiceGrpc::newFutureStub, rpc);
+    }
+
+    /**
+     * Calls the transaction coordinator: the same broker as the groups' ({@link #coordinator}), since transaction
+     * states are kept in {@code __group_offsets} too.
+     */
+    <T> CompletableFuture<T> transactionCoordinator(
+            Function<TransactionServiceGrpc.TransactionServiceFutureStub, ListenableFuture<T>> rpc) {
+        return coordinatorCall(TransactionServiceGrpc::newFutureStub, rpc);
+    }
+
+    private <S extends AbstractStub<S>, T> CompletableFuture<T> coordinatorCall(Function<ManagedChannel, S> newStub,
+                                                                               Function<S, ListenableFuture<T>> rpc) {
         return call(COORDINATOR_PARTITION, channel -> {
-            GroupServiceGrpc.GroupServiceFutureStub stub = GroupServiceGrpc.newFutureStub(channel)
-                    .withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
+            S stub = newStub.apply(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
             return rpc.apply(callbacks == Callbacks.TRANSPORT_THREAD
                     ? stub.withExecutor(MoreExecutors.directExecutor()) : stub);
         });

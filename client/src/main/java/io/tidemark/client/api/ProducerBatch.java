@@ -166,8 +166,11 @@ final class ProducerBatch {
             producerId = sequences.producerId();
             baseSequence = sequences.take(partition, records.size());
             // a built builder takes no more records, so its buffer is the batch's for good: wrapped, not copied
-            bytes = UnsafeByteOperations.unsafeWrap(builder.producer(producerId, sequences.epoch(), baseSequence)
-                    .build());
+            builder.producer(producerId, sequences.epoch(), baseSequence);
+            if (sequences.transactional()) {
+                builder.transactional();
+            }
+            bytes = UnsafeByteOperations.unsafeWrap(builder.build());
         }
         return bytes;
     }

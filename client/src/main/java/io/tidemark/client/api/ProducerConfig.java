@@ -2,7 +2,9 @@ package io.tidemark.client.api;
 
 import io.grpc.ManagedChannel;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.Optional;
 import java.util.function.Function;
 
 import static io.tidemark.client.api.ConfigChecks.KIB;
@@ -50,6 +52,13 @@ import static io.tidemark.client.api.ConfigChecks.notAbove;
  *       producer's current id, to a broker that takes requests in order (ProduceStream); after any error one at a
  *       time until a batch is acknowledged again. With enable.idempotence off, always 1: without sequences a retry
  *       could overtake the batches behind it</td></tr>
+ *   <tr><td>transactional.id</td><td>name</td><td>(none)</td><td>makes the producer transactional: its records are
+ *       sent inside transactions ({@link TidemarkProducer#initTransactions} first), and only one producer instance
+ *       with this id works at a time (initializing a new one fences the old). Needs enable.idempotence; 1 to 255
+ *       bytes</td></tr>
+ *   <tr><td>transaction.timeout.ms</td><td>ms</td><td>60000</td><td>a transaction open longer than this is aborted
+ *       by the coordinator, which fences the producer (at most the broker's transaction.max.timeout.ms, 15
+ *       minutes)</td></tr>
  * </table>
  * The clock (default {@link Clock#systemUTC()}) gives SendTime when a record carries none, batch ages, backoffs
  * and delivery deadlines. The channel factory (default: plaintext netty, messages up to 64 MiB) makes the
@@ -67,6 +76,7 @@ public final class ProducerConfig {
     public static final long DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
     public static final boolean DEFAULT_ENABLE_IDEMPOTENCE = true;
     public static final int DEFAULT_MAX_IN_FLIGHT_PER_PARTITION = 5;
+    public static final long DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
     /** Largest max.in.flight.requests.per.partition: the batches per producer a partition remembers. */
     public static final int MAX_IN_FLIGHT_PER_PARTITION_LIMIT = 5;
     /** Largest max.request.bytes: what a default channel accepts ({@link BrokerChannels#MAX_INBOUND_MESSAGE_BYTES}). */
@@ -86,6 +96,8 @@ public final class ProducerConfig {
     private final long deliveryTimeoutMs;
     private final boolean idempotence;
     private final int maxInFlightPerPartition;
+    private final Optional<String> transactionalId;
+    private final long transactionTimeoutMs;
 
     private ProducerConfig(Builder b) {
         this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), b.clock, b.channelFactory,
@@ -104,6 +116,13 @@ public final class ProducerConfig {
         this.idempotence = b.idempotence;
         this.maxInFlightPerPartition = (int) inRange("max.in.flight.requests.per.partition",
                 b.maxInFlightPerPartition, 1, MAX_IN_FLIGHT_PER_PARTITION_LIMIT, "batches");
+        if (b.transactionalId != null && (b.transactionalId.isBlank() || !b.idempotence
+                || b.transactionalId.getBytes(StandardCharsets.UTF_8).length > 255)) {
+            throw new IllegalArgumentException("transactional.id = \"" + b.transactionalId + "\" is not allowed: "
+                    + "1 to 255 bytes, not blank, and enable.idempotence must be on");
+        }
+        this.transactionalId = Optional.ofNullable(b.transactionalId);
+        this.transactionTimeoutMs = inRange("transaction.timeout.ms", b.transactionTimeoutMs, 1, MAX_MS, "ms");
     }
 
     /** A builder with every setting at its default; {@code bootstrap} is a comma-separated host:port list. */
@@ -148,6 +167,15 @@ public final class ProducerConfig {
         return idempotence;
     }
 
+    /** {@code transactional.id}: set for a transactional producer. */
+    public Optional<String> transactionalId() {
+        return transactionalId;
+    }
+
+    public long transactionTimeoutMs() {
+        return transactionTimeoutMs;
+    }
+
     /**
      * {@code max.in.flight.requests.per.partition} as the producer uses it: 1 when idempotence is off, whatever was
      * set.
@@ -179,6 +207,8 @@ public final class ProducerConfig {
         private long deliveryTimeoutMs = DEFAULT_DELIVERY_TIMEOUT_MS;
         private boolean idempotence = DEFAULT_ENABLE_IDEMPOTENCE;
         private long maxInFlightPerPartition = DEFAULT_MAX_IN_FLIGHT_PER_PARTITION;
+        private String transactionalId;
+        private long transactionTimeoutMs = DEFAULT_TRANSACTION_TIMEOUT_MS;
 
         private Builder(String bootstrap) {
             this.bootstrap = bootstrap;
@@ -250,6 +280,18 @@ public final class ProducerConfig {
          */
         public Builder idempotence(boolean idempotence) {
             this.idempotence = idempotence;
+            return this;
+        }
+
+        /** {@code transactional.id}: makes the producer transactional. Default: none. */
+        public Builder transactionalId(String transactionalId) {
+            this.transactionalId = transactionalId;
+            return this;
+        }
+
+        /** {@code transaction.timeout.ms}: when the coordinator aborts an open transaction, ms. Default 60000. */
+        public Builder transactionTimeoutMs(long transactionTimeoutMs) {
+            this.transactionTimeoutMs = transactionTimeoutMs;
             return this;
         }
 

@@ -26,36 +26,69 @@ import java.util.Map;
  * <p>When idempotence is off, batches carry {@link RecordBatchFormat#NO_PRODUCER_ID},
  * {@link RecordBatchFormat#NO_PRODUCER_EPOCH} and {@link RecordBatchFormat#NO_SEQUENCE}.
  *
- * <p>Not thread-safe: owned by the sender thread.
+ * <p>A transactional producer's id and epoch come from the transaction coordinator ({@link #assign}) and cannot be
+ * renewed: the coordinator knows the transaction by them. Where an idempotent producer renews its id, a transactional
+ * one marks its sequences broken instead ({@link #broken}): its transaction can only abort, and the producer then
+ * asks the coordinator for a new epoch, which starts every partition's sequences at 0 again.
+ *
+ * <p>Thread-safe: the sender thread builds batches while the application's thread may assign a new epoch (when no
+ * batch is pending).
  */
 final class ProducerSequences {
     private final SecureRandom random;
-    private final short epoch;
+    private final boolean transactional;
     private final Map<TopicPartition, Integer> next = new HashMap<>();
+    private short epoch;
     private long producerId;
+    private volatile boolean broken;
 
-    private ProducerSequences(SecureRandom random, long producerId, short epoch) {
+    private ProducerSequences(SecureRandom random, long producerId, short epoch, boolean transactional) {
         this.random = random;
         this.producerId = producerId;
         this.epoch = epoch;
+        this.transactional = transactional;
     }
 
     /** A fresh random producer id with epoch 0 when {@code idempotence}, else the non-idempotent identity. */
     static ProducerSequences create(boolean idempotence) {
         SecureRandom random = new SecureRandom();
-        return idempotence ? new ProducerSequences(random, randomId(random), (short) 0)
-                : new ProducerSequences(random, RecordBatchFormat.NO_PRODUCER_ID, RecordBatchFormat.NO_PRODUCER_EPOCH);
+        return idempotence ? new ProducerSequences(random, randomId(random), (short) 0, false)
+                : new ProducerSequences(random, RecordBatchFormat.NO_PRODUCER_ID, RecordBatchFormat.NO_PRODUCER_EPOCH,
+                false);
+    }
+
+    /** A transactional producer's: no id until the coordinator {@link #assign assigns} one. */
+    static ProducerSequences forTransactions() {
+        return new ProducerSequences(new SecureRandom(), RecordBatchFormat.NO_PRODUCER_ID,
+                RecordBatchFormat.NO_PRODUCER_EPOCH, true);
+    }
+
+    /** Takes the id and epoch the coordinator gave; every partition's sequences start at 0 again. */
+    synchronized void assign(long producerId, short epoch) {
+        this.producerId = producerId;
+        this.epoch = epoch;
+        next.clear();
+        broken = false;
+    }
+
+    boolean transactional() {
+        return transactional;
+    }
+
+    /** Whether a batch failed without an answer since the last {@link #assign}: the sequences may have a gap. */
+    boolean broken() {
+        return broken;
     }
 
     private static long randomId(SecureRandom random) {
         return random.nextLong() & Long.MAX_VALUE;
     }
 
-    long producerId() {
+    synchronized long producerId() {
         return producerId;
     }
 
-    short epoch() {
+    synchronized short epoch() {
         return epoch;
     }
 
@@ -66,8 +99,10 @@ final class ProducerSequences {
      * built keep the id they were built with, and the broker still recognises their resends. Nothing when
      * idempotence is off.
      */
-    void renew() {
-        if (idempotent()) {
+    synchronized void renew() {
+        if (transactional) {
+            broken = true;
+        } else if (idempotent()) {
             producerId = randomId(random);
             next.clear();
         }
@@ -77,7 +112,7 @@ final class ProducerSequences {
      * The base sequence of a batch of {@code recordCount} records of {@code tp} about to be built; moves the
      * partition's counter past them. {@link RecordBatchFormat#NO_SEQUENCE} when idempotence is off.
      */
-    int take(TopicPartition tp, int recordCount) {
+    synchronized int take(TopicPartition tp, int recordCount) {
         if (!idempotent()) {
             return RecordBatchFormat.NO_SEQUENCE;
         }
@@ -90,7 +125,7 @@ final class ProducerSequences {
      * After the broker refused (did not store) the batch built with {@code producerId} that took
      * {@code baseSequence}: continue from it, unless the id was renewed since (its sequences are gone).
      */
-    void rewind(TopicPartition tp, long producerId, int baseSequence) {
+    synchronized void rewind(TopicPartition tp, long producerId, int baseSequence) {
         if (idempotent() && producerId == this.producerId) {
             next.put(tp, baseSequence);
         }

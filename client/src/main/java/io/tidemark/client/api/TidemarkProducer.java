@@ -31,6 +31,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link ProducerSequences}) and numbers each partition's batches with sequences, so the broker stores a batch
  * once even when it is resent after a lost reply or a leader change.
  *
+ * <p>With {@code transactional.id} the producer sends inside transactions: {@link #initTransactions} once, then
+ * {@link #beginTransaction}, sends, and {@link #commitTransaction} or {@link #abortTransaction}. The records of a
+ * transaction, across partitions and topics, become visible to {@code read_committed} consumers together when it
+ * commits, and never when it aborts ({@link TransactionManager}).
+ *
  * <p>Memory is bounded by {@code buffer.memory}: bytes of records accepted and not yet acknowledged or failed.
  * {@code send} blocks while they would pass it, up to {@code max.block.ms}.
  *
@@ -58,6 +63,8 @@ public final class TidemarkProducer implements Closeable {
     private final RecordAccumulator accumulator;
     private final Sender sender;
     private final Thread senderThread;
+    /** Null for a producer without transactional.id. */
+    private final TransactionManager transactions;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public TidemarkProducer(ProducerConfig config) {
@@ -71,8 +78,13 @@ public final class TidemarkProducer implements Closeable {
         this.memory = new MemoryBudget(config.bufferMemoryBytes(), config.maxBlockMs());
         this.accumulator = new RecordAccumulator(config.batchSizeBytes(), config.maxRequestBytes(),
                 config.lingerMs(), config.deliveryTimeoutMs());
-        this.sender = new Sender(accumulator, metadata, channels, memory, partitioner,
-                ProducerSequences.create(config.idempotence()), config);
+        ProducerSequences sequences = config.transactionalId().isPresent() ? ProducerSequences.forTransactions()
+                : ProducerSequences.create(config.idempotence());
+        this.transactions = config.transactionalId().map(id -> new TransactionManager(id,
+                config.transactionTimeoutMs(), new LeaderCaller(metadata, channels, connection.requestTimeoutMs(),
+                LeaderCaller.Callbacks.TRANSPORT_THREAD), sequences, clock, config.maxBlockMs(),
+                config.retryBackoffMs())).orElse(null);
+        this.sender = new Sender(accumulator, metadata, channels, memory, partitioner, sequences, config);
         this.senderThread = new Thread(sender, "tidemark-producer-sender-" + INSTANCES.incrementAndGet());
         this.senderThread.setDaemon(true);
         this.senderThread.start();
@@ -114,6 +126,14 @@ public final class TidemarkProducer implements Closeable {
         }
         int partition = record.partition() != null ? record.partition()
                 : partitioner.partition(record.topic(), record.key(), partitionCount);
+        if (transactions != null) {
+            transactions.beforeSend(new TopicPartition(record.topic(), partition));
+            future.whenComplete((stored, failure) -> {
+                if (failure != null) {
+                    transactions.recordFailed(failure);
+                }
+            });
+        }
         long sendTimeMs = record.sendTimeMs() != null ? record.sendTimeMs() : clock.millis();
         long reserved = ProducerBatch.maxRecordSizeBytes(record.key(), record.value(), record.headers());
         memory.reserve(reserved, remainingBlockMs(startNanos));
@@ -125,6 +145,51 @@ public final class TidemarkProducer implements Closeable {
             throw e;
         }
         return future;
+    }
+
+    /**
+     * Takes the producer id and a new epoch for {@code transactional.id} from the transaction coordinator: every
+     * earlier producer instance with the id is fenced from then on, and a transaction one left open is aborted. Call
+     * once, before the first transaction.
+     *
+     * @throws IllegalStateException without transactional.id, or when called twice
+     * @throws TidemarkException     when the coordinator could not be reached within max.block.ms
+     */
+    public void initTransactions() {
+        transactions().init();
+    }
+
+    /** Opens a transaction: the records sent until it ends belong to it. */
+    public void beginTransaction() {
+        transactions().begin();
+    }
+
+    /**
+     * Waits until every record of the transaction is acknowledged, then commits it: its records become visible to
+     * read_committed consumers, in every partition.
+     *
+     * @throws TidemarkException when a record of it failed (the transaction stays open: abort it), or
+     *                           INVALID_PRODUCER_EPOCH when this producer was fenced (close it)
+     */
+    public void commitTransaction() {
+        transactions().commit(this::flush);
+    }
+
+    /**
+     * Aborts the transaction: no read_committed consumer ever sees its records. Waits for the records in flight
+     * first.
+     *
+     * @throws TidemarkException INVALID_PRODUCER_EPOCH when this producer was fenced (close it)
+     */
+    public void abortTransaction() {
+        transactions().abort(this::flush);
+    }
+
+    private TransactionManager transactions() {
+        if (transactions == null) {
+            throw new IllegalStateException("transactions need transactional.id in the producer's config");
+        }
+        return transactions;
     }
 
     /** Sends every batch at once and waits until every record sent before the call is acknowledged or failed. */

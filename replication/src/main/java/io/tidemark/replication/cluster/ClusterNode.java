@@ -5,6 +5,7 @@ import com.codahale.metrics.MetricRegistry;
 import com.google.common.base.Throwables;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
+import io.tidemark.core.txn.TransactionCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.MetricsEndpoint;
@@ -173,15 +174,17 @@ public final class ClusterNode implements Closeable {
         RaftLeadership leadership = new RaftLeadership(members, metadata);
         GroupCoordinator coordinator = new GroupCoordinator(topics, store, config.groups(), clock,
                 () -> UUID.randomUUID().toString());
-        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, new ClusterServices(liveness, leadership,
+        GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, markers -> new TransactionCoordinator(
+                topics, store, markers, clock, TransactionCoordinator.DEFAULT_MAX_TIMEOUT_MS),
+                new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
                         new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes()),
                 metrics).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
-        ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, config, clock,
-                registry);
+        ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, grpc.transactions(),
+                config, clock, registry);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
         PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, replicas, liveness, leadership, clock,
                 registry);

@@ -44,8 +44,9 @@ import java.util.UUID;
  * | 40  ReceiveTime (int64): 0 in the request, stamped by leader  |
  * | 48  Verdict (int16): 0 in the request; stamped by the leader: |
  * |     0 = append, else the ErrorCode number it refused it with  |
- * | 50  Flags (int16): bit 0 = mirrored (its SendTimes were held  |
- * |     to the window around their origin ReceiveTime already)    |
+ * | 50  Flags (int16): bit 0 = held to no SendTime window here: a |
+ * |     mirrored batch (held to the window around its origin      |
+ * |     ReceiveTime already) or a transaction marker              |
  * +---------------------------------------------------------------+
  * |                 N batches (RecordBatchFormat), as produced    |  5 + 52 N
  * +---------------------------------------------------------------+

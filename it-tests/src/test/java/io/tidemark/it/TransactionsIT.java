@@ -1,0 +1,211 @@
+package io.tidemark.it;
+
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetSpec;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkConsumer;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.TopicDescription;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * Producer transactions on three brokers, so a transaction's partitions sit in several Raft groups led by different
+ * brokers and the coordinator writes most markers through other brokers: committed transactions become visible to
+ * read_committed consumers whole, aborted ones never; an open transaction holds read_committed readers of its
+ * partitions back (also from later records outside it); a new instance of a transactional id fences the old one and
+ * aborts what it left open; a transaction past its timeout is aborted and its producer fenced.
+ */
+class TransactionsIT {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    @TempDir
+    static Path dir;
+    private static InJvmCluster cluster;
+    private static TidemarkAdmin admin;
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = InJvmCluster.start(dir, 3, Map.of());
+        admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).build());
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (admin != null) {
+            admin.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void committedTransactionsAreVisibleWholeAndAbortedOnesNever() {
+        admin.createTopic("orders", 3, 3, Map.of());
+        admin.createTopic("audit", 2, 3, Map.of());
+        try (TidemarkProducer producer = transactional("shop", 60_000)) {
+            producer.initTransactions();
+            sendTransaction(producer, "t1", true);
+            sendTransaction(producer, "t2", false);
+            sendTransaction(producer, "t3", true);
+        }
+        List<String> committed = readToEnd(List.of("orders", "audit"), ConsumerConfig.IsolationLevel.READ_COMMITTED);
+        assertEquals(expected("t1", "t3"), sorted(committed), "t2 aborted: never read at read_committed");
+        List<String> all = readToEnd(List.of("orders", "audit"), ConsumerConfig.IsolationLevel.READ_UNCOMMITTED);
+        assertEquals(expected("t1", "t2", "t3"), sorted(all), "read_uncommitted reads every record, no marker");
+    }
+
+    @Test
+    void anOpenTransactionHoldsReadCommittedReadersBackUntilItEnds() {
+        admin.createTopic("held", 1, 3, Map.of());
+        TopicPartition held = new TopicPartition("held", 0);
+        try (TidemarkProducer producer = transactional("holder", 60_000);
+             TidemarkProducer plain = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap()).build())) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord("held", 0, null, bytes("in-transaction"))).join();
+            plain.send(new ProducerRecord("held", 0, null, bytes("after-it"))).join();
+            try (TidemarkConsumer reader = reader(List.of(held), ConsumerConfig.IsolationLevel.READ_COMMITTED)) {
+                await().during(Duration.ofSeconds(1)).atMost(WAIT).until(() -> reader.poll(Duration.ofMillis(100))
+                        .isEmpty());
+                assertEquals(0, reader.position(held), "held at the open transaction's first offset");
+                producer.commitTransaction();
+                List<String> read = new ArrayList<>();
+                await().atMost(WAIT).until(() -> {
+                    reader.poll(Duration.ofMillis(100)).forEach(r -> read.add(text(r)));
+                    return read.size() == 2;
+                });
+                assertEquals(List.of("in-transaction", "after-it"), read);
+                await().atMost(WAIT).until(() -> {
+                    reader.poll(Duration.ofMillis(100));
+                    return reader.position(held) == 3;
+                });
+            }
+        }
+    }
+
+    @Test
+    void aNewInstanceFencesTheOldOneAndAbortsWhatItLeftOpen() {
+        admin.createTopic("fenced", 2, 3, Map.of());
+        try (TidemarkProducer zombie = transactional("worker", 60_000);
+             TidemarkProducer successor = transactional("worker", 60_000)) {
+            zombie.initTransactions();
+            zombie.beginTransaction();
+            zombie.send(new ProducerRecord("fenced", 0, null, bytes("zombie"))).join();
+            successor.initTransactions();
+            TidemarkException fenced = assertThrows(TidemarkException.class, zombie::commitTransaction);
+            assertEquals(ErrorCode.INVALID_PRODUCER_EPOCH, fenced.code(), fenced.getMessage());
+            assertThrows(IllegalStateException.class,
+                    () -> zombie.send(new ProducerRecord("fenced", 1, null, bytes("late"))));
+            successor.beginTransaction();
+            successor.send(new ProducerRecord("fenced", 0, null, bytes("successor")));
+            successor.commitTransaction();
+        }
+        assertEquals(List.of("successor"), readToEnd(List.of("fenced"), ConsumerConfig.IsolationLevel.READ_COMMITTED));
+    }
+
+    @Test
+    void aTransactionPastItsTimeoutIsAbortedAndItsProducerFenced() {
+        admin.createTopic("slow", 1, 3, Map.of());
+        try (TidemarkProducer producer = transactional("slowpoke", 1_500)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord("slow", 0, null, bytes("too-late"))).join();
+            TopicPartition slow = new TopicPartition("slow", 0);
+            await().atMost(WAIT).until(() -> admin.listOffsets(slow, OffsetSpec.latest()).logEndOffset() == 2);
+            TidemarkException fenced = assertThrows(TidemarkException.class, producer::commitTransaction);
+            assertEquals(ErrorCode.INVALID_PRODUCER_EPOCH, fenced.code(), fenced.getMessage());
+        }
+        assertEquals(List.of(), readToEnd(List.of("slow"), ConsumerConfig.IsolationLevel.READ_COMMITTED));
+    }
+
+    private static TidemarkProducer transactional(String transactionalId, long timeoutMs) {
+        return new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap()).transactionalId(transactionalId)
+                .transactionTimeoutMs(timeoutMs).build());
+    }
+
+    /** Sends 10 records of transaction {@code name} over orders and audit, then commits or aborts. */
+    private static void sendTransaction(TidemarkProducer producer, String name, boolean commit) {
+        producer.beginTransaction();
+        for (int i = 0; i < 10; i++) {
+            String topic = i % 3 == 0 ? "audit" : "orders";
+            producer.send(new ProducerRecord(topic, i % (topic.equals("audit") ? 2 : 3), null,
+                    bytes(name + "-" + i)));
+        }
+        if (commit) {
+            producer.commitTransaction();
+        } else {
+            producer.flush();
+            producer.abortTransaction();
+        }
+    }
+
+    private static List<String> expected(String... transactions) {
+        List<String> values = new ArrayList<>();
+        for (String name : transactions) {
+            IntStream.range(0, 10).forEach(i -> values.add(name + "-" + i));
+        }
+        return sorted(values);
+    }
+
+    /** Every record of the topics' partitions up to their log end offsets, read at {@code isolation}. */
+    private static List<String> readToEnd(List<String> topics, ConsumerConfig.IsolationLevel isolation) {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (TopicDescription topic : admin.describeTopics(topics)) {
+            IntStream.range(0, topic.getPartitionsCount()).forEach(p -> partitions.add(
+                    new TopicPartition(topic.getName(), p)));
+        }
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        partitions.forEach(tp -> ends.put(tp, admin.listOffsets(tp, OffsetSpec.latest()).logEndOffset()));
+        List<String> read = new ArrayList<>();
+        try (TidemarkConsumer reader = reader(partitions, isolation)) {
+            await().atMost(WAIT).until(() -> {
+                reader.poll(Duration.ofMillis(100)).forEach(r -> read.add(text(r)));
+                return partitions.stream().allMatch(tp -> reader.position(tp) >= ends.get(tp));
+            });
+        }
+        return read;
+    }
+
+    private static TidemarkConsumer reader(List<TopicPartition> partitions, ConsumerConfig.IsolationLevel isolation) {
+        TidemarkConsumer reader = new TidemarkConsumer(ConsumerConfig.builder(cluster.bootstrap())
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).isolationLevel(isolation).build());
+        reader.assign(partitions);
+        return reader;
+    }
+
+    private static List<String> sorted(List<String> values) {
+        return values.stream().sorted().toList();
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(ConsumerRecord record) {
+        return new String(record.value(), StandardCharsets.UTF_8);
+    }
+}
