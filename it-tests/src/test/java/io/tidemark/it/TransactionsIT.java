@@ -3,6 +3,7 @@ package io.tidemark.it;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.OffsetAndMetadata;
 import io.tidemark.client.api.OffsetSpec;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.IntStream;
 
 import static org.awaitility.Awaitility.await;
@@ -36,7 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * brokers and the coordinator writes most markers through other brokers: committed transactions become visible to
  * read_committed consumers whole, aborted ones never; an open transaction holds read_committed readers of its
  * partitions back (also from later records outside it); a new instance of a transactional id fences the old one and
- * aborts what it left open; a transaction past its timeout is aborted and its producer fenced.
+ * aborts what it left open; a transaction past its timeout is aborted and its producer fenced; a read-process-write
+ * pipeline that dies inside a transaction outputs every input once, its offsets committed with its outputs.
  */
 class TransactionsIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -140,6 +143,79 @@ class TransactionsIT {
             assertEquals(ErrorCode.INVALID_PRODUCER_EPOCH, fenced.code(), fenced.getMessage());
         }
         assertEquals(List.of(), readToEnd(List.of("slow"), ConsumerConfig.IsolationLevel.READ_COMMITTED));
+    }
+
+    @Test
+    void aReadProcessWritePipelineOutputsEachInputOnceAcrossACrash() {
+        admin.createTopic("in", 2, 3, Map.of());
+        admin.createTopic("out", 2, 3, Map.of());
+        try (TidemarkProducer input = new TidemarkProducer(ProducerConfig.builder(cluster.bootstrap()).build())) {
+            for (int i = 0; i < 40; i++) {
+                input.send(new ProducerRecord("in", i % 2, null, bytes("r" + i)));
+            }
+            input.flush();
+        }
+        List<TopicPartition> in = List.of(new TopicPartition("in", 0), new TopicPartition("in", 1));
+        try (TidemarkConsumer consumer = pipelineConsumer(in);
+             TidemarkProducer producer = transactional("pipe", 60_000)) {
+            producer.initTransactions();
+            transform(consumer, producer, pollAtLeast(consumer, 10));
+            producer.commitTransaction();
+            transform(consumer, producer, pollAtLeast(consumer, 10));
+            producer.flush();
+        }
+        try (TidemarkConsumer consumer = pipelineConsumer(in);
+             TidemarkProducer producer = transactional("pipe", 60_000)) {
+            producer.initTransactions();
+            await().atMost(WAIT).until(() -> {
+                List<ConsumerRecord> read = consumer.poll(Duration.ofMillis(100));
+                if (!read.isEmpty()) {
+                    transform(consumer, producer, read);
+                    producer.commitTransaction();
+                }
+                return in.stream().allMatch(tp -> consumer.position(tp) == 20);
+            });
+        }
+        List<String> outputs = readToEnd(List.of("out"), ConsumerConfig.IsolationLevel.READ_COMMITTED);
+        assertEquals(IntStream.range(0, 40).mapToObj(i -> "out-r" + i).sorted().toList(), sorted(outputs),
+                "every input once: the crashed transaction's outputs were aborted, its offsets never committed");
+        try (TidemarkConsumer reader = pipelineConsumer(in)) {
+            Map<TopicPartition, OffsetAndMetadata> committed = reader.committed(Set.copyOf(in));
+            assertEquals(20, committed.get(in.get(0)).offset());
+            assertEquals(20, committed.get(in.get(1)).offset());
+        }
+    }
+
+    private static TidemarkConsumer pipelineConsumer(List<TopicPartition> in) {
+        TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(cluster.bootstrap()).group("pipeline")
+                .enableAutoCommit(false).autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)
+                .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED).maxPollRecords(5).build());
+        consumer.assign(in);
+        return consumer;
+    }
+
+    /** Opens a transaction with {@code read} transformed into it and the consumer's positions after them. */
+    private static void transform(TidemarkConsumer consumer, TidemarkProducer producer, List<ConsumerRecord> read) {
+        producer.beginTransaction();
+        read.forEach(r -> producer.send(new ProducerRecord("out", r.partition(), null, bytes("out-" + text(r)))));
+        producer.sendOffsetsToTransaction(positions(consumer, List.of(new TopicPartition("in", 0),
+                new TopicPartition("in", 1))), consumer.groupMetadata());
+    }
+
+    private static List<ConsumerRecord> pollAtLeast(TidemarkConsumer consumer, int count) {
+        List<ConsumerRecord> read = new ArrayList<>();
+        await().atMost(WAIT).until(() -> {
+            read.addAll(consumer.poll(Duration.ofMillis(100)));
+            return read.size() >= count;
+        });
+        return read;
+    }
+
+    private static Map<TopicPartition, OffsetAndMetadata> positions(TidemarkConsumer consumer,
+                                                                    List<TopicPartition> partitions) {
+        Map<TopicPartition, OffsetAndMetadata> positions = new HashMap<>();
+        partitions.forEach(tp -> positions.put(tp, new OffsetAndMetadata(consumer.position(tp), "")));
+        return positions;
     }
 
     private static TidemarkProducer transactional(String transactionalId, long timeoutMs) {

@@ -265,8 +265,23 @@ public final class GroupOffsetStore {
      */
     public void writeTransactionState(String transactionalId, TransactionState state)
             throws InterruptedException, ExecutionException {
-        append(new RecordBatchBuilder().append(clock.millis(), TransactionStateFormat.key(transactionalId),
-                TransactionStateFormat.value(state)));
+        writeTransactionState(transactionalId, state, Map.of());
+    }
+
+    /**
+     * Stores a transactional id's state and commits {@code offsets} (group -> partition -> offset) in the same batch,
+     * so both are stored or neither: a transaction's decision to commit, with the offsets sent to it.
+     */
+    public void writeTransactionState(String transactionalId, TransactionState state,
+                                      Map<String, Map<TopicPartition, Committed>> offsets)
+            throws InterruptedException, ExecutionException {
+        long now = clock.millis();
+        RecordBatchBuilder builder = new RecordBatchBuilder().append(now, TransactionStateFormat.key(transactionalId),
+                TransactionStateFormat.value(state));
+        offsets.forEach((group, committed) -> committed.forEach((tp, offset) -> builder.append(now,
+                OffsetCommitFormat.key(group, tp), OffsetCommitFormat.value(new OffsetCommitFormat.Value(
+                        offset.offset(), now, offset.metadata())))));
+        append(builder);
     }
 
     /**

@@ -112,8 +112,8 @@ public final class BrokerMetrics implements ReplicaListener {
 
     /** The calls of the transaction service, each timed as {@code transaction.NAME.latency}. */
     public enum TransactionCall {
-        INIT_PRODUCER_ID("init-producer-id"), ADD_PARTITIONS("add-partitions"), END_TXN("end-txn"),
-        WRITE_MARKER("write-marker");
+        INIT_PRODUCER_ID("init-producer-id"), ADD_PARTITIONS("add-partitions"), TXN_OFFSET_COMMIT("txn-offset-commit"),
+        END_TXN("end-txn"), WRITE_MARKER("write-marker");
 
         private final String metricName;
 

@@ -89,24 +89,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
     public void commitOffsets(CommitOffsetsRequest request, StreamObserver<CommitOffsetsResponse> observer) {
         timed(GroupCall.COMMIT_OFFSETS, observer, () -> {
             checkGroup(request.getGroup());
-            if (request.getOffsetsCount() < 1 || request.getOffsetsCount() > config.maxOffsetsPerCommit()) {
-                throw Responses.invalid("a commit carries 1 to " + config.maxOffsetsPerCommit()
-                        + " offsets (max.offsets.per.commit), not " + request.getOffsetsCount());
-            }
-            Map<TopicPartition, Committed> offsets = new LinkedHashMap<>();
-            for (PartitionOffset offset : request.getOffsetsList()) {
-                topics.partition(offset.getTopic(), offset.getPartition());
-                if (offset.getOffset() < 0) {
-                    throw Responses.invalid("offset " + offset.getOffset() + " for " + offset.getTopic() + "-"
-                            + offset.getPartition() + " is negative; commit the next offset to read, 0 or above");
-                }
-                if (offset.getMetadata().getBytes(StandardCharsets.UTF_8).length > MAX_METADATA_BYTES) {
-                    throw Responses.invalid("metadata of " + offset.getTopic() + "-" + offset.getPartition()
-                            + " is above " + MAX_METADATA_BYTES + " bytes");
-                }
-                offsets.put(new TopicPartition(offset.getTopic(), offset.getPartition()),
-                        new Committed(offset.getOffset(), offset.getMetadata(), 0));
-            }
+            Map<TopicPartition, Committed> offsets = offsets(topics, config, request.getOffsetsList());
             coordinator.checkCommit(request.getGroup(), request.getMemberId(), request.getMemberEpoch(),
                     offsets.keySet());
             store.commit(request.getGroup(), offsets);
@@ -273,7 +256,33 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
         }
     }
 
-    private static void checkGroup(String group) {
+    /**
+     * The offsets of a commit, checked: 1 to max.offsets.per.commit of them, of partitions that exist, not negative,
+     * metadata of at most {@value #MAX_METADATA_BYTES} bytes.
+     */
+    static Map<TopicPartition, Committed> offsets(Topics topics, BrokerConfig config, List<PartitionOffset> request) {
+        if (request.size() < 1 || request.size() > config.maxOffsetsPerCommit()) {
+            throw Responses.invalid("a commit carries 1 to " + config.maxOffsetsPerCommit()
+                    + " offsets (max.offsets.per.commit), not " + request.size());
+        }
+        Map<TopicPartition, Committed> offsets = new LinkedHashMap<>();
+        for (PartitionOffset offset : request) {
+            topics.partition(offset.getTopic(), offset.getPartition());
+            if (offset.getOffset() < 0) {
+                throw Responses.invalid("offset " + offset.getOffset() + " for " + offset.getTopic() + "-"
+                        + offset.getPartition() + " is negative; commit the next offset to read, 0 or above");
+            }
+            if (offset.getMetadata().getBytes(StandardCharsets.UTF_8).length > MAX_METADATA_BYTES) {
+                throw Responses.invalid("metadata of " + offset.getTopic() + "-" + offset.getPartition()
+                        + " is above " + MAX_METADATA_BYTES + " bytes");
+            }
+            offsets.put(new TopicPartition(offset.getTopic(), offset.getPartition()),
+                    new Committed(offset.getOffset(), offset.getMetadata(), 0));
+        }
+        return offsets;
+    }
+
+    static void checkGroup(String group) {
         int bytes = group.getBytes(StandardCharsets.UTF_8).length;
         if (bytes < 1 || bytes > MAX_GROUP_NAME_BYTES) {
             throw Responses.invalid("group name '" + group + "' is not allowed: 1 to " + MAX_GROUP_NAME_BYTES

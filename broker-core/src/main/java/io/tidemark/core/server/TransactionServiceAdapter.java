@@ -19,6 +19,8 @@ import io.tidemark.proto.v1.InitProducerIdRequest;
 import io.tidemark.proto.v1.InitProducerIdResponse;
 import io.tidemark.proto.v1.TopicPartitionRef;
 import io.tidemark.proto.v1.TransactionServiceGrpc;
+import io.tidemark.proto.v1.TxnOffsetCommitRequest;
+import io.tidemark.proto.v1.TxnOffsetCommitResponse;
 import io.tidemark.proto.v1.WriteTxnMarkerRequest;
 import io.tidemark.proto.v1.WriteTxnMarkerResponse;
 
@@ -80,6 +82,17 @@ final class TransactionServiceAdapter extends TransactionServiceGrpc.Transaction
             coordinator.addPartitions(request.getTransactionalId(), request.getProducerId(),
                     epoch(request.getProducerEpoch()), partitions);
             return AddPartitionsToTxnResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void txnOffsetCommit(TxnOffsetCommitRequest request, StreamObserver<TxnOffsetCommitResponse> observer) {
+        timed(TransactionCall.TXN_OFFSET_COMMIT, observer, () -> {
+            GroupServiceAdapter.checkGroup(request.getGroup());
+            coordinator.commitOffsets(request.getTransactionalId(), request.getProducerId(),
+                    epoch(request.getProducerEpoch()), request.getGroup(), request.getMemberId(),
+                    request.getMemberEpoch(), GroupServiceAdapter.offsets(topics, config, request.getOffsetsList()));
+            return TxnOffsetCommitResponse.getDefaultInstance();
         });
     }
 

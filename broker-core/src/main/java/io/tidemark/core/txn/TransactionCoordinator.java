@@ -1,5 +1,6 @@
 package io.tidemark.core.txn;
 
+import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
@@ -7,6 +8,8 @@ import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TransactionMarker;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GroupOffsets;
+import io.tidemark.proto.v1.PartitionOffset;
 import io.tidemark.proto.v1.TopicPartitionRef;
 import io.tidemark.proto.v1.TransactionPhase;
 import io.tidemark.proto.v1.TransactionState;
@@ -18,6 +21,7 @@ import java.security.SecureRandom;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +69,7 @@ public final class TransactionCoordinator {
 
     private final Topics topics;
     private final GroupOffsetStore store;
+    private final GroupCoordinator groups;
     private final MarkerWriter markers;
     private final InstantSource clock;
     private final long maxTimeoutMs;
@@ -76,12 +81,14 @@ public final class TransactionCoordinator {
     }
 
     /**
+     * @param groups       checks that a member sending offsets to a transaction may commit them
      * @param maxTimeoutMs the longest transaction timeout a producer may ask for (transaction.max.timeout.ms)
      */
-    public TransactionCoordinator(Topics topics, GroupOffsetStore store, MarkerWriter markers, InstantSource clock,
-                                  long maxTimeoutMs) {
+    public TransactionCoordinator(Topics topics, GroupOffsetStore store, GroupCoordinator groups, MarkerWriter markers,
+                                  InstantSource clock, long maxTimeoutMs) {
         this.topics = topics;
         this.store = store;
+        this.groups = groups;
         this.markers = markers;
         this.clock = clock;
         this.maxTimeoutMs = maxTimeoutMs;
@@ -141,22 +148,48 @@ public final class TransactionCoordinator {
             topics.partition(tp.topic(), tp.partition());
         }
         synchronized (lock(transactionalId)) {
-            TransactionState state = current(transactionalId, producerId, epoch);
-            if (state.getPhase() == TransactionPhase.PREPARE_COMMIT
-                    || state.getPhase() == TransactionPhase.PREPARE_ABORT) {
-                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the last transaction of " + transactionalId
-                        + " is being completed; retry");
-            }
+            TransactionState state = open(transactionalId, producerId, epoch);
             Set<TopicPartition> all = new LinkedHashSet<>(partitions(state));
             if (all.containsAll(partitions) && state.getPhase() == TransactionPhase.ONGOING) {
                 return;
             }
             all.addAll(partitions);
-            TransactionState.Builder next = state.toBuilder().setPhase(TransactionPhase.ONGOING).clearPartitions();
+            TransactionState.Builder next = begun(state).clearPartitions();
             all.forEach(tp -> next.addPartitions(ref(tp)));
-            if (state.getPhase() == TransactionPhase.EMPTY) {
-                next.setStartedMs(clock.millis());
-            }
+            store.writeTransactionState(transactionalId, next.build());
+        }
+    }
+
+    /**
+     * Adds a consumer group's offsets to the producer's transaction, beginning one when none is open: they are
+     * committed in the same write as the decision to commit, and dropped by an abort. The member must be one the
+     * group's coordinator takes a commit from now, as for a commit of its own.
+     *
+     * @throws TidemarkException INVALID_PRODUCER_EPOCH when the producer was fenced; the group coordinator's
+     *                           refusal of the member (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID); NOT_AVAILABLE while
+     *                           the producer's last transaction is being completed
+     */
+    public void commitOffsets(String transactionalId, long producerId, short epoch, String group, String memberId,
+                              int memberEpoch, Map<TopicPartition, GroupOffsetStore.Committed> offsets)
+            throws InterruptedException, ExecutionException {
+        checkCoordinator();
+        for (TopicPartition tp : offsets.keySet()) {
+            topics.partition(tp.topic(), tp.partition());
+        }
+        groups.checkCommit(group, memberId, memberEpoch, offsets.keySet());
+        synchronized (lock(transactionalId)) {
+            TransactionState state = open(transactionalId, producerId, epoch);
+            Map<TopicPartition, GroupOffsetStore.Committed> merged = new LinkedHashMap<>(
+                    pendingOffsets(state).getOrDefault(group, Map.of()));
+            merged.putAll(offsets);
+            TransactionState.Builder next = begun(state);
+            next.clearPendingOffsets();
+            pendingOffsets(state).forEach((g, committed) -> {
+                if (!g.equals(group)) {
+                    next.addPendingOffsets(groupOffsets(g, committed));
+                }
+            });
+            next.addPendingOffsets(groupOffsets(group, merged));
             store.writeTransactionState(transactionalId, next.build());
         }
     }
@@ -181,7 +214,8 @@ public final class TransactionCoordinator {
                 }
                 case ONGOING -> {
                     TransactionState prepared = state.toBuilder().setPhase(decided).build();
-                    store.writeTransactionState(transactionalId, prepared);
+                    store.writeTransactionState(transactionalId, prepared, commit ? pendingOffsets(prepared)
+                            : Map.of());
                     complete(transactionalId, prepared, coordinatorEpoch);
                 }
                 default -> {
@@ -281,7 +315,7 @@ public final class TransactionCoordinator {
                     + (e.getCause() != null ? e.getCause() : e) + "); retry to complete it");
         }
         TransactionState done = prepared.toBuilder().setPhase(TransactionPhase.EMPTY).clearPartitions()
-                .setStartedMs(0).build();
+                .clearPendingOffsets().setStartedMs(0).build();
         store.writeTransactionState(transactionalId, done);
         return done;
     }
@@ -303,6 +337,49 @@ public final class TransactionCoordinator {
                     + "initialized it, or its transaction outlived its timeout)");
         }
         return state;
+    }
+
+    /**
+     * The state of an id whose producer may add to its transaction now: not fenced, and its last transaction not
+     * being completed.
+     */
+    private TransactionState open(String transactionalId, long producerId, short epoch) {
+        TransactionState state = current(transactionalId, producerId, epoch);
+        if (state.getPhase() == TransactionPhase.PREPARE_COMMIT || state.getPhase() == TransactionPhase.PREPARE_ABORT) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the last transaction of " + transactionalId
+                    + " is being completed; retry");
+        }
+        return state;
+    }
+
+    /** The state's builder with its transaction open: ONGOING, begun now if it was not open. */
+    private TransactionState.Builder begun(TransactionState state) {
+        TransactionState.Builder next = state.toBuilder().setPhase(TransactionPhase.ONGOING);
+        if (state.getPhase() == TransactionPhase.EMPTY) {
+            next.setStartedMs(clock.millis());
+        }
+        return next;
+    }
+
+    private static Map<String, Map<TopicPartition, GroupOffsetStore.Committed>> pendingOffsets(
+            TransactionState state) {
+        Map<String, Map<TopicPartition, GroupOffsetStore.Committed>> pending = new LinkedHashMap<>();
+        for (GroupOffsets group : state.getPendingOffsetsList()) {
+            Map<TopicPartition, GroupOffsetStore.Committed> offsets = new LinkedHashMap<>();
+            for (PartitionOffset offset : group.getOffsetsList()) {
+                offsets.put(new TopicPartition(offset.getTopic(), offset.getPartition()),
+                        new GroupOffsetStore.Committed(offset.getOffset(), offset.getMetadata(), 0));
+            }
+            pending.put(group.getGroup(), offsets);
+        }
+        return pending;
+    }
+
+    private static GroupOffsets groupOffsets(String group, Map<TopicPartition, GroupOffsetStore.Committed> offsets) {
+        GroupOffsets.Builder built = GroupOffsets.newBuilder().setGroup(group);
+        offsets.forEach((tp, committed) -> built.addOffsets(PartitionOffset.newBuilder().setTopic(tp.topic())
+                .setPartition(tp.partition()).setOffset(committed.offset()).setMetadata(committed.metadata())));
+        return built.build();
     }
 
     /**

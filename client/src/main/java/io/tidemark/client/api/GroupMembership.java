@@ -155,6 +155,11 @@ final class GroupMembership {
      * Commits as this member: to the coordinator, with its id and epoch, so a commit of partitions it no longer owns
      * is refused. Before the first answer (no member id yet) there is nothing of the group's to commit.
      */
+    /** The member as it is now: for offsets sent to a transaction. */
+    ConsumerGroupMetadata metadata() {
+        return new ConsumerGroupMetadata(group, memberId, memberEpoch);
+    }
+
     CompletableFuture<Void> commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
         var request = GroupOffsets.request(group, offsets).setMemberId(memberId).setMemberEpoch(memberEpoch).build();
         return leaders.coordinator(stub -> stub.commitOffsets(request)).thenApply(response -> null);

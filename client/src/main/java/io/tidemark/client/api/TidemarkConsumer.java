@@ -299,6 +299,17 @@ public final class TidemarkConsumer implements Closeable {
         return known == PartitionState.UNKNOWN ? OptionalLong.empty() : OptionalLong.of(known);
     }
 
+    /**
+     * The consumer's group and, while subscribed, its member id and epoch: what a transactional producer sends with
+     * this consumer's offsets ({@link TidemarkProducer#sendOffsetsToTransaction}).
+     *
+     * @throws IllegalStateException without a group
+     */
+    public ConsumerGroupMetadata groupMetadata() {
+        ensureOpen();
+        return membership != null ? membership.metadata() : new ConsumerGroupMetadata(group(), "", 0);
+    }
+
     /** Commits the current position of every assigned partition that has one, with no metadata. */
     public void commitSync() {
         commitSync(currentPositions());

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.OptionalInt;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -162,6 +163,19 @@ public final class TidemarkProducer implements Closeable {
     /** Opens a transaction: the records sent until it ends belong to it. */
     public void beginTransaction() {
         transactions().begin();
+    }
+
+    /**
+     * Adds a consumer's offsets to the open transaction: the group's committed offsets move to them when the
+     * transaction commits, in the same write as the decision, and stay where they were if it aborts. With
+     * {@link TidemarkConsumer#groupMetadata()}, so a consumer fenced from its group cannot commit this way either.
+     *
+     * @throws TidemarkException INVALID_PRODUCER_EPOCH when this producer was fenced; STALE_MEMBER_EPOCH or
+     *                           UNKNOWN_MEMBER_ID when the group no longer takes the member's commits
+     */
+    public void sendOffsetsToTransaction(Map<TopicPartition, OffsetAndMetadata> offsets,
+                                         ConsumerGroupMetadata groupMetadata) {
+        transactions().sendOffsets(offsets, groupMetadata);
     }
 
     /**

@@ -6,9 +6,12 @@ import io.tidemark.proto.v1.EndTxnRequest;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.InitProducerIdRequest;
 import io.tidemark.proto.v1.InitProducerIdResponse;
+import io.tidemark.proto.v1.PartitionOffset;
 import io.tidemark.proto.v1.TopicPartitionRef;
+import io.tidemark.proto.v1.TxnOffsetCommitRequest;
 
 import java.time.InstantSource;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -103,6 +106,27 @@ final class TransactionManager {
                         .setTopic(tp.topic()).setPartition(tp.partition())).build();
         call(() -> coordinator.transactionCoordinator(stub -> stub.addPartitionsToTxn(request)));
         added.add(tp);
+    }
+
+    /**
+     * Adds a consumer group's offsets to the transaction: committed with it, dropped if it aborts.
+     *
+     * @throws TidemarkException the coordinator's refusal: INVALID_PRODUCER_EPOCH (fenced), or the group's refusal of
+     *                           the member (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)
+     */
+    synchronized void sendOffsets(Map<TopicPartition, OffsetAndMetadata> offsets, ConsumerGroupMetadata group) {
+        requireState(State.IN_TRANSACTION, "sendOffsetsToTransaction");
+        if (offsets.isEmpty()) {
+            return;
+        }
+        TxnOffsetCommitRequest.Builder request = TxnOffsetCommitRequest.newBuilder()
+                .setTransactionalId(transactionalId).setProducerId(sequences.producerId())
+                .setProducerEpoch(sequences.epoch()).setGroup(group.group()).setMemberId(group.memberId())
+                .setMemberEpoch(group.memberEpoch());
+        offsets.forEach((tp, offset) -> request.addOffsets(PartitionOffset.newBuilder().setTopic(tp.topic())
+                .setPartition(tp.partition()).setOffset(offset.offset()).setMetadata(offset.metadata())));
+        TxnOffsetCommitRequest built = request.build();
+        call(() -> coordinator.transactionCoordinator(stub -> stub.txnOffsetCommit(built)));
     }
 
     /** A record of the transaction failed: the transaction can no longer commit. */

@@ -175,7 +175,7 @@ public final class ClusterNode implements Closeable {
         GroupCoordinator coordinator = new GroupCoordinator(topics, store, config.groups(), clock,
                 () -> UUID.randomUUID().toString());
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, markers -> new TransactionCoordinator(
-                topics, store, markers, clock, TransactionCoordinator.DEFAULT_MAX_TIMEOUT_MS),
+                topics, store, coordinator, markers, clock, TransactionCoordinator.DEFAULT_MAX_TIMEOUT_MS),
                 new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
