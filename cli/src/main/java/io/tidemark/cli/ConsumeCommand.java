@@ -71,8 +71,8 @@ final class ConsumeCommand implements Callable<Integer> {
             + "those of aborted ones) (default: ${DEFAULT-VALUE}).")
     Isolation isolation;
     @Option(names = "--mode", description = "Run a consumer runtime with a built-in handler, for trying the commit "
-            + "modes and outcomes by hand: auto or tracked (needs --group). It prints each record it handles and "
-            + "answers ack(), or retry() for a value matching --fail-matching; it commits by itself.")
+            + "modes and outcomes by hand: auto, tracked or transactional (needs --group). It prints each record it "
+            + "handles and answers ack(), or retry() for a value matching --fail-matching; it commits by itself.")
     ConsumerRuntime.CommitMode mode;
     @Option(names = "--workers", defaultValue = "1", description = "With --mode: handler threads (default: "
             + "${DEFAULT-VALUE}).")
@@ -94,6 +94,9 @@ final class ConsumeCommand implements Callable<Integer> {
     String retryTopic;
     @Option(names = "--dead-letter-topic", description = "With --mode: where a record goes after its last attempt.")
     String deadLetterTopic;
+    @Option(names = "--copy-to", description = "With --mode: the handler also sends each record it handles to this "
+            + "topic (in the same transaction as its position in transactional mode).")
+    String copyTo;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -105,9 +108,9 @@ final class ConsumeCommand implements Callable<Integer> {
             return runHandler(idle);
         }
         if (failMatching != null || retryAfter != null || maxAttempts != null || retryTopic != null
-                || deadLetterTopic != null) {
-            throw new IllegalArgumentException("--fail-matching, --retry-after, --max-attempts, --retry-topic and "
-                    + "--dead-letter-topic need --mode");
+                || deadLetterTopic != null || copyTo != null) {
+            throw new IllegalArgumentException("--fail-matching, --retry-after, --max-attempts, --retry-topic, "
+                    + "--dead-letter-topic and --copy-to need --mode");
         }
         // Only --commit commits, and only what was printed: positions run ahead of it when --max-records stops
         // inside what a poll returned.
@@ -180,7 +183,8 @@ final class ConsumeCommand implements Callable<Integer> {
         ConsumerConfig consumer = ConsumerConfig.builder(client.bootstrap).group(group)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).isolationLevel(isolation.level).build();
         return new HandlerRun(client.bootstrap, consumer, topic, mode, workers, failMatching, delay, tiers,
-                maxAttempts, retryTopic, deadLetterTopic, maxRecords, idle, spec.commandLine().getOut(), this::print)
+                maxAttempts, retryTopic, deadLetterTopic, copyTo, maxRecords, idle, spec.commandLine().getOut(),
+                this::print)
                 .run(spec.commandLine().getErr());
     }
 

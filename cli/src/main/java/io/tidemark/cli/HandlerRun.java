@@ -5,11 +5,13 @@ import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.ConsumerRuntime;
 import io.tidemark.client.api.Outcome;
 import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
 
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,7 +22,9 @@ import java.util.regex.Pattern;
  * {@code tidemark consume --mode ...}: a {@link ConsumerRuntime} with a built-in handler, for trying the commit modes
  * and outcomes by hand. The handler prints each record it handles and answers {@code ack()}, except for a record
  * whose value matches {@code --fail-matching}, for which it answers {@code retry()} (or {@code retryAfter} with
- * {@code --retry-after}). It stops after
+ * {@code --retry-after}); with {@code --copy-to} it also sends the record (key, value, headers, SendTime) to that
+ * topic, in the window's transaction in Transactional mode (a producer with a transactional id of its own,
+ * {@code tidemark-consume-<group>-<random>}: the group's member epochs fence a stale process). It stops after
  * {@code --max-records} records printed (those handed out beyond it are left unfinished, so Tracked mode commits
  * below them), when no record came for {@code --timeout}, or when the runtime stops on a failure; then it prints
  * what the runtime did to standard error.
@@ -46,13 +50,19 @@ final class HandlerRun {
      */
     HandlerRun(String bootstrap, ConsumerConfig consumer, String topic, ConsumerRuntime.CommitMode mode,
                int workers, Pattern fail, Duration retryAfter, List<Duration> delayTiers, Integer maxAttempts,
-               String retryTopic, String deadLetterTopic, Long maxRecords, Duration idle, PrintWriter out,
-               BiConsumer<PrintWriter, ConsumerRecord> print) {
+               String retryTopic, String deadLetterTopic, String copyTo, Long maxRecords, Duration idle,
+               PrintWriter out, BiConsumer<PrintWriter, ConsumerRecord> print) {
         this.maxRecords = maxRecords;
         this.idle = idle;
         Outcome failed = retryAfter == null ? Outcome.retry() : Outcome.retryAfter(retryAfter);
-        this.runtime = ConsumerRuntime.builder(consumer, record -> handle(record, fail, failed, out, print))
-                .topics(List.of(topic)).mode(mode).workers(workers).closeTimeout(CLOSE_TIMEOUT);
+        this.runtime = ConsumerRuntime.pipeline(consumer, (record, output) -> {
+            Outcome outcome = handle(record, fail, failed, out, print);
+            if (copyTo != null) {
+                output.send(new ProducerRecord(copyTo, null, record.key(), record.value(), record.sendTimeMs(),
+                        record.headers()));
+            }
+            return outcome;
+        }).topics(List.of(topic)).mode(mode).workers(workers).closeTimeout(CLOSE_TIMEOUT);
         if (maxAttempts != null) {
             runtime.maxAttempts(maxAttempts);
         }
@@ -65,8 +75,14 @@ final class HandlerRun {
         if (retryAfter != null) {
             runtime.delayTiers(delayTiers);
         }
-        if (maxAttempts != null || retryTopic != null || deadLetterTopic != null || retryAfter != null) {
-            runtime.producer(ProducerConfig.builder(bootstrap).build());
+        if (maxAttempts != null || retryTopic != null || deadLetterTopic != null || retryAfter != null
+                || copyTo != null || mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
+            ProducerConfig.Builder producer = ProducerConfig.builder(bootstrap);
+            if (mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
+                producer.transactionalId("tidemark-consume-" + consumer.group().orElseThrow() + "-"
+                        + UUID.randomUUID());
+            }
+            runtime.producer(producer.build());
         }
     }
 

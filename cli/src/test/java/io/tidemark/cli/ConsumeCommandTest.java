@@ -30,9 +30,12 @@ class ConsumeCommandTest {
 
     @Test
     void outcomesAndRetriesNeedAMode() {
-        assertEquals("error: --fail-matching, --retry-after, --max-attempts, --retry-topic and --dead-letter-topic "
-                + "need --mode", refusal("consume", "--bootstrap", "127.0.0.1:1", "--topic", "t", "--max-attempts",
-                "3"));
+        assertEquals("error: --fail-matching, --retry-after, --max-attempts, --retry-topic, --dead-letter-topic and "
+                + "--copy-to need --mode", refusal("consume", "--bootstrap", "127.0.0.1:1", "--topic", "t",
+                "--max-attempts", "3"));
+        assertEquals("error: --fail-matching, --retry-after, --max-attempts, --retry-topic, --dead-letter-topic and "
+                + "--copy-to need --mode", refusal("consume", "--bootstrap", "127.0.0.1:1", "--topic", "t",
+                "--copy-to", "out"));
         assertEquals("error: --retry-after needs --fail-matching: it says what the handler answers for the records "
                 + "that match", refusal("consume", "--bootstrap", "127.0.0.1:1", "--topic", "t", "--group", "g",
                 "--mode", "tracked", "--retry-after", "5s"));

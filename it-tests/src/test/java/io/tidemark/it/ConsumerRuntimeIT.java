@@ -6,12 +6,14 @@ import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.ConsumerRuntime;
 import io.tidemark.client.api.OffsetAndMetadata;
+import io.tidemark.client.api.OffsetSpec;
 import io.tidemark.client.api.Outcome;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.RecordHandler;
 import io.tidemark.client.api.RetryHeaders;
 import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.record.Header;
@@ -167,7 +169,10 @@ class ConsumerRuntimeIT {
         }
     }
 
-    /** In each mode: payments-0-3 answers retry(), payments-0-7's handler throws (which counts as retry()). */
+    /**
+     * In each mode: payments-0-3 answers retry(), payments-0-7's handler throws (which counts as retry()); in
+     * Transactional mode the copies go into the windows' transactions.
+     */
     @ParameterizedTest
     @EnumSource(ConsumerRuntime.CommitMode.class)
     void retriesGoThroughTheTopicWithTheAttemptHeaderAndEndInTheDeadLetterTopic(ConsumerRuntime.CommitMode mode)
@@ -187,11 +192,20 @@ class ConsumerRuntimeIT {
         };
         TopicPartition payments = new TopicPartition("payments", 0);
         MetricRegistry metrics = new MetricRegistry();
+        ProducerConfig.Builder producer = ProducerConfig.builder(cluster.bootstrap());
+        if (mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
+            producer.transactionalId("retrying-1");
+        }
         try (ConsumerRuntime runtime = ConsumerRuntime.builder(consumer("retrying"), failing)
                 .topics(List.of("payments")).mode(mode).maxAttempts(3)
-                .deadLetterTopic("payments.dlq").producer(ProducerConfig.builder(cluster.bootstrap()).build())
+                .deadLetterTopic("payments.dlq").producer(producer.build())
                 .metrics(metrics).start()) {
-            await().atMost(WAIT).until(() -> committed("retrying", payments).offset() == 14);
+            // past the last of the 14 records (in Transactional mode markers take offsets between them)
+            await().atMost(WAIT).until(() -> {
+                List<ConsumerRecord> stored = admin.read(payments, 0, 1 << 20);
+                return stored.size() == 14
+                        && committed("retrying", payments).offset() == stored.get(13).offset() + 1;
+            });
             assertEquals(List.of(1, 2, 3), attempts.get("payments-0-3"));
             assertEquals(List.of(1, 2, 3), attempts.get("payments-0-7"));
             assertEquals(List.of(1), attempts.get("payments-0-4"));
@@ -410,6 +424,57 @@ class ConsumerRuntimeIT {
                 runtime.failure().orElseThrow().getMessage());
         assertEquals("no such job", runtime.failure().orElseThrow().getCause().getMessage());
         assertEquals(new OffsetAndMetadata(3), committed("stopping", new TopicPartition("jobs", 0)));
+    }
+
+    @Test
+    void transactionalModeCommitsOutputsAndPositionsTogetherAndARetryReadsTheWindowAgain() throws Exception {
+        admin.createTopic("in", 2, 1, Map.of());
+        admin.createTopic("out", 2, 1, Map.of());
+        produce("in", 2, 15, 0);
+        Set<String> retriedOnce = ConcurrentHashMap.newKeySet();
+        ConsumerRuntime runtime = ConsumerRuntime.pipeline(consumer("pipeline"), (record, output) -> {
+            String value = text(record.value());
+            if (value.equals("in-1-7") && retriedOnce.add(value)) {
+                output.send(new ProducerRecord("out", record.partition(), null,
+                        ("aborted-" + value).getBytes(StandardCharsets.UTF_8)));
+                return Outcome.retry();
+            }
+            output.send(new ProducerRecord("out", record.partition(), null,
+                    ("out-" + value).getBytes(StandardCharsets.UTF_8)));
+            return Outcome.ack();
+        }).topics(List.of("in")).mode(ConsumerRuntime.CommitMode.TRANSACTIONAL).workers(4)
+                .producer(ProducerConfig.builder(cluster.bootstrap()).transactionalId("pipeline-1").build())
+                .commitInterval(Duration.ofMillis(100)).start();
+        try {
+            TopicPartition in0 = new TopicPartition("in", 0);
+            TopicPartition in1 = new TopicPartition("in", 1);
+            await().atMost(WAIT).until(() -> committed("pipeline", in0).offset() == 15
+                    && committed("pipeline", in1).offset() == 15);
+            assertEquals(1, runtime.counts().windowsAborted(), "the retry aborted its window once");
+        } finally {
+            runtime.close();
+        }
+        List<String> outputs = new ArrayList<>();
+        try (TidemarkConsumer reader = new TidemarkConsumer(ConsumerConfig.builder(cluster.bootstrap())
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST)
+                .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED).build())) {
+            List<TopicPartition> out = List.of(new TopicPartition("out", 0), new TopicPartition("out", 1));
+            reader.assign(out);
+            long end0 = admin.listOffsets(out.get(0), OffsetSpec.latest()).logEndOffset();
+            long end1 = admin.listOffsets(out.get(1), OffsetSpec.latest()).logEndOffset();
+            await().atMost(WAIT).until(() -> {
+                reader.poll(Duration.ofMillis(100)).forEach(r -> outputs.add(text(r.value())));
+                return reader.position(out.get(0)) >= end0 && reader.position(out.get(1)) >= end1;
+            });
+        }
+        List<String> expected = new ArrayList<>();
+        for (int p = 0; p < 2; p++) {
+            for (int i = 0; i < 15; i++) {
+                expected.add("out-in-" + p + "-" + i);
+            }
+        }
+        assertEquals(expected.stream().sorted().toList(), outputs.stream().sorted().toList(),
+                "every input's output once, the aborted window's never");
     }
 
     private ConsumerConfig consumer(String group) {

@@ -53,7 +53,9 @@ import java.util.concurrent.TimeUnit;
  *       each partition gets a {@link PartitionCopier}, which resumes from what the target holds (a partition with
  *       no target partition gets one that is stopped, so it is seen). A target topic deleted while the mirror runs
  *       is made again by {@link TargetTopicRecovery}.</li>
- *   <li>{@link SourceLoop} (its own thread) reads every copied partition with one consumer and feeds the copiers;
+ *   <li>{@link SourceLoop} (its own thread) reads every copied partition with one consumer, at read_committed (a
+ *       transaction's records are copied once it commits, as plain records; an aborted one's never), and feeds the
+ *       copiers;
  *       the copiers write through one {@link PartitionWriter} (its thread), several batches of a partition in
  *       flight.</li>
  *   <li>{@link CheckpointAgent} (every checkpoint interval), {@link HeartbeatAgent} and {@link PartitionStatusAgent}
@@ -114,6 +116,7 @@ public final class Mirror implements Closeable {
                         MAX_PROBE_TIMEOUT_MS)).build());
         this.consumer = new TidemarkConsumer(ConsumerConfig.builder(config.sourceBootstrap()).clock(clock)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS)
+                .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED)
                 .fetchMaxBytes(fetchMaxBytes(config.maxBytesPerSecond())).build());
         this.writer = new PartitionWriter(ProducerConfig.builder(config.targetBootstrap()).clock(clock)
                 .maxRequestBytes(writerMaxRequestBytes(largestBatchBytes, config.maxBatchBytes())).build());

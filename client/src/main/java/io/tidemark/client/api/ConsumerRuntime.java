@@ -10,6 +10,7 @@ import java.io.Closeable;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -19,12 +20,14 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -70,7 +73,16 @@ public final class ConsumerRuntime implements Closeable {
          * offsets above the position were completed ({@link TrackedCommitFormat}), so a restart redelivers only the
          * unfinished ones.
          */
-        TRACKED
+        TRACKED,
+        /**
+         * The consumer commits nothing itself: every {@code commitInterval} (100 ms) the runtime waits for the
+         * records handed out to complete, adds their positions to its producer's transaction and commits it
+         * ({@link TransactionWindow}), so the positions and everything the handlers sent meanwhile (their outputs,
+         * retry and dead-letter copies) become visible to read_committed readers together, exactly once.
+         * {@link Outcome#retry()} without a retry path aborts the open window, whose records are read again. Needs a
+         * producer with {@code transactional.id}.
+         */
+        TRANSACTIONAL
     }
 
     /** What runs in order. */
@@ -99,17 +111,19 @@ public final class ConsumerRuntime implements Closeable {
      * @param skipped        records not handed out because the commit resumed from says they were completed
      * @param acked          {@link Outcome#ack()} answers
      * @param dropped        {@link Outcome#drop()} answers
-     * @param retriedInPlace retries delivered again in place (Tracked mode, no retry path)
+     * @param retriedInPlace retries in place (no retry path): delivered again in Tracked mode, their window aborted in
+     *                       Transactional mode
      * @param retryCopies    copies stored in the retry topic or a delay tier
      * @param deadLettered   copies stored in the dead-letter topic
      * @param delayMoves     delayed copies moved to the tier of their remaining time
      * @param exhausted      records that failed their last attempt with no dead-letter topic: completed, no copy
      * @param retriesRefused retries refused (Auto mode, no retry path)
      * @param handlerErrors  handler calls that threw
+     * @param windowsAborted Transactional mode's windows aborted (their records read again)
      */
     public record Counts(long delivered, long skipped, long acked, long dropped, long retriedInPlace,
                          long retryCopies, long deadLettered, long delayMoves, long exhausted, long retriesRefused,
-                         long handlerErrors) {
+                         long handlerErrors, long windowsAborted) {
     }
 
     /** The attempts a record gets when a dead-letter topic is declared without {@code maxAttempts}. */
@@ -125,6 +139,8 @@ public final class ConsumerRuntime implements Closeable {
     private final String group;
     private final TidemarkConsumer consumer;
     private final TidemarkProducer producer;
+    /** The open transaction in Transactional mode; null in the others. */
+    private final TransactionWindow window;
     private final RetryCopies retryCopies;
     /** The delay tiers, when declared; null otherwise. */
     private final DelayTiers tiers;
@@ -171,8 +187,14 @@ public final class ConsumerRuntime implements Closeable {
             throw new IllegalArgumentException("a retry path is declared (maxAttempts, retryTopic, deadLetterTopic "
                     + "or delayTiers) but no producer config to write the copies with; set producer(...)");
         }
+        if (settings.mode == CommitMode.TRANSACTIONAL && (settings.producer == null
+                || settings.producer.transactionalId().isEmpty())) {
+            throw new IllegalArgumentException("Transactional mode needs a producer config with transactional.id; "
+                    + "set producer(...)");
+        }
         this.consumer = new TidemarkConsumer(settings.consumer, false);
-        this.producer = retryCopies == null ? null : new TidemarkProducer(settings.producer);
+        this.producer = settings.producer == null ? null : new TidemarkProducer(settings.producer);
+        this.window = settings.mode == CommitMode.TRANSACTIONAL ? new TransactionWindow(producer) : null;
         this.workers = Executors.newFixedThreadPool(settings.workers, new ThreadFactoryBuilder()
                 .setNameFormat("tidemark-runtime-" + group + "-worker-%d").setDaemon(true).build());
         this.lanes = new WorkLanes<>(workers, this::handle);
@@ -185,6 +207,15 @@ public final class ConsumerRuntime implements Closeable {
      * {@code handler}.
      */
     public static Builder builder(ConsumerConfig consumer, RecordHandler handler) {
+        Objects.requireNonNull(handler, "handler");
+        return new Builder(consumer, (record, output) -> handler.handle(record));
+    }
+
+    /**
+     * A runtime whose handler also sends records ({@link PipelineHandler}): in Transactional mode they are written in
+     * the same transactions as the positions of the records they came from. Needs {@link Builder#producer}.
+     */
+    public static Builder pipeline(ConsumerConfig consumer, PipelineHandler handler) {
         return new Builder(consumer, handler);
     }
 
@@ -276,6 +307,9 @@ public final class ConsumerRuntime implements Closeable {
      */
     private void start() {
         try {
+            if (window != null) {
+                producer.initTransactions();
+            }
             if (tiers != null || settings.partitions != null) {
                 ConnectionSettings connection = settings.consumer.connection();
                 try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(String.join(",",
@@ -332,15 +366,20 @@ public final class ConsumerRuntime implements Closeable {
     private void runLoop() {
         try {
             subscribe();
-            long nextCommitMs = clock().millis() + settings.consumer.autoCommitIntervalMs();
+            long intervalMs = window != null ? settings.commitInterval.toMillis()
+                    : settings.consumer.autoCommitIntervalMs();
+            long nextCommitMs = clock().millis() + intervalMs;
             while (!stopping && failure.get() == null) {
                 applyEvents();
                 long nowMs = clock().millis();
                 releaseRipe(nowMs);
-                if (nowMs >= nextCommitMs || commitSoon) {
+                if (window != null && nowMs >= nextCommitMs) {
+                    endWindow(WindowWait.POLL);
+                    nextCommitMs = clock().millis() + intervalMs;
+                } else if (window == null && (nowMs >= nextCommitMs || commitSoon)) {
                     commitSoon = false;
                     commitAsync();
-                    nextCommitMs = nowMs + settings.consumer.autoCommitIntervalMs();
+                    nextCommitMs = nowMs + intervalMs;
                 }
                 List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(POLL_MS));
                 long polledMs = clock().millis();
@@ -406,6 +445,9 @@ public final class ConsumerRuntime implements Closeable {
         } else {
             work.autoStored = record.offset() + 1;
         }
+        if (window != null) {
+            window.handingOut(record.topicPartition(), record.offset());
+        }
         work.inFlight++;
         updatePause(work);
         Delivery delivery = new Delivery(record, work);
@@ -460,7 +502,7 @@ public final class ConsumerRuntime implements Closeable {
      * runtime's own scheduled retries: storing their position before they are handled would lose them in a crash.
      */
     private boolean tracks(TopicPartition tp) {
-        return settings.mode == CommitMode.TRACKED || tiers != null && tiers.isTier(tp.topic());
+        return settings.mode != CommitMode.AUTO || tiers != null && tiers.isTier(tp.topic());
     }
 
     private Object laneOf(ConsumerRecord record) {
@@ -477,28 +519,48 @@ public final class ConsumerRuntime implements Closeable {
         }
         ConsumerRecord record = delivery.record;
         Outcome outcome;
+        HandlerOutput output = new HandlerOutput(record);
         try {
-            outcome = Objects.requireNonNull(settings.handler.handle(record), "the handler returned null");
+            outcome = Objects.requireNonNull(settings.handler.handle(record, output), "the handler returned null");
         } catch (Exception e) {
+            output.close();
             handlerFailed(delivery, e);
             return;
         } catch (Error e) {
+            output.close();
             fail(new IllegalStateException("the handler failed on " + record.topicPartition() + " at offset "
                     + record.offset() + " with an error the runtime does not go on after", e));
             return;
         }
+        CompletableFuture<Void> sent = output.close();
         switch (outcome.kind()) {
             case ACK -> {
                 counts.acked.increment();
-                events.add(new Completed(delivery, false));
+                completeAfter(sent, delivery);
             }
             case DROP -> {
                 counts.dropped.increment();
-                events.add(new Completed(delivery, false));
+                completeAfter(sent, delivery);
             }
             case RETRY -> retry(delivery, "the handler asked for a retry");
             case RETRY_AFTER -> retryAfter(delivery, outcome.delay());
         }
+    }
+
+    /** Completes the delivery once what its handler sent is stored; a send that failed fails it as its outcome. */
+    private void completeAfter(CompletableFuture<Void> sent, Delivery delivery) {
+        sent.whenComplete((ignored, error) -> {
+            if (error == null) {
+                events.add(new Completed(delivery, false));
+            } else if (window != null) {
+                window.requestAbort("a record sent for " + delivery.record.topicPartition() + " at offset "
+                        + delivery.record.offset() + " was not stored: " + error.getMessage());
+                events.add(new Completed(delivery, false));
+            } else {
+                fail(new IllegalStateException("a record the handler sent for " + delivery.record.topicPartition()
+                        + " at offset " + delivery.record.offset() + " was not stored", error));
+            }
+        });
     }
 
     private void handlerFailed(Delivery delivery, Exception e) {
@@ -524,6 +586,11 @@ public final class ConsumerRuntime implements Closeable {
         ConsumerRecord record = delivery.record;
         if (retryCopies != null) {
             copy(delivery, reason);
+        } else if (window != null) {
+            counts.retriedInPlace.increment();
+            window.requestAbort("the handler asked to retry " + record.topicPartition() + " at offset "
+                    + record.offset());
+            events.add(new Completed(delivery, false));
         } else if (settings.mode == CommitMode.TRACKED) {
             counts.retriedInPlace.increment();
             try {
@@ -577,6 +644,12 @@ public final class ConsumerRuntime implements Closeable {
         ConsumerRecord record = delivery.record;
         try {
             producer.send(copy).whenComplete((metadata, error) -> {
+                if (error != null && window != null) {
+                    window.requestAbort("the copy of " + record.topicPartition() + " at offset " + record.offset()
+                            + " to " + copy.topic() + " was not stored: " + error.getMessage());
+                    events.add(new Completed(delivery, false));
+                    return;
+                }
                 if (error != null) {
                     fail(new IllegalStateException("the copy of " + record.topicPartition() + " at offset "
                             + record.offset() + " to " + copy.topic() + " was not stored", error));
@@ -634,6 +707,73 @@ public final class ConsumerRuntime implements Closeable {
         updatePause(work);
     }
 
+    /** How {@link #endWindow} waits for the records handed out in the window to complete. */
+    private enum WindowWait {
+        /** Polling, so the member keeps heartbeating: from the polling loop. */
+        POLL,
+        /** Without polling: from inside a rebalance callback, which runs within a poll. */
+        PARK,
+        /** Not at all: at close, when the workers have stopped; unfinished work aborts the window. */
+        NONE
+    }
+
+    /**
+     * Ends the open window (Transactional mode): stops handing out records, waits for those handed out to complete,
+     * then commits the window with their positions, or aborts it and reads its partitions again from where it began.
+     * A runtime that stopped on a failure, or work left unfinished, aborts it.
+     */
+    private void endWindow(WindowWait wait) {
+        if (!window.open()) {
+            return;
+        }
+        List<TopicPartition> held = partitions.values().stream().filter(w -> !w.paused).map(w -> w.tp).toList();
+        consumer.pause(held);
+        try {
+            while (wait != WindowWait.NONE && failure.get() == null && unfinished()) {
+                if (wait == WindowWait.POLL) {
+                    unread(consumer.poll(Duration.ofMillis(POLL_MS)));
+                } else {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                }
+                applyEvents();
+            }
+            if (!window.open()) {
+                return;
+            }
+            if (failure.get() != null) {
+                window.requestAbort("the runtime stopped: " + failure.get());
+            } else if (unfinished()) {
+                window.requestAbort("the runtime closed with records unfinished");
+            }
+            Map<TopicPartition, OffsetAndMetadata> positions = new HashMap<>();
+            partitions.forEach((tp, work) -> work.position().ifPresent(p -> positions.put(tp, p)));
+            Map<TopicPartition, Long> rewind = window.end(positions, consumer.groupMetadata());
+            if (!rewind.isEmpty()) {
+                counts.windowsAborted.increment();
+                rewind.forEach((tp, offset) -> seek(new Seek(tp, offset)));
+            }
+        } finally {
+            List<TopicPartition> stillHeld = held.stream().filter(partitions::containsKey).toList();
+            consumer.resume(stillHeld);
+        }
+    }
+
+    /**
+     * Puts back what a poll returned while the window ends (a partition the group gave meanwhile is not paused): each
+     * partition is sought to its first record returned, so nothing is skipped.
+     */
+    private void unread(List<ConsumerRecord> records) {
+        Map<TopicPartition, Long> first = new HashMap<>();
+        for (ConsumerRecord record : records) {
+            first.merge(record.topicPartition(), record.offset(), Math::min);
+        }
+        first.forEach((tp, offset) -> consumer.seek(tp, offset, consumer.topicId(tp).orElseThrow()));
+    }
+
+    private boolean unfinished() {
+        return partitions.values().stream().anyMatch(w -> w.inFlight > 0);
+    }
+
     /** Stops the runtime: no record is handed to a handler from now on; any thread. */
     private void fail(Throwable cause) {
         if (failure.compareAndSet(null, cause)) {
@@ -642,6 +782,9 @@ public final class ConsumerRuntime implements Closeable {
     }
 
     private void commitAsync() {
+        if (window != null) {
+            return;
+        }
         Map<TopicPartition, OffsetAndMetadata> offsets = changedPositions(partitions.keySet());
         if (offsets.isEmpty()) {
             return;
@@ -655,6 +798,9 @@ public final class ConsumerRuntime implements Closeable {
     }
 
     private void commitSync(Collection<TopicPartition> tps) {
+        if (window != null) {
+            return;
+        }
         Map<TopicPartition, OffsetAndMetadata> offsets = changedPositions(tps);
         if (offsets.isEmpty()) {
             return;
@@ -711,10 +857,17 @@ public final class ConsumerRuntime implements Closeable {
             workers.shutdownNow();
             Thread.currentThread().interrupt();
         }
+        applyEvents();
+        if (window != null) {
+            try {
+                endWindow(WindowWait.NONE);
+            } catch (RuntimeException e) {
+                LOG.warn("The last window of group {} did not end: {}", group, e.toString());
+            }
+        }
         if (producer != null) {
             producer.close();
         }
-        applyEvents();
         commitSync(Set.copyOf(partitions.keySet()));
         consumer.close();
         if (metrics != null) {
@@ -745,12 +898,19 @@ public final class ConsumerRuntime implements Closeable {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> tps) {
+            if (window != null) {
+                endWindow(WindowWait.PARK);
+            }
             commitSync(tps);
             forget(tps);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> tps) {
+            if (window != null) {
+                window.requestAbort("the group took " + tps + " away");
+                endWindow(WindowWait.PARK);
+            }
             forget(tps);
         }
     }
@@ -808,6 +968,34 @@ public final class ConsumerRuntime implements Closeable {
     private record Delivery(ConsumerRecord record, PartitionWork owner) {
     }
 
+    /** What one handler call sends: valid until the handler returns; {@link #close} gives when all is stored. */
+    private final class HandlerOutput implements PipelineHandler.Output {
+        private final ConsumerRecord input;
+        private final List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        private boolean closed;
+
+        HandlerOutput(ConsumerRecord input) {
+            this.input = input;
+        }
+
+        @Override
+        public synchronized void send(ProducerRecord record) {
+            if (closed) {
+                throw new IllegalStateException("the handler of " + input.topicPartition() + " at offset "
+                        + input.offset() + " returned: its output takes no more records");
+            }
+            if (producer == null) {
+                throw new IllegalStateException("the runtime has no producer to send with; set producer(...)");
+            }
+            sends.add(producer.send(record));
+        }
+
+        synchronized CompletableFuture<Void> close() {
+            closed = true;
+            return CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
+        }
+    }
+
     private sealed interface Event permits Completed, CommitFailed, Seek {
     }
 
@@ -824,7 +1012,7 @@ public final class ConsumerRuntime implements Closeable {
     /** A runtime's settings; {@link #start} checks them and starts it. */
     public static final class Builder {
         private final ConsumerConfig consumer;
-        private final RecordHandler handler;
+        private final PipelineHandler handler;
         private Set<String> topics = Set.of();
         private Pattern pattern;
         private Set<TopicPartition> partitions;
@@ -840,8 +1028,9 @@ public final class ConsumerRuntime implements Closeable {
         private List<Duration> delayTiers;
         private MetricRegistry metrics;
         private Duration closeTimeout = Duration.ofSeconds(30);
+        private Duration commitInterval = Duration.ofMillis(100);
 
-        private Builder(ConsumerConfig consumer, RecordHandler handler) {
+        private Builder(ConsumerConfig consumer, PipelineHandler handler) {
             this.consumer = Objects.requireNonNull(consumer, "consumer");
             this.handler = Objects.requireNonNull(handler, "handler");
         }
@@ -873,7 +1062,7 @@ public final class ConsumerRuntime implements Closeable {
             return this;
         }
 
-        /** Auto (the default) or Tracked. */
+        /** Auto (the default), Tracked or Transactional. */
         public Builder mode(CommitMode mode) {
             this.mode = Objects.requireNonNull(mode, "mode");
             return this;
@@ -954,6 +1143,12 @@ public final class ConsumerRuntime implements Closeable {
             return this;
         }
 
+        /** How often Transactional mode commits its window, 1 ms to 1 min; 100 ms by default. */
+        public Builder commitInterval(Duration commitInterval) {
+            this.commitInterval = Objects.requireNonNull(commitInterval, "commitInterval");
+            return this;
+        }
+
         /** How long {@link #close} waits for handlers running; 30 s by default. */
         public Builder closeTimeout(Duration closeTimeout) {
             this.closeTimeout = Objects.requireNonNull(closeTimeout, "closeTimeout");
@@ -979,6 +1174,7 @@ public final class ConsumerRuntime implements Closeable {
             if (maxAttempts != null) {
                 inRange("maxAttempts", maxAttempts, 1, Integer.MAX_VALUE);
             }
+            inRange("commitInterval (ms)", commitInterval.toMillis(), 1, 60_000);
             if (closeTimeout.isNegative()) {
                 throw new IllegalArgumentException("closeTimeout " + closeTimeout + " is negative");
             }

@@ -15,10 +15,11 @@ final class RuntimeCounts {
     final LongAdder exhausted = new LongAdder();
     final LongAdder retriesRefused = new LongAdder();
     final LongAdder handlerErrors = new LongAdder();
+    final LongAdder windowsAborted = new LongAdder();
 
     ConsumerRuntime.Counts snapshot() {
         return new ConsumerRuntime.Counts(delivered.sum(), skipped.sum(), acked.sum(), dropped.sum(),
                 retriedInPlace.sum(), retryCopies.sum(), deadLettered.sum(), delayMoves.sum(), exhausted.sum(),
-                retriesRefused.sum(), handlerErrors.sum());
+                retriesRefused.sum(), handlerErrors.sum(), windowsAborted.sum());
     }
 }

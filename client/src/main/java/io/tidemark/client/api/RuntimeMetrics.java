@@ -30,6 +30,7 @@ final class RuntimeMetrics {
         total("dead.lettered", counts.deadLettered);
         total("delay.moves", counts.delayMoves);
         total("exhausted", counts.exhausted);
+        total("windows.aborted", counts.windowsAborted);
         total("retries.refused", counts.retriesRefused);
         total("handler.errors", counts.handlerErrors);
         registry.register(MetricRegistry.name(prefix, "partitions.assigned"),
