@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Random;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -79,11 +80,15 @@ final class PerfCommand {
         @Option(names = "--max-in-flight", defaultValue = "5",
                 description = "Producer max.in.flight.requests.per.partition, 1..5.")
         long maxInFlight;
+        @Option(names = "--transaction-records", description = "Send in transactions of this many records (a "
+                + "transactional producer: begin, send, commit), as Kafka's ProducerPerformance does by duration.")
+        Long transactionRecords;
 
         @Override
         public Integer call() {
-            if (records < 1 || recordSize < 0) {
-                throw new IllegalArgumentException("--records must be at least 1 and --record-size at least 0");
+            if (records < 1 || recordSize < 0 || (transactionRecords != null && transactionRecords < 1)) {
+                throw new IllegalArgumentException("--records and --transaction-records must be at least 1 and "
+                        + "--record-size at least 0");
             }
             PrintWriter out = spec.commandLine().getOut();
             byte[] value = new byte[recordSize];
@@ -92,14 +97,26 @@ final class PerfCommand {
             Histogram total = new Histogram(3);
             AtomicLong failed = new AtomicLong();
             AtomicReference<String> firstError = new AtomicReference<>();
-            ProducerConfig config = ProducerConfig.builder(client.bootstrap).batchSizeBytes(batchSize)
-                    .lingerMs(lingerMs).bufferMemoryBytes(bufferMemory).maxInFlightPerPartition(maxInFlight).build();
+            ProducerConfig.Builder config = ProducerConfig.builder(client.bootstrap).batchSizeBytes(batchSize)
+                    .lingerMs(lingerMs).bufferMemoryBytes(bufferMemory).maxInFlightPerPartition(maxInFlight);
+            if (transactionRecords != null) {
+                config.transactionalId("tidemark-perf-" + UUID.randomUUID());
+            }
             long start = System.nanoTime();
             long lastReport = start;
             long windowSent = 0;
-            try (TidemarkProducer producer = new TidemarkProducer(config)) {
+            try (TidemarkProducer producer = new TidemarkProducer(config.build())) {
+                if (transactionRecords != null) {
+                    producer.initTransactions();
+                }
                 for (long i = 0; i < records; i++) {
                     throttle(start, i);
+                    if (transactionRecords != null && i % transactionRecords == 0) {
+                        if (i > 0) {
+                            producer.commitTransaction();
+                        }
+                        producer.beginTransaction();
+                    }
                     long sentAt = System.nanoTime();
                     producer.send(new ProducerRecord(topic, null, value)).whenComplete((m, e) -> {
                         if (e != null) {
@@ -120,7 +137,11 @@ final class PerfCommand {
                         windowSent = 0;
                     }
                 }
-                producer.flush();
+                if (transactionRecords != null) {
+                    producer.commitTransaction();
+                } else {
+                    producer.flush();
+                }
             }
             long elapsed = System.nanoTime() - start;
             total.add(window.getIntervalHistogram());
