@@ -131,6 +131,21 @@ class TransactionsIT {
     }
 
     @Test
+    void noTransactionWritesToAnInternalTopic() {
+        try (TidemarkProducer producer = transactional("intruder", 60_000)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            TidemarkException refused = assertThrows(TidemarkException.class, () -> producer.send(
+                    new ProducerRecord("__group_offsets", 0, null, bytes("forged"))));
+            assertEquals(ErrorCode.INVALID_REQUEST, refused.code());
+            assertEquals("__group_offsets-0 is a partition of an internal topic, "
+                    + "which no transaction writes to (offsets go in with sendOffsetsToTransaction)",
+                    refused.getMessage());
+            producer.abortTransaction();
+        }
+    }
+
+    @Test
     void aTransactionPastItsTimeoutIsAbortedAndItsProducerFenced() {
         admin.createTopic("slow", 1, 3, Map.of());
         try (TidemarkProducer producer = transactional("slowpoke", 1_500)) {

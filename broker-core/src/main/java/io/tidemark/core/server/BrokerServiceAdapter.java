@@ -41,6 +41,8 @@ import io.tidemark.proto.v1.TopicInfo;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.record.RecordBatchFormat;
+import io.tidemark.proto.record.RecordBatchValidator;
+import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 
@@ -180,11 +182,13 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     /**
      * Refuses a client's transaction marker: only the transaction coordinator ends a transaction in a partition
-     * ({@code WriteTxnMarker}).
+     * ({@code WriteTxnMarker}). Bytes whose control bit is set but that are no valid batch are refused as the
+     * damaged batch they are (CORRUPT_BATCH), as the partition would.
      */
     private static void checkNotMarker(ByteBuffer batch) {
         if (batch.remaining() >= RecordBatchFormat.HEADER_SIZE_BYTES
                 && RecordBatchFormat.control(batch, batch.position())) {
+            new RecordBatchValidator().validate(batch, batch.position(), batch.remaining(), SendTimeWindow.UNBOUNDED);
             throw new TidemarkException(ErrorCode.INVALID_TXN_STATE, "a transaction marker is written by the "
                     + "transaction coordinator, never produced");
         }

@@ -1,6 +1,5 @@
 package io.tidemark.core.server;
 
-import com.codahale.metrics.Timer;
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
 import io.grpc.stub.StreamObserver;
@@ -75,14 +74,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
 
     /** Answers a call as {@link Responses#respond} does, timing it from arrival to answer. */
     private <T> void timed(GroupCall call, StreamObserver<T> observer, Callable<T> body) {
-        Timer.Context timer = metrics.groupLatency(call).time();
-        responses.respond(observer, () -> {
-            try {
-                return body.call();
-            } finally {
-                timer.stop();
-            }
-        });
+        responses.respondTimed(metrics.groupLatency(call), observer, body);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.tidemark.core.server;
 
+import com.codahale.metrics.Timer;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.proto.error.GrpcErrors;
@@ -38,6 +39,18 @@ final class Responses {
         }
         observer.onNext(response);
         observer.onCompleted();
+    }
+
+    /** Answers as {@link #respond} does, timing the call from here to its answer in {@code timer}. */
+    <T> void respondTimed(Timer timer, StreamObserver<T> observer, Callable<T> call) {
+        Timer.Context context = timer.time();
+        respond(observer, () -> {
+            try {
+                return call.call();
+            } finally {
+                context.stop();
+            }
+        });
     }
 
     void fail(StreamObserver<?> observer, Throwable failure) {

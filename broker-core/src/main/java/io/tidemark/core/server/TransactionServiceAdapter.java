@@ -1,6 +1,5 @@
 package io.tidemark.core.server;
 
-import com.codahale.metrics.Timer;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.metrics.BrokerMetrics;
@@ -47,14 +46,7 @@ final class TransactionServiceAdapter extends TransactionServiceGrpc.Transaction
     }
 
     private <T> void timed(TransactionCall call, StreamObserver<T> observer, Callable<T> body) {
-        Timer.Context timer = metrics.transactionLatency(call).time();
-        responses.respond(observer, () -> {
-            try {
-                return body.call();
-            } finally {
-                timer.stop();
-            }
-        });
+        responses.respondTimed(metrics.transactionLatency(call), observer, body);
     }
 
     @Override

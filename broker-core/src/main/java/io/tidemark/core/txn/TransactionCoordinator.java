@@ -4,6 +4,7 @@ import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
+import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TransactionMarker;
@@ -145,6 +146,10 @@ public final class TransactionCoordinator {
                               Collection<TopicPartition> partitions) throws InterruptedException, ExecutionException {
         checkCoordinator();
         for (TopicPartition tp : partitions) {
+            if (tp.topic().startsWith(Topic.INTERNAL_PREFIX)) {
+                throw invalid(tp.topic() + "-" + tp.partition() + " is a partition of an internal topic, which no transaction writes to (offsets "
+                        + "go in with sendOffsetsToTransaction)");
+            }
             topics.partition(tp.topic(), tp.partition());
         }
         synchronized (lock(transactionalId)) {
