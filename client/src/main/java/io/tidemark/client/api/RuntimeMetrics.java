@@ -11,7 +11,7 @@ import java.util.function.Supplier;
  * A {@link ConsumerRuntime}'s metrics in the application's {@link MetricRegistry}, named
  * {@code tidemark.runtime.<group>.<name>}: a gauge per count of {@link ConsumerRuntime.Counts} (delivered, skipped,
  * acked, dropped, retried.in.place, retry.copies, dead.lettered, delay.moves, exhausted, retries.refused,
- * handler.errors: totals since the start), and {@code partitions.assigned}. Removed when the runtime closes.
+ * handler.errors, windows.aborted: totals since the start), and {@code partitions.assigned}. Removed when the runtime closes.
  */
 final class RuntimeMetrics {
     private final MetricRegistry registry;
