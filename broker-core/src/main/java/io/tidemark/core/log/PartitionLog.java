@@ -240,19 +240,10 @@ public final class PartitionLog implements Closeable {
         transactions.clear();
         for (LogSegment segment : segments) {
             segment.forEachBatch((header, whole) -> {
-                long producerId = RecordBatchFormat.producerId(header, 0);
-                long baseOffset = RecordBatchFormat.baseOffset(header, 0);
-                if (RecordBatchFormat.control(header, 0)) {
-                    ByteBuffer marker = whole.read();
-                    producers.markerStored(producerId, RecordBatchFormat.producerEpoch(marker, 0),
-                            TransactionMarker.coordinatorEpoch(marker, 0), RecordBatchFormat.receiveTime(marker, 0));
-                    transactions.markerStored(producerId, TransactionMarker.commits(marker, 0), baseOffset);
-                } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
-                    producers.stored(producerId, RecordBatchFormat.producerEpoch(header, 0),
-                            RecordBatchFormat.baseSequence(header, 0), new AppendResult(baseOffset,
-                                    RecordBatchFormat.lastOffset(header, 0), RecordBatchFormat.receiveTime(header, 0)));
-                    transactions.dataStored(producerId, RecordBatchFormat.transactional(header, 0), baseOffset);
-                }
+                // a marker's type is in its record; every other batch tells all it needs in its header
+                ByteBuffer batch = RecordBatchFormat.control(header, 0) ? whole.read() : header;
+                producerStored(batch, 0, new AppendResult(RecordBatchFormat.baseOffset(batch, 0),
+                        RecordBatchFormat.lastOffset(batch, 0), RecordBatchFormat.receiveTime(batch, 0)));
             });
         }
     }
@@ -475,31 +466,37 @@ public final class PartitionLog implements Closeable {
         LogSegment active = maybeRoll(size, receiveTimeMs, lastOffset);
         active.append(batch, baseOffset, lastOffset, receiveTimeMs, RecordBatchFormat.maxSendTime(batch, position));
         lastReceiveTimeMs = receiveTimeMs;
-        long producerId = RecordBatchFormat.producerId(batch, position);
-        boolean marker = RecordBatchFormat.control(batch, position);
+        AppendResult result = new AppendResult(baseOffset, lastOffset, receiveTimeMs);
         // before the new end is published: a read_committed reader must never see a transaction's batch as stable
-        if (marker) {
-            producers.markerStored(producerId, RecordBatchFormat.producerEpoch(batch, position),
-                    TransactionMarker.coordinatorEpoch(batch, position), receiveTimeMs);
-            transactions.markerStored(producerId, TransactionMarker.commits(batch, position), baseOffset);
-        } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
-            transactions.dataStored(producerId, RecordBatchFormat.transactional(batch, position), baseOffset);
-        }
+        producerStored(batch, position, result);
         logEndOffset = lastOffset + 1;
         unflushedRecords += lastOffset - baseOffset + 1;
         if (unflushedRecords >= TopicConfig.limit(config.flushMessages())
                 || receiveTimeMs - lastFlushMs >= TopicConfig.limit(config.flushMs())) {
             flushLocked(receiveTimeMs);
         }
-        AppendResult result = new AppendResult(baseOffset, lastOffset, receiveTimeMs);
-        if (!marker && producerId != RecordBatchFormat.NO_PRODUCER_ID) {
-            producers.stored(producerId, RecordBatchFormat.producerEpoch(batch, position),
-                    RecordBatchFormat.baseSequence(batch, position), result);
-        }
         if (origin != null) {
             origins.stored(origin, lastOffset);
         }
         return result;
+    }
+
+    /**
+     * Records a stored batch of a producer (where {@code result} says) in the producers' and the transactions' tables:
+     * a marker ends its producer's transaction; a data batch moves its producer's sequences on, and a transactional
+     * one opens its transaction. A batch without a producer changes nothing.
+     */
+    private void producerStored(ByteBuffer batch, int position, AppendResult result) {
+        long producerId = RecordBatchFormat.producerId(batch, position);
+        short epoch = RecordBatchFormat.producerEpoch(batch, position);
+        if (RecordBatchFormat.control(batch, position)) {
+            producers.markerStored(producerId, epoch, TransactionMarker.coordinatorEpoch(batch, position),
+                    result.receiveTimeMs());
+            transactions.markerStored(producerId, TransactionMarker.commits(batch, position), result.baseOffset());
+        } else if (producerId != RecordBatchFormat.NO_PRODUCER_ID) {
+            producers.stored(producerId, epoch, RecordBatchFormat.baseSequence(batch, position), result);
+            transactions.dataStored(producerId, RecordBatchFormat.transactional(batch, position), result.baseOffset());
+        }
     }
 
     private void checkReceiveTime(long receiveTimeMs) {
@@ -592,25 +589,15 @@ public final class PartitionLog implements Closeable {
         long stable = read.lastStableOffset();
         ByteBuffer batches = read.batches();
         int position = batches.position();
+        long readTo = offset;
         while (batches.limit() - position >= RecordBatchFormat.LOG_OVERHEAD_BYTES
                 && RecordBatchFormat.baseOffset(batches, position) < stable) {
+            readTo = RecordBatchFormat.lastOffset(batches, position) + 1;
             position += RecordBatchFormat.totalSize(batches, position);
         }
         batches.limit(Math.min(position, batches.limit()));
-        if (!batches.hasRemaining()) {
-            return new LogReadResult(batches, read.logStartOffset(), read.logEndOffset(), stable, List.of());
-        }
-        long readTo = RecordBatchFormat.lastOffset(batches, lastBatchPosition(batches)) + 1;
         return new LogReadResult(batches, read.logStartOffset(), read.logEndOffset(), stable,
-                transactions.abortedOverlapping(offset, readTo));
-    }
-
-    private static int lastBatchPosition(ByteBuffer batches) {
-        int position = batches.position();
-        while (position + RecordBatchFormat.totalSize(batches, position) < batches.limit()) {
-            position += RecordBatchFormat.totalSize(batches, position);
-        }
-        return position;
+                batches.hasRemaining() ? transactions.abortedOverlapping(offset, readTo) : List.of());
     }
 
     /**

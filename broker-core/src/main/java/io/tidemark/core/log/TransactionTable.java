@@ -33,7 +33,10 @@ final class TransactionTable {
     private final LinkedHashMap<Long, Long> open = new LinkedHashMap<>();
     /** Marker offset to the aborted transaction it ended. */
     private final ConcurrentSkipListMap<Long, AppendState.AbortedTransaction> aborted = new ConcurrentSkipListMap<>();
-    /** The most offsets an aborted transaction kept here spans: bounds a search by first offset. */
+    /**
+     * At least the most offsets an aborted transaction kept here spans (not lowered when retention forgets one: a
+     * bound, not exact): bounds a search by first offset.
+     */
     private volatile long longestAbortedSpan;
     private volatile long firstOpenOffset = Long.MAX_VALUE;
 

@@ -549,6 +549,10 @@ public final class ConsumerRuntime implements Closeable {
 
     /** Completes the delivery once what its handler sent is stored; a send that failed fails it as its outcome. */
     private void completeAfter(CompletableFuture<Void> sent, Delivery delivery) {
+        if (sent == HandlerOutput.NOTHING_SENT) {
+            events.add(new Completed(delivery, false));
+            return;
+        }
         sent.whenComplete((ignored, error) -> {
             if (error == null) {
                 events.add(new Completed(delivery, false));
@@ -970,8 +974,10 @@ public final class ConsumerRuntime implements Closeable {
 
     /** What one handler call sends: valid until the handler returns; {@link #close} gives when all is stored. */
     private final class HandlerOutput implements PipelineHandler.Output {
+        /** What {@link #close} gives when the handler sent nothing (most handlers): no future per record. */
+        static final CompletableFuture<Void> NOTHING_SENT = CompletableFuture.completedFuture(null);
         private final ConsumerRecord input;
-        private final List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
+        private List<CompletableFuture<RecordMetadata>> sends;
         private boolean closed;
 
         HandlerOutput(ConsumerRecord input) {
@@ -987,12 +993,15 @@ public final class ConsumerRuntime implements Closeable {
             if (producer == null) {
                 throw new IllegalStateException("the runtime has no producer to send with; set producer(...)");
             }
+            if (sends == null) {
+                sends = new ArrayList<>();
+            }
             sends.add(producer.send(record));
         }
 
         synchronized CompletableFuture<Void> close() {
             closed = true;
-            return CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
+            return sends == null ? NOTHING_SENT : CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
         }
     }
 

@@ -112,20 +112,20 @@ final class Fetcher {
         } catch (TidemarkException e) {
             throw new TidemarkException(e.code(), "fetch of " + tp + " at offset " + offset + ": " + e.getMessage());
         }
-        List<ConsumerRecord> records = new ArrayList<>();
+        List<Record> decoded = new ArrayList<>();
         long nextOffset = offset;
-        for (int position = 0; position < batches.limit(); ) {
-            int size = RecordBatchFormat.totalSize(batches, position);
+        for (int position = 0; position < batches.limit(); position += RecordBatchFormat.totalSize(batches, position)) {
             nextOffset = Math.max(nextOffset, RecordBatchFormat.lastOffset(batches, position) + 1);
             if (!RecordBatchFormat.control(batches, position) && !aborted(batches, position, response)) {
-                for (Record record : reader.records(batches.duplicate().limit(position + size).position(position))) {
-                    if (record.offset() >= offset) {
-                        records.add(new ConsumerRecord(tp.topic(), tp.partition(), record.offset(), record.key(),
-                                record.value(), record.headers(), record.sendTimeMs(), record.receiveTimeMs()));
-                    }
-                }
+                reader.decodeBatch(batches, position, decoded);
             }
-            position += size;
+        }
+        List<ConsumerRecord> records = new ArrayList<>(decoded.size());
+        for (Record record : decoded) {
+            if (record.offset() >= offset) {
+                records.add(new ConsumerRecord(tp.topic(), tp.partition(), record.offset(), record.key(),
+                        record.value(), record.headers(), record.sendTimeMs(), record.receiveTimeMs()));
+            }
         }
         return new Fetched(records, nextOffset);
     }

@@ -102,7 +102,8 @@ public final class RecordBatchReader {
     public record SendTimeMatch(long offset, long sendTimeMs) {
     }
 
-    private void decodeBatch(ByteBuffer buffer, int position, List<Record> into) {
+    /** Adds every record of the whole batch at {@code position} to {@code into}, in log order. */
+    public void decodeBatch(ByteBuffer buffer, int position, List<Record> into) {
         long base = baseOffset(buffer, position);
         long receiveTime = receiveTime(buffer, position);
         long first = firstSendTime(buffer, position);
