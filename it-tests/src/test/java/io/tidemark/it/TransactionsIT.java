@@ -11,9 +11,13 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.core.group.GroupOffsetStore;
+import io.tidemark.core.txn.TransactionStateFormat;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.PartitionDescription;
 import io.tidemark.proto.v1.TopicDescription;
+import io.tidemark.proto.v1.TransactionPhase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,7 +43,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * read_committed consumers whole, aborted ones never; an open transaction holds read_committed readers of its
  * partitions back (also from later records outside it); a new instance of a transactional id fences the old one and
  * aborts what it left open; a transaction past its timeout is aborted and its producer fenced; a read-process-write
- * pipeline that dies inside a transaction outputs every input once, its offsets committed with its outputs.
+ * pipeline that dies inside a transaction outputs every input once, its offsets committed with its outputs; a
+ * transaction within the coordinator's Raft group ends in one entry, others in two phases.
  */
 class TransactionsIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -128,6 +133,62 @@ class TransactionsIT {
             successor.commitTransaction();
         }
         assertEquals(List.of("successor"), readToEnd(List.of("fenced"), ConsumerConfig.IsolationLevel.READ_COMMITTED));
+    }
+
+    /**
+     * A transaction whose partitions sit in the Raft group of {@code __group_offsets} (whose leader coordinates) ends
+     * in one entry of that group: the id's stored states go from ONGOING straight to EMPTY, the markers in the same
+     * entry. One whose partition sits in another group takes the two phases: PREPARE_COMMIT stored first. Both are
+     * read whole at read_committed.
+     */
+    @Test
+    void aTransactionInTheCoordinatorsRaftGroupEndsInOneEntryAnotherInTwoPhases() {
+        admin.createTopic("placed", 3, 3, Map.of());
+        String coordinatorGroup = admin.describeTopics(List.of(GroupOffsetStore.TOPIC)).get(0).getPartitions(0).getGroupId();
+        List<PartitionDescription> placed = admin.describeTopics(List.of("placed")).get(0).getPartitionsList();
+        int together = placed.stream().filter(p -> p.getGroupId().equals(coordinatorGroup)).findFirst()
+                .orElseThrow().getPartition();
+        int apart = placed.stream().filter(p -> !p.getGroupId().equals(coordinatorGroup)).findFirst()
+                .orElseThrow().getPartition();
+        for (Map.Entry<String, Integer> id : Map.of("placed-together", together, "placed-apart", apart).entrySet()) {
+            try (TidemarkProducer producer = transactional(id.getKey(), 60_000)) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                for (int i = 0; i < 3; i++) {
+                    producer.send(new ProducerRecord("placed", id.getValue(), null, bytes(id.getKey() + "-" + i)));
+                }
+                producer.commitTransaction();
+            }
+        }
+        assertEquals(List.of("placed-apart-0", "placed-apart-1", "placed-apart-2", "placed-together-0",
+                "placed-together-1", "placed-together-2"), sorted(readToEnd(List.of("placed"),
+                ConsumerConfig.IsolationLevel.READ_COMMITTED)));
+        Map<String, List<TransactionPhase>> phases = storedPhases(Set.of("placed-together", "placed-apart"));
+        assertEquals(List.of(TransactionPhase.EMPTY, TransactionPhase.ONGOING, TransactionPhase.EMPTY),
+                phases.get("placed-together"), "partition " + together + " in the coordinator's group " + coordinatorGroup);
+        assertEquals(List.of(TransactionPhase.EMPTY, TransactionPhase.ONGOING, TransactionPhase.PREPARE_COMMIT,
+                TransactionPhase.EMPTY), phases.get("placed-apart"), "partition " + apart + " in another group");
+    }
+
+    /** The phases each of these transactional ids was stored in, in order, read from {@code __group_offsets}. */
+    private static Map<String, List<TransactionPhase>> storedPhases(Set<String> transactionalIds) {
+        Map<String, List<TransactionPhase>> phases = new HashMap<>();
+        TopicPartition offsets = new TopicPartition(GroupOffsetStore.TOPIC, 0);
+        long end = admin.listOffsets(offsets, OffsetSpec.latest()).logEndOffset();
+        try (TidemarkConsumer reader = reader(List.of(offsets), ConsumerConfig.IsolationLevel.READ_UNCOMMITTED)) {
+            await().atMost(WAIT).until(() -> {
+                for (ConsumerRecord record : reader.poll(Duration.ofMillis(100))) {
+                    if (TransactionStateFormat.isTransactionStateKey(record.key())
+                            && transactionalIds.contains(TransactionStateFormat.readTransactionalId(record.key()))) {
+                        phases.computeIfAbsent(TransactionStateFormat.readTransactionalId(record.key()),
+                                id -> new ArrayList<>()).add(TransactionStateFormat.readValue(record.value())
+                                .getPhase());
+                    }
+                }
+                return reader.position(offsets) >= end;
+            });
+        }
+        return phases;
     }
 
     @Test

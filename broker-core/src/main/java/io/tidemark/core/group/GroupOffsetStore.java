@@ -275,13 +275,22 @@ public final class GroupOffsetStore {
     public void writeTransactionState(String transactionalId, TransactionState state,
                                       Map<String, Map<TopicPartition, Committed>> offsets)
             throws InterruptedException, ExecutionException {
+        append(transactionStateBatch(transactionalId, state, offsets));
+    }
+
+    /**
+     * The batch that stores a transactional id's state and commits {@code offsets} (group -> partition -> offset),
+     * without a producer id, for a caller that appends it with other batches ({@link #awaitStored} after).
+     */
+    public ByteBuffer transactionStateBatch(String transactionalId, TransactionState state,
+                                            Map<String, Map<TopicPartition, Committed>> offsets) {
         long now = clock.millis();
         RecordBatchBuilder builder = new RecordBatchBuilder().append(now, TransactionStateFormat.key(transactionalId),
                 TransactionStateFormat.value(state));
         offsets.forEach((group, committed) -> committed.forEach((tp, offset) -> builder.append(now,
                 OffsetCommitFormat.key(group, tp), OffsetCommitFormat.value(new OffsetCommitFormat.Value(
                         offset.offset(), now, offset.metadata())))));
-        append(builder);
+        return builder.build();
     }
 
     /**
@@ -385,9 +394,19 @@ public final class GroupOffsetStore {
     }
 
     private void append(RecordBatchBuilder builder) throws InterruptedException, ExecutionException {
-        Partition log = partition.get();
-        AppendResult stored = log.append(builder.build()).get();
-        awaitLocalReplica(log, stored.lastOffset() + 1);
+        append(builder.build());
+    }
+
+    private void append(ByteBuffer batch) throws InterruptedException, ExecutionException {
+        awaitStored(partition.get().append(batch).get());
+    }
+
+    /**
+     * Waits until this broker's store has read a batch appended to the offsets partition ({@link #awaitLocalReplica}),
+     * so the next call sees it.
+     */
+    public void awaitStored(AppendResult stored) throws InterruptedException, ExecutionException {
+        awaitLocalReplica(partition.get(), stored.lastOffset() + 1);
         catchUp();
     }
 

@@ -358,6 +358,24 @@ public final class PartitionLog implements Closeable {
     }
 
     /**
+     * Checks a transaction marker (the buffer between position and limit) as {@link #append} would, changing nothing:
+     * its producer and coordinator epochs against the last this partition saw of the producer.
+     *
+     * @throws TidemarkException INVALID_PRODUCER_EPOCH, as the append would
+     */
+    public void checkMarker(ByteBuffer marker) {
+        int position = marker.position();
+        lock.lock();
+        try {
+            producers.checkMarker(RecordBatchFormat.producerId(marker, position),
+                    RecordBatchFormat.producerEpoch(marker, position),
+                    TransactionMarker.coordinatorEpoch(marker, position));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Where this log stored the batch (the buffer between position and limit) when it repeats one of an idempotent
      * producer's last batches here; empty otherwise. Nothing is checked or changed: a leader that refuses a batch
      * under its own config (its SendTime window, its max.batch.bytes) may be refusing the resend of a batch another

@@ -2,6 +2,7 @@ package io.tidemark.core.txn;
 
 import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
+import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
@@ -17,6 +18,7 @@ import io.tidemark.proto.v1.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.InstantSource;
@@ -41,8 +43,10 @@ import java.util.concurrent.TimeoutException;
  * state ({@link TransactionStateFormat}) before it answers, so a coordinator that follows a dead one carries on from
  * the same states.
  *
- * <h2>Ending a transaction: two phases</h2>
- * EndTxn stores the decision first (PREPARE_COMMIT or PREPARE_ABORT: from then on the outcome is fixed, whatever
+ * <h2>Ending a transaction: one entry where it can, else two phases</h2>
+ * Where the Raft group of {@code __group_offsets} (which this broker leads) hosts every partition of the transaction,
+ * one entry of that group ends it, all or none ({@link AllOrNoneAppender}): the id's state EMPTY, the offsets sent to
+ * a committing transaction, and every marker. Otherwise EndTxn stores the decision first (PREPARE_COMMIT or PREPARE_ABORT: from then on the outcome is fixed, whatever
  * crashes), then writes the marker to every partition of the transaction ({@link MarkerWriter}), then stores EMPTY and
  * answers. A coordinator that finds a decision without its EMPTY (its predecessor died between) writes the markers
  * again: a second marker of the same decision ends nothing more in a partition, and the partitions hear it before
@@ -72,6 +76,7 @@ public final class TransactionCoordinator {
     private final GroupOffsetStore store;
     private final GroupCoordinator groups;
     private final MarkerWriter markers;
+    private final AllOrNoneAppender oneEntry;
     private final InstantSource clock;
     private final long maxTimeoutMs;
     private final SecureRandom random = new SecureRandom();
@@ -83,14 +88,16 @@ public final class TransactionCoordinator {
 
     /**
      * @param groups       checks that a member sending offsets to a transaction may commit them
+     * @param oneEntry     ends a transaction whose partitions sit in the coordinator's Raft group in one entry
      * @param maxTimeoutMs the longest transaction timeout a producer may ask for (transaction.max.timeout.ms)
      */
     public TransactionCoordinator(Topics topics, GroupOffsetStore store, GroupCoordinator groups, MarkerWriter markers,
-                                  InstantSource clock, long maxTimeoutMs) {
+                                  AllOrNoneAppender oneEntry, InstantSource clock, long maxTimeoutMs) {
         this.topics = topics;
         this.store = store;
         this.groups = groups;
         this.markers = markers;
+        this.oneEntry = oneEntry;
         this.clock = clock;
         this.maxTimeoutMs = maxTimeoutMs;
         for (int i = 0; i < LOCK_STRIPES; i++) {
@@ -217,12 +224,7 @@ public final class TransactionCoordinator {
                 case EMPTY -> {
                     return;
                 }
-                case ONGOING -> {
-                    TransactionState prepared = state.toBuilder().setPhase(decided).build();
-                    store.writeTransactionState(transactionalId, prepared, commit ? pendingOffsets(prepared)
-                            : Map.of());
-                    complete(transactionalId, prepared, coordinatorEpoch);
-                }
+                case ONGOING -> end(transactionalId, state.toBuilder().setPhase(decided).build(), coordinatorEpoch);
                 default -> {
                     if (state.getPhase() != decided) {
                         throw new TidemarkException(ErrorCode.INVALID_TXN_STATE, "the transaction of "
@@ -292,14 +294,52 @@ public final class TransactionCoordinator {
                 if (fencing > Short.MAX_VALUE) {
                     fencing = state.getProducerEpoch();
                 }
-                TransactionState prepared = state.toBuilder().setProducerEpoch(fencing)
-                        .setPhase(TransactionPhase.PREPARE_ABORT).build();
-                store.writeTransactionState(transactionalId, prepared);
-                yield complete(transactionalId, prepared, coordinatorEpoch);
+                yield end(transactionalId, state.toBuilder().setProducerEpoch(fencing)
+                        .setPhase(TransactionPhase.PREPARE_ABORT).build(), coordinatorEpoch);
             }
             case PREPARE_COMMIT, PREPARE_ABORT -> complete(transactionalId, state, coordinatorEpoch);
             default -> state;
         };
+    }
+
+    /**
+     * Ends an open transaction as {@code prepared} decides (its phase PREPARE_COMMIT or PREPARE_ABORT, not stored
+     * yet). Where the coordinator's Raft group hosts every partition of the transaction, in one entry, all or none:
+     * the id's state EMPTY, the offsets sent to the transaction when it commits, and every marker. Otherwise, or when
+     * that entry is refused (a marker's partition moving, say), in two phases: the decision stored with the offsets,
+     * then the markers ({@link #complete}).
+     *
+     * @return the state after it, EMPTY
+     * @throws TidemarkException NOT_AVAILABLE when leadership moved before the one entry committed (whether it is
+     *                           stored shows to the next call, which finds EMPTY or the transaction still open)
+     */
+    private TransactionState end(String transactionalId, TransactionState prepared, int coordinatorEpoch)
+            throws InterruptedException, ExecutionException {
+        boolean commit = prepared.getPhase() == TransactionPhase.PREPARE_COMMIT;
+        Map<String, Map<TopicPartition, GroupOffsetStore.Committed>> offsets = commit ? pendingOffsets(prepared)
+                : Map.of();
+        TransactionState done = done(prepared);
+        List<AllOrNoneAppender.PartitionBatch> batches = new ArrayList<>();
+        batches.add(new AllOrNoneAppender.PartitionBatch(new TopicPartition(GroupOffsetStore.TOPIC, 0),
+                store.transactionStateBatch(transactionalId, done, offsets)));
+        for (TopicPartition tp : partitions(prepared)) {
+            batches.add(new AllOrNoneAppender.PartitionBatch(tp, marker(prepared, coordinatorEpoch)));
+        }
+        Optional<CompletableFuture<List<AppendResult>>> stored = oneEntry.append(batches);
+        if (stored.isPresent()) {
+            try {
+                store.awaitStored(stored.get().get().get(0));
+                return done;
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof AllOrNoneAppender.Refused refused)) {
+                    throw e;
+                }
+                LOG.debug("Ending the transaction of {} in one entry was refused ({}); in two phases instead",
+                        transactionalId, refused.getCause().getMessage());
+            }
+        }
+        store.writeTransactionState(transactionalId, prepared, offsets);
+        return complete(transactionalId, prepared, coordinatorEpoch);
     }
 
     /** Writes the decided markers to every partition of the transaction, then stores EMPTY. */
@@ -308,8 +348,7 @@ public final class TransactionCoordinator {
         boolean commit = prepared.getPhase() == TransactionPhase.PREPARE_COMMIT;
         List<CompletableFuture<?>> writes = new ArrayList<>();
         for (TopicPartition tp : partitions(prepared)) {
-            writes.add(markers.write(tp, TransactionMarker.build(prepared.getProducerId(),
-                    (short) prepared.getProducerEpoch(), commit, coordinatorEpoch, clock.millis())));
+            writes.add(markers.write(tp, marker(prepared, coordinatorEpoch)));
         }
         try {
             CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(MARKER_WAIT_MS,
@@ -319,10 +358,21 @@ public final class TransactionCoordinator {
                     + transactionalId + " is decided, but not every partition took its marker yet ("
                     + (e.getCause() != null ? e.getCause() : e) + "); retry to complete it");
         }
-        TransactionState done = prepared.toBuilder().setPhase(TransactionPhase.EMPTY).clearPartitions()
-                .clearPendingOffsets().setStartedMs(0).build();
+        TransactionState done = done(prepared);
         store.writeTransactionState(transactionalId, done);
         return done;
+    }
+
+    /** The marker of a decided transaction's end, under {@code coordinatorEpoch}. */
+    private ByteBuffer marker(TransactionState prepared, int coordinatorEpoch) {
+        return TransactionMarker.build(prepared.getProducerId(), (short) prepared.getProducerEpoch(),
+                prepared.getPhase() == TransactionPhase.PREPARE_COMMIT, coordinatorEpoch, clock.millis());
+    }
+
+    /** The state once a decided transaction ended: EMPTY, nothing pending. */
+    private static TransactionState done(TransactionState prepared) {
+        return prepared.toBuilder().setPhase(TransactionPhase.EMPTY).clearPartitions().clearPendingOffsets()
+                .setStartedMs(0).build();
     }
 
     /**

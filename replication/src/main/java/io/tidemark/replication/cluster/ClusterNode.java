@@ -18,6 +18,7 @@ import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.replication.partition.GroupAllOrNoneAppender;
 import io.tidemark.replication.partition.ProduceBacklog;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftLogCheck;
@@ -175,7 +176,8 @@ public final class ClusterNode implements Closeable {
         GroupCoordinator coordinator = new GroupCoordinator(topics, store, config.groups(), clock,
                 () -> UUID.randomUUID().toString());
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, markers -> new TransactionCoordinator(
-                topics, store, coordinator, markers, clock, TransactionCoordinator.DEFAULT_MAX_TIMEOUT_MS),
+                topics, store, coordinator, markers, new GroupAllOrNoneAppender(topics), clock,
+                TransactionCoordinator.DEFAULT_MAX_TIMEOUT_MS),
                 new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),

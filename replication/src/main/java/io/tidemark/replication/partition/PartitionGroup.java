@@ -196,6 +196,17 @@ public final class PartitionGroup implements MoveTarget {
     }
 
     /**
+     * Submits batches to be stored all or none, in an entry of their own ({@link GroupEntryFormat#ALL_OR_NONE}):
+     * transaction markers and batches without a producer id, one per partition. Completes with each batch's outcome,
+     * in order: all appended, or all refused with one reason; fails NOT_AVAILABLE when the entry was not committed
+     * (a leader change: whether it is stored shows once a leader is ready).
+     */
+    CompletableFuture<List<GroupEntryFormat.Outcome>> appendAllOrNone(List<GroupEntryFormat.Submitted> batches) {
+        return submitOnce(GroupEntryFormat.allOrNone(batches))
+                .thenApply(reply -> GroupEntryFormat.readReply(reply, batches.size()));
+    }
+
+    /**
      * Completes once the handover that refused an entry has settled here (this replica leads and is ready, or knows
      * another leader); fails with NOT_AVAILABLE when it did not within {@code eventsLeft} leadership events, each
      * waited for up to {@link #HANDOVER_WAIT_MS}.

@@ -92,13 +92,22 @@ public final class ReplicatedPartition implements Partition {
             if (!forwardToLeader) {
                 group.checkLeader(id);
             }
-            TopicConfig config = log().config();
-            BatchAdmission.Admitted admitted = admissions.get().admit(batch, config, largestBatchBytes);
-            return group.append(new GroupEntryFormat.Submitted(key, batch, admitted.minSendTimeMs(),
-                    admitted.maxSendTimeMs(), admitted.mirrored()));
+            return group.append(admit(batch));
         } catch (TidemarkException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * The batch as its group's entry takes it, once admitted ({@link BatchAdmission}) under the topic's config here.
+     *
+     * @throws TidemarkException what the admission refused; NOT_AVAILABLE until the group's log added the partition
+     */
+    GroupEntryFormat.Submitted admit(ByteBuffer batch) {
+        TopicConfig config = log().config();
+        BatchAdmission.Admitted admitted = admissions.get().admit(batch, config, largestBatchBytes);
+        return new GroupEntryFormat.Submitted(key, batch, admitted.minSendTimeMs(), admitted.maxSendTimeMs(),
+                admitted.mirrored());
     }
 
     /**

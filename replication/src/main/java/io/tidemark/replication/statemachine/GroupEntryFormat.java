@@ -18,7 +18,9 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -59,6 +61,15 @@ import java.util.UUID;
  * replica takes at its own moment. The SendTimes sit in the slot so the verdict takes two comparisons, not a walk of
  * the records.
  *
+ * <h2>Entry of batches, all or none (type 4)</h2>
+ * The layout of type 1, stamped the same way, for batches that must be stored together or not at all: a transaction
+ * whose partitions all sit in this group ends in one such entry (the coordinator's state record and every marker),
+ * without two phases. Every replica first checks every batch against what would refuse it (the leader's verdict, the
+ * partition hosted here and live, a marker's producer and coordinator epochs): if one is refused, every batch is
+ * refused, each with the reason of the first, and nothing is appended. Its batches are transaction markers and batches
+ * without a producer id, each to another partition, so a check made before the appends still holds for each (an
+ * idempotent producer's sequence would be judged against the batches before it); the leader refuses other requests.
+ *
  * <h2>Entry of a partition change (type 2)</h2>
  * <pre>
  *  0  int8    type = 2
@@ -77,7 +88,7 @@ import java.util.UUID;
  * 29  bytes   batches (RecordBatchFormat), back to back, in offset order; none to only create or restart the copy
  * </pre>
  *
- * <h2>Reply (to an entry of batches)</h2>
+ * <h2>Reply (to an entry of batches, either type)</h2>
  * <pre>
  *  0  int32   N, as in the entry
  *  4  N outcomes, in slot order:
@@ -97,6 +108,7 @@ public final class GroupEntryFormat {
     public static final byte BATCHES = 1;
     public static final byte CHANGE = 2;
     public static final byte COPY = 3;
+    public static final byte ALL_OR_NONE = 4;
     static final int TYPE_OFFSET = 0;
     static final int COUNT_OFFSET = TYPE_OFFSET + 1;
     static final int SLOTS_OFFSET = COUNT_OFFSET + 4;
@@ -145,7 +157,19 @@ public final class GroupEntryFormat {
 
     /** A request (and, once stamped, the entry) of {@code batches}: the table joined to the batches, not copied. */
     public static ByteString request(List<Submitted> batches) {
-        ByteBuffer table = ByteBuffer.allocate(tableBytes(batches.size())).put(TYPE_OFFSET, BATCHES)
+        return batchesRequest(BATCHES, batches);
+    }
+
+    /**
+     * A request of {@code batches} stored all or none: transaction markers and batches without a producer id, each to
+     * another partition.
+     */
+    public static ByteString allOrNone(List<Submitted> batches) {
+        return batchesRequest(ALL_OR_NONE, batches);
+    }
+
+    private static ByteString batchesRequest(byte type, List<Submitted> batches) {
+        ByteBuffer table = ByteBuffer.allocate(tableBytes(batches.size())).put(TYPE_OFFSET, type)
                 .putInt(COUNT_OFFSET, batches.size());
         for (int i = 0; i < batches.size(); i++) {
             Submitted submitted = batches.get(i);
@@ -270,6 +294,10 @@ public final class GroupEntryFormat {
         }
         switch (type(request)) {
             case BATCHES -> checkBatchesRequest(request);
+            case ALL_OR_NONE -> {
+                checkBatchesRequest(request);
+                checkAllOrNone(request);
+            }
             case CHANGE -> checkChange(request);
             case COPY -> {
                 if (request.size() < COPY_BATCHES_OFFSET) {
@@ -286,7 +314,8 @@ public final class GroupEntryFormat {
                 }
             }
             default -> throw invalid("an entry of type " + type(request) + "; the types are " + BATCHES
-                    + " (batches), " + CHANGE + " (partition change) and " + COPY + " (copied batches)");
+                    + " (batches), " + CHANGE + " (partition change), " + COPY + " (copied batches) and "
+                    + ALL_OR_NONE + " (batches, all or none)");
         }
     }
 
@@ -324,6 +353,27 @@ public final class GroupEntryFormat {
         }
     }
 
+    /** Each batch a marker or without a producer id, each to another partition. */
+    private static void checkAllOrNone(ByteString request) {
+        ByteBuffer table = table(request);
+        List<ByteBuffer> batches = batches(request);
+        Set<PartitionKey> partitions = new HashSet<>();
+        for (int i = 0; i < batches.size(); i++) {
+            ByteBuffer batch = batches.get(i);
+            if (!RecordBatchFormat.control(batch, batch.position())
+                    && RecordBatchFormat.producerId(batch, batch.position()) != RecordBatchFormat.NO_PRODUCER_ID) {
+                throw invalid("batch " + i + " of an all-or-none request carries producer id "
+                        + RecordBatchFormat.producerId(batch, batch.position()) + " (it takes transaction markers and "
+                        + "batches without a producer id)");
+            }
+            Slot slot = slot(table, i);
+            if (!partitions.add(slot.partition())) {
+                throw invalid("batch " + i + " of an all-or-none request goes to " + slot.partition()
+                        + ", as an earlier one does (it takes one batch per partition)");
+            }
+        }
+    }
+
     private static void checkChange(ByteString request) {
         GroupChange change;
         try {
@@ -354,9 +404,14 @@ public final class GroupEntryFormat {
                 + ": it is not an entry a broker sends, and nothing was appended");
     }
 
-    /** The type of an entry or request: {@link #BATCHES}, {@link #CHANGE} or {@link #COPY}. */
+    /** The type of an entry or request: {@link #BATCHES}, {@link #CHANGE}, {@link #COPY} or {@link #ALL_OR_NONE}. */
     static byte type(ByteString entry) {
         return entry.byteAt(TYPE_OFFSET);
+    }
+
+    /** Whether an entry or request is one of batches: {@link #BATCHES} or {@link #ALL_OR_NONE}. */
+    static boolean ofBatches(ByteString entry) {
+        return type(entry) == BATCHES || type(entry) == ALL_OR_NONE;
     }
 
     /** The number of batches of an entry of batches. */
@@ -422,8 +477,8 @@ public final class GroupEntryFormat {
      *                               read)
      */
     public static List<ByteBuffer> batches(ByteString entry) {
-        if (type(entry) != BATCHES) {
-            throw new IllegalStateException("entry type " + type(entry) + " is not " + BATCHES + " (batches)");
+        if (!ofBatches(entry)) {
+            throw new IllegalStateException("entry type " + type(entry) + " is not one of batches");
         }
         ByteBuffer table = table(entry);
         int count = table.getInt(COUNT_OFFSET);

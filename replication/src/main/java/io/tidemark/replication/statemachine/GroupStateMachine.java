@@ -211,7 +211,7 @@ public final class GroupStateMachine extends InstallableStateMachine {
             refused.setException(e);
             return refused;
         }
-        if (GroupEntryFormat.type(content) != GroupEntryFormat.BATCHES) {
+        if (!GroupEntryFormat.ofBatches(content)) {
             return builder.setLogData(content).build();
         }
         StampedEntry entry = StampedEntry.of(content);

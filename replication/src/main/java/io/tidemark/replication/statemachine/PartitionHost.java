@@ -264,7 +264,7 @@ public final class PartitionHost {
      */
     void checkRequest(ByteString request, boolean admitted) {
         GroupEntryFormat.checkRequest(request);
-        if (admitted || GroupEntryFormat.type(request) != GroupEntryFormat.BATCHES) {
+        if (admitted || !GroupEntryFormat.ofBatches(request)) {
             return;
         }
         ByteBuffer table = GroupEntryFormat.table(request);
@@ -338,6 +338,7 @@ public final class PartitionHost {
         }
         return switch (GroupEntryFormat.type(data)) {
             case GroupEntryFormat.BATCHES -> applyBatches(data, stamped);
+            case GroupEntryFormat.ALL_OR_NONE -> applyAllOrNone(data, stamped);
             case GroupEntryFormat.CHANGE -> applyChange(GroupEntryFormat.readChange(data), index, nowMs)
                     .toByteArray();
             case GroupEntryFormat.COPY -> applyCopy(data.asReadOnlyByteBuffer(), index, nowMs);
@@ -359,25 +360,14 @@ public final class PartitionHost {
             Optional<AppendResult> stored = slot.verdict() != GroupEntryFormat.APPEND && partition != null
                     && partition.state() == PartitionState.PARTITION_LIVE
                     ? partition.log().storedAs(batches.get(i)) : Optional.empty();
+            TidemarkException refused = stored.isPresent() ? null : refusal(slot, partition, stamped, i);
             if (stored.isPresent()) {
                 reply.appended(stored.get());
-            } else if (slot.verdict() != GroupEntryFormat.APPEND) {
-                ErrorCode code = ErrorCode.forNumber(slot.verdict());
-                String said = stamped == null ? null : stamped.refusal(i);
-                reply.refused(code == null ? ErrorCode.INTERNAL_ERROR : code, said != null ? said
-                        : "the partition's leader refused the batch (" + code + ")");
-            } else if (partition == null) {
-                reply.refused(ErrorCode.UNKNOWN_PARTITION, name + " does not host " + slot.partition()
-                        + " (it was removed, or is not added yet); the batch was not appended");
-            } else if (partition.state() != PartitionState.PARTITION_LIVE) {
-                String where = partition.state() == PartitionState.PARTITION_IMPORTING ? "into this group"
-                        : "to other replicas";
-                reply.refused(ErrorCode.NOT_AVAILABLE, partition.name() + " is moving " + where + "; the batch was "
-                        + "not appended: retry, it goes to the partition's new replicas once the move completes");
+            } else if (refused != null) {
+                reply.refused(refused.code(), refused.getMessage());
             } else {
                 try {
-                    long receiveTimeMs = Math.max(slot.receiveTimeMs(), partition.log().lastReceiveTimeMs().orElse(0));
-                    reply.appended(partition.log().append(batches.get(i), receiveTimeMs));
+                    reply.appended(append(partition, slot, batches.get(i)));
                     appendedTo.add(partition);
                 } catch (TidemarkException e) {
                     reply.refused(e.code(), e.getMessage());
@@ -386,6 +376,67 @@ public final class PartitionHost {
         }
         appendedTo.forEach(HostedPartition::signal);
         return reply.toBytes();
+    }
+
+    /**
+     * Appends the batches of an all-or-none entry to their partitions when none would be refused; otherwise refuses
+     * every one with the first refusal's reason. Its batches are markers and batches without a producer id, one per
+     * partition ({@link GroupEntryFormat#ALL_OR_NONE}), so each check made here still holds at its append.
+     */
+    private byte[] applyAllOrNone(ByteString data, StampedEntry stamped) {
+        ByteBuffer table = GroupEntryFormat.table(data);
+        List<ByteBuffer> batches = GroupEntryFormat.batches(data);
+        for (int i = 0; i < batches.size(); i++) {
+            GroupEntryFormat.Slot slot = GroupEntryFormat.slot(table, i);
+            HostedPartition partition = hosted.get(slot.partition());
+            TidemarkException refused = refusal(slot, partition, stamped, i);
+            if (refused == null && RecordBatchFormat.control(batches.get(i), batches.get(i).position())) {
+                try {
+                    partition.log().checkMarker(batches.get(i));
+                } catch (TidemarkException e) {
+                    refused = e;
+                }
+            }
+            if (refused != null) {
+                GroupEntryFormat.ReplyWriter reply = new GroupEntryFormat.ReplyWriter(batches.size());
+                String reason = "nothing of the all-or-none entry was appended: its batch " + i + " to "
+                        + (partition == null ? slot.partition() : partition.name()) + " was refused: "
+                        + refused.getMessage();
+                for (int j = 0; j < batches.size(); j++) {
+                    reply.refused(refused.code(), reason);
+                }
+                return reply.toBytes();
+            }
+        }
+        return applyBatches(data, stamped);
+    }
+
+    /** Why a batch of an entry cannot be appended before its log is asked: null when nothing stands in its way. */
+    private TidemarkException refusal(GroupEntryFormat.Slot slot, HostedPartition partition, StampedEntry stamped,
+                                      int i) {
+        if (slot.verdict() != GroupEntryFormat.APPEND) {
+            ErrorCode code = ErrorCode.forNumber(slot.verdict());
+            String said = stamped == null ? null : stamped.refusal(i);
+            return new TidemarkException(code == null ? ErrorCode.INTERNAL_ERROR : code, said != null ? said
+                    : "the partition's leader refused the batch (" + code + ")");
+        }
+        if (partition == null) {
+            return new TidemarkException(ErrorCode.UNKNOWN_PARTITION, name + " does not host " + slot.partition()
+                    + " (it was removed, or is not added yet); the batch was not appended");
+        }
+        if (partition.state() != PartitionState.PARTITION_LIVE) {
+            String where = partition.state() == PartitionState.PARTITION_IMPORTING ? "into this group"
+                    : "to other replicas";
+            return new TidemarkException(ErrorCode.NOT_AVAILABLE, partition.name() + " is moving " + where
+                    + "; the batch was not appended: retry, it goes to the partition's new replicas once the move "
+                    + "completes");
+        }
+        return null;
+    }
+
+    private static AppendResult append(HostedPartition partition, GroupEntryFormat.Slot slot, ByteBuffer batch) {
+        long receiveTimeMs = Math.max(slot.receiveTimeMs(), partition.log().lastReceiveTimeMs().orElse(0));
+        return partition.log().append(batch, receiveTimeMs);
     }
 
     /**

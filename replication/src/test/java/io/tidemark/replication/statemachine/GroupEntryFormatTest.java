@@ -1,6 +1,9 @@
 package io.tidemark.replication.statemachine;
 
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.RecordBatchBuilder;
+import io.tidemark.proto.record.TransactionMarker;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupPartition;
@@ -72,6 +75,33 @@ class GroupEntryFormatTest {
         ByteString longer = request.concat(ByteString.copyFrom(new byte[] {5}));
         assertEquals("1 bytes follow the last of 1 batches of the entry", assertThrows(
                 IllegalStateException.class, () -> GroupEntryFormat.batches(longer)).getMessage());
+    }
+
+    /**
+     * An all-or-none request takes markers and batches without a producer id, one per partition: what its replicas
+     * check before appending any of them must still hold at each append.
+     */
+    @Test
+    void anAllOrNoneRequestTakesMarkersAndBatchesWithoutAProducerOnePerPartition() {
+        ByteBuffer plain = new RecordBatchBuilder().append(1, new byte[] {1}, new byte[] {2}).build();
+        ByteBuffer marker = TransactionMarker.build(42, (short) 0, true, 1, 1);
+        ByteBuffer idempotent = new RecordBatchBuilder().producer(42, (short) 0, 0).append(1, new byte[] {1},
+                new byte[] {2}).build();
+        GroupEntryFormat.checkRequest(GroupEntryFormat.allOrNone(List.of(submitted(0, plain), submitted(1, marker))));
+        assertEquals("the partition group refuses batch 1 of an all-or-none request carries producer id 42 (it takes "
+                + "transaction markers and batches without a producer id): it is not an entry a broker sends, and "
+                + "nothing was appended", assertThrows(TidemarkException.class,
+                () -> GroupEntryFormat.checkRequest(GroupEntryFormat.allOrNone(List.of(submitted(0, plain),
+                        submitted(1, idempotent))))).getMessage());
+        assertEquals("the partition group refuses batch 1 of an all-or-none request goes to "
+                + new PartitionKey(TOPIC, 0) + ", as an earlier one does (it takes one batch per partition): it is not "
+                + "an entry a broker sends, and nothing was appended", assertThrows(
+                TidemarkException.class, () -> GroupEntryFormat.checkRequest(GroupEntryFormat.allOrNone(List.of(
+                        submitted(0, plain), submitted(0, marker))))).getMessage());
+    }
+
+    private static GroupEntryFormat.Submitted submitted(int partition, ByteBuffer batch) {
+        return new GroupEntryFormat.Submitted(new PartitionKey(TOPIC, partition), batch, 1, 1, false);
     }
 
     @Test

@@ -39,7 +39,7 @@ public final class LeadingReplica implements Closeable {
     static Led lead(PartitionHost host, ByteString request, long index, long nowMs) {
         StampedEntry stamped = null;
         ByteString data = request;
-        if (GroupEntryFormat.type(request) == GroupEntryFormat.BATCHES) {
+        if (GroupEntryFormat.ofBatches(request)) {
             stamped = StampedEntry.of(request);
             host.stamp(stamped, nowMs);
             data = stamped.data();

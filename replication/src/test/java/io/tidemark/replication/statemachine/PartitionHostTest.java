@@ -10,6 +10,7 @@ import io.tidemark.proto.record.RecordBatchBuilder;
 import io.tidemark.proto.record.RecordBatchFormat;
 import io.tidemark.proto.record.RecordBatchReader;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.record.TransactionMarker;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupChangeReply;
@@ -410,6 +411,67 @@ class PartitionHostTest {
         follow(follower, 1);
         assertEquals(PartitionState.PARTITION_RELEASED, follower.partition(T0).orElseThrow().state());
         assertEquals(records(leader), records(follower));
+    }
+
+    /**
+     * An all-or-none entry (a transaction ending in one entry: the coordinator's state record and the markers) is
+     * stored whole or not at all, on every replica: a marker the partition refuses (its producer epoch is older than
+     * the one it saw) refuses the state record beside it, and nothing of the entry is in any log; the same entry with
+     * a valid marker stores both, and the transaction is no longer open.
+     */
+    @Test
+    void anAllOrNoneEntryIsStoredWholeOrNotAtAllOnEveryReplica() throws IOException {
+        PartitionHost leader = replica("leader", Map.of());
+        PartitionKey t1 = new PartitionKey(TOPIC, 1);
+        lead(leader, change(GroupChange.newBuilder().addAdd(partition(Map.of())).addAdd(partition(Map.of()).toBuilder()
+                .setPartition(1))), BASE_MS);
+        ByteBuffer data = new RecordBatchBuilder().producer(PRODUCER, (short) 1, 0).transactional()
+                .append(BASE_MS, "k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8)).build();
+        said(lead(leader, GroupEntryFormat.request(List.of(new GroupEntryFormat.Submitted(t1, data, BASE_MS, BASE_MS,
+                false))), BASE_MS));
+        ByteBuffer state = new RecordBatchBuilder().append(BASE_MS, "id".getBytes(StandardCharsets.UTF_8),
+                "EMPTY".getBytes(StandardCharsets.UTF_8)).build();
+
+        ByteBuffer reply = lead(leader, endInOneEntry(t1, state, TransactionMarker.build(PRODUCER, (short) 0, true, 1,
+                BASE_MS)), BASE_MS + 1);
+        List<GroupEntryFormat.Outcome> refused = GroupEntryFormat.readReply(reply, 2);
+        for (GroupEntryFormat.Outcome outcome : refused) {
+            assertEquals(ErrorCode.INVALID_PRODUCER_EPOCH, outcome.refused().code());
+            assertTrue(outcome.refused().getMessage().startsWith("nothing of the all-or-none entry was appended: its "
+                    + "batch 1 to t-1 was refused: a transaction marker of producer 42 carries epoch 0, older than "
+                    + "epoch 1"), outcome.refused().getMessage());
+        }
+        PartitionLog log0 = leader.partition(T0).orElseThrow().log();
+        PartitionLog log1 = leader.partition(t1).orElseThrow().log();
+        assertEquals(List.of(0L, 1L, 0L), List.of(log0.logEndOffset(), log1.logEndOffset(), log1.lastStableOffset()),
+                "nothing appended; the transaction still open in t-1");
+
+        reply = lead(leader, endInOneEntry(t1, state, TransactionMarker.build(PRODUCER, (short) 1, true, 1,
+                BASE_MS)), BASE_MS + 2);
+        assertEquals("[AppendResult[baseOffset=0, lastOffset=0, receiveTimeMs=" + (BASE_MS + 2) + "], "
+                + "AppendResult[baseOffset=1, lastOffset=1, receiveTimeMs=" + (BASE_MS + 2) + "]]",
+                GroupEntryFormat.readReply(reply, 2).stream().map(GroupEntryFormat.Outcome::appended).toList()
+                        .toString());
+        assertEquals(List.of(1L, 2L, 2L), List.of(log0.logEndOffset(), log1.logEndOffset(), log1.lastStableOffset()));
+
+        PartitionHost follower = replica("follower", Map.of());
+        List<ByteBuffer> followed = follow(follower, 1);
+        assertEquals(refused.toString(), GroupEntryFormat.readReply(followed.get(2), 2).toString());
+        for (PartitionKey key : List.of(T0, t1)) {
+            assertEquals(stored(leader, key), stored(follower, key), key.toString());
+        }
+    }
+
+    /** A partition's log, byte for byte. */
+    private static ByteBuffer stored(PartitionHost host, PartitionKey key) {
+        return host.partition(key).orElseThrow().log().read(0, 1 << 20).batches();
+    }
+
+    /** An all-or-none request: {@code state} to T0, {@code marker} to {@code markerPartition}. */
+    private static ByteString endInOneEntry(PartitionKey markerPartition, ByteBuffer state, ByteBuffer marker) {
+        return GroupEntryFormat.allOrNone(List.of(
+                new GroupEntryFormat.Submitted(T0, state.duplicate(), BASE_MS, BASE_MS, false),
+                new GroupEntryFormat.Submitted(markerPartition, marker, BASE_MS, BASE_MS, true)));
     }
 
     private static PartitionEnd end(long logEndOffset) {
