@@ -4,8 +4,10 @@ import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.ConsumerRuntime;
 import io.tidemark.client.api.Outcome;
+import io.tidemark.client.api.PipelineHandler;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.RecordHandler;
 
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -55,14 +57,10 @@ final class HandlerRun {
         this.maxRecords = maxRecords;
         this.idle = idle;
         Outcome failed = retryAfter == null ? Outcome.retry() : Outcome.retryAfter(retryAfter);
-        this.runtime = ConsumerRuntime.pipeline(consumer, (record, output) -> {
-            Outcome outcome = handle(record, fail, failed, out, print);
-            if (copyTo != null) {
-                output.send(new ProducerRecord(copyTo, null, record.key(), record.value(), record.sendTimeMs(),
-                        record.headers()));
-            }
-            return outcome;
-        }).topics(List.of(topic)).mode(mode).workers(workers).closeTimeout(CLOSE_TIMEOUT);
+        RecordHandler handler = record -> handle(record, fail, failed, out, print);
+        this.runtime = (copyTo == null ? ConsumerRuntime.builder(consumer, handler)
+                : ConsumerRuntime.pipeline(consumer, copyingTo(copyTo, handler)))
+                .topics(List.of(topic)).mode(mode).workers(workers).closeTimeout(CLOSE_TIMEOUT);
         if (maxAttempts != null) {
             runtime.maxAttempts(maxAttempts);
         }
@@ -77,13 +75,33 @@ final class HandlerRun {
         }
         if (maxAttempts != null || retryTopic != null || deadLetterTopic != null || retryAfter != null
                 || copyTo != null || mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
-            ProducerConfig.Builder producer = ProducerConfig.builder(bootstrap);
-            if (mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
-                producer.transactionalId("tidemark-consume-" + consumer.group().orElseThrow() + "-"
-                        + UUID.randomUUID());
-            }
-            runtime.producer(producer.build());
+            runtime.producer(producer(bootstrap, mode, consumer.group().orElseThrow()));
         }
+    }
+
+    /**
+     * The handler of {@code --copy-to}: answers as {@code handler} does, and sends the record (key, value, headers,
+     * SendTime) to {@code copyTo}.
+     */
+    static PipelineHandler copyingTo(String copyTo, RecordHandler handler) {
+        return (record, output) -> {
+            Outcome outcome = handler.handle(record);
+            output.send(new ProducerRecord(copyTo, null, record.key(), record.value(), record.sendTimeMs(),
+                    record.headers()));
+            return outcome;
+        };
+    }
+
+    /**
+     * The producer of a runtime of {@code group}; in Transactional mode with a transactional id of its own,
+     * {@code tidemark-consume-<group>-<random>} (the group's member epochs fence a stale process).
+     */
+    static ProducerConfig producer(String bootstrap, ConsumerRuntime.CommitMode mode, String group) {
+        ProducerConfig.Builder producer = ProducerConfig.builder(bootstrap);
+        if (mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
+            producer.transactionalId("tidemark-consume-" + group + "-" + UUID.randomUUID());
+        }
+        return producer.build();
     }
 
     private Outcome handle(ConsumerRecord record, Pattern fail, Outcome failed, PrintWriter out,

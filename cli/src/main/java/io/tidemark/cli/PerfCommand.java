@@ -38,23 +38,44 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * {@code tidemark perf produce|consume}: load generators that print what Kafka's producer-perf-test and
- * consumer-perf-test print, so the two can be compared on one machine ({@code failover}, {@code mirror} and
- * {@code lookup} are {@link FailoverPerfCommand}, {@link MirrorPerfCommand} and {@link LookupPerfCommand}).
+ * consumer-perf-test print, so the two can be compared on one machine ({@code failover}, {@code mirror},
+ * {@code lookup} and {@code pipeline} are {@link FailoverPerfCommand}, {@link MirrorPerfCommand},
+ * {@link LookupPerfCommand} and {@link PipelinePerfCommand}).
  * Latency is from {@code send} to the acknowledgement, in an HdrHistogram (microsecond resolution, 3 significant
  * digits). Bounded by a record count; progress every 5 s.
  */
 @Command(name = "perf", mixinStandardHelpOptions = true,
         description = "Measure produce and consume throughput, lookups by time, unavailability after a leader crash, "
-                + "a mirror, leadership transfers and consumer-group rebalances.",
+                + "a mirror, leadership transfers, consumer-group rebalances and the end-to-end latency of an "
+                + "exactly-once pipeline.",
         subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, FailoverPerfCommand.class,
-                MirrorPerfCommand.class, LookupPerfCommand.class, TransferPerfCommand.class, GroupPerfCommand.class})
+                MirrorPerfCommand.class, LookupPerfCommand.class, TransferPerfCommand.class, GroupPerfCommand.class,
+                PipelinePerfCommand.class})
 final class PerfCommand {
-    private static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** How often a long run prints its progress. */
+    static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final double MB = 1024 * 1024;
     /** Longest poll of {@code perf consume}. */
     private static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
     private PerfCommand() {
+    }
+
+    /**
+     * Holds the calling thread until record {@code i} of a fixed rate is due: {@code i / perSecond} seconds after
+     * {@code startNanos} ({@link System#nanoTime}). A sender that fell behind goes on at once, so it catches up.
+     */
+    static void awaitDue(long startNanos, long i, long perSecond) {
+        long due = startNanos + i * 1_000_000_000L / perSecond;
+        for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
+            LockSupport.parkNanos(wait);
+        }
+    }
+
+    /** What a failed send's future failed with, as the perf commands print it: the broker's code and message. */
+    static String sendFailure(Throwable e) {
+        return e.getCause() instanceof TidemarkException t ? t.toString()
+                : String.valueOf(e.getCause() == null ? e : e.getCause());
     }
 
     @Command(name = "produce", mixinStandardHelpOptions = true, description = "Send N records as fast as allowed.")
@@ -110,7 +131,9 @@ final class PerfCommand {
                     producer.initTransactions();
                 }
                 for (long i = 0; i < records; i++) {
-                    throttle(start, i);
+                    if (throughput > 0) {
+                        awaitDue(start, i, throughput);
+                    }
                     if (transactionRecords != null && i % transactionRecords == 0) {
                         if (i > 0) {
                             producer.commitTransaction();
@@ -121,8 +144,7 @@ final class PerfCommand {
                     producer.send(new ProducerRecord(topic, null, value)).whenComplete((m, e) -> {
                         if (e != null) {
                             failed.incrementAndGet();
-                            firstError.compareAndSet(null, e.getCause() instanceof TidemarkException t ? t.toString()
-                                    : String.valueOf(e.getCause() == null ? e : e.getCause()));
+                            firstError.compareAndSet(null, sendFailure(e));
                         } else {
                             window.recordValue(Math.max(1, (System.nanoTime() - sentAt) / 1000));
                         }
@@ -152,17 +174,6 @@ final class PerfCommand {
                 return TidemarkCommand.USER_ERROR;
             }
             return 0;
-        }
-
-        /** Holds record {@code i} back until {@code i / throughput} seconds after the start. */
-        private void throttle(long start, long i) {
-            if (throughput <= 0) {
-                return;
-            }
-            long due = start + i * 1_000_000_000L / throughput;
-            for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
-                LockSupport.parkNanos(wait);
-            }
         }
 
         private void report(PrintWriter out, long count, long nanos, Histogram latencyMicros, boolean last) {

@@ -172,10 +172,7 @@ final class TransferPerfCommand implements Callable<Integer> {
         void run(TidemarkProducer producer, String topic) {
             long start = System.nanoTime();
             for (int i = 0; i < MAX_RECORDS && !stopped.get(); i++) {
-                long due = start + i * 1_000_000_000L / rate;
-                for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
-                    LockSupport.parkNanos(wait);
-                }
+                PerfCommand.awaitDue(start, i, rate);
                 int n = i;
                 sentAt.set(n, System.nanoTime());
                 sent.set(n + 1L);
