@@ -114,7 +114,7 @@ final class ConsumeCommand implements Callable<Integer> {
         }
         // Only --commit commits, and only what was printed: positions run ahead of it when --max-records stops
         // inside what a poll returned.
-        ConsumerConfig.Builder config = ConsumerConfig.builder(client.bootstrap).enableAutoCommit(false)
+        ConsumerConfig.Builder config = client.consumerConfig().enableAutoCommit(false)
                 .autoOffsetReset(group != null ? ConsumerConfig.OffsetReset.EARLIEST : ConsumerConfig.OffsetReset.LATEST)
                 .isolationLevel(isolation.level);
         if (group != null) {
@@ -180,9 +180,9 @@ final class ConsumeCommand implements Callable<Integer> {
         Duration delay = retryAfter == null ? null : TimeArguments.parseDuration("--retry-after", retryAfter);
         List<Duration> tiers = delayTiers.stream().map(d -> TimeArguments.parseDuration("--delay-tiers", d))
                 .toList();
-        ConsumerConfig consumer = ConsumerConfig.builder(client.bootstrap).group(group)
+        ConsumerConfig consumer = client.consumerConfig().group(group)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).isolationLevel(isolation.level).build();
-        return new HandlerRun(client.bootstrap, consumer, topic, mode, workers, failMatching, delay, tiers,
+        return new HandlerRun(client, consumer, topic, mode, workers, failMatching, delay, tiers,
                 maxAttempts, retryTopic, deadLetterTopic, copyTo, maxRecords, idle, spec.commandLine().getOut(),
                 this::print)
                 .run(spec.commandLine().getErr());

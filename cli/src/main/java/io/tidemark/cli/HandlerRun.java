@@ -50,7 +50,7 @@ final class HandlerRun {
      * @param retryAfter with {@code fail}: answer retryAfter(this) instead; null for retry()
      * @param delayTiers the tiers that keep delayed retries; used with {@code retryAfter}
      */
-    HandlerRun(String bootstrap, ConsumerConfig consumer, String topic, ConsumerRuntime.CommitMode mode,
+    HandlerRun(ClientOptions client, ConsumerConfig consumer, String topic, ConsumerRuntime.CommitMode mode,
                int workers, Pattern fail, Duration retryAfter, List<Duration> delayTiers, Integer maxAttempts,
                String retryTopic, String deadLetterTopic, String copyTo, Long maxRecords, Duration idle,
                PrintWriter out, BiConsumer<PrintWriter, ConsumerRecord> print) {
@@ -75,7 +75,7 @@ final class HandlerRun {
         }
         if (maxAttempts != null || retryTopic != null || deadLetterTopic != null || retryAfter != null
                 || copyTo != null || mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
-            runtime.producer(producer(bootstrap, mode, consumer.group().orElseThrow()));
+            runtime.producer(producer(client, mode, consumer.group().orElseThrow()));
         }
     }
 
@@ -96,8 +96,8 @@ final class HandlerRun {
      * The producer of a runtime of {@code group}; in Transactional mode with a transactional id of its own,
      * {@code tidemark-consume-<group>-<random>} (the group's member epochs fence a stale process).
      */
-    static ProducerConfig producer(String bootstrap, ConsumerRuntime.CommitMode mode, String group) {
-        ProducerConfig.Builder producer = ProducerConfig.builder(bootstrap);
+    static ProducerConfig producer(ClientOptions client, ConsumerRuntime.CommitMode mode, String group) {
+        ProducerConfig.Builder producer = client.producerConfig();
         if (mode == ConsumerRuntime.CommitMode.TRANSACTIONAL) {
             producer.transactionalId("tidemark-consume-" + group + "-" + UUID.randomUUID());
         }

@@ -122,7 +122,7 @@ final class MirrorCommand implements Callable<Integer> {
                 .withMaxBytesPerSecond(maxBytesPerSecond).withDeadLetterTopic(Optional.ofNullable(deadLetterTopic));
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
-        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen);
+        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen, Optional.empty());
         Mirror mirror = Mirror.start(config, registry, Clock.systemUTC());
         CompletableFuture<Void> stopped = new CompletableFuture<>();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -118,7 +118,7 @@ final class PerfCommand {
             Histogram total = new Histogram(3);
             AtomicLong failed = new AtomicLong();
             AtomicReference<String> firstError = new AtomicReference<>();
-            ProducerConfig.Builder config = ProducerConfig.builder(client.bootstrap).batchSizeBytes(batchSize)
+            ProducerConfig.Builder config = client.producerConfig().batchSizeBytes(batchSize)
                     .lingerMs(lingerMs).bufferMemoryBytes(bufferMemory).maxInFlightPerPartition(maxInFlight);
             if (transactionRecords != null) {
                 config.transactionalId("tidemark-perf-" + UUID.randomUUID());
@@ -238,7 +238,7 @@ final class PerfCommand {
             long bytes = 0;
             TidemarkException idleFor = null;
             long start = System.nanoTime();
-            ConsumerConfig.Builder config = ConsumerConfig.builder(client.bootstrap)
+            ConsumerConfig.Builder config = client.consumerConfig()
                     .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(10_000);
             try (TidemarkConsumer consumer = new TidemarkConsumer(group == null ? config.build()
                     : config.group(group).build())) {
@@ -287,7 +287,7 @@ final class PerfCommand {
             LongAdder bytes = new LongAdder();
             CountDownLatch done = new CountDownLatch(1);
             AtomicLong lastHandledNanos = new AtomicLong(System.nanoTime());
-            ConsumerConfig consumer = ConsumerConfig.builder(client.bootstrap).group(group)
+            ConsumerConfig consumer = client.consumerConfig().group(group)
                     .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(10_000).build();
             long start = System.nanoTime();
             long end;

@@ -4,7 +4,6 @@ import io.tidemark.client.api.ConsumerConfig;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.ConsumerRuntime;
 import io.tidemark.client.api.Outcome;
-import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.Retry;
 import io.tidemark.client.api.TidemarkAdmin;
@@ -138,15 +137,15 @@ final class PipelinePerfCommand implements Callable<Integer> {
             outputPartitions = emptyPartitions(admin, output);
         }
         String group = "perf-pipeline-" + UUID.randomUUID();
-        ConsumerConfig consumer = ConsumerConfig.builder(client.bootstrap).group(group)
+        ConsumerConfig consumer = client.consumerConfig().group(group)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build();
         try (ConsumerRuntime pipeline = ConsumerRuntime.pipeline(consumer,
                         HandlerRun.copyingTo(output, record -> Outcome.ack()))
                 .topics(List.of(input)).mode(ConsumerRuntime.CommitMode.TRANSACTIONAL).workers(workers)
                 .commitInterval(interval)
-                .producer(HandlerRun.producer(client.bootstrap, ConsumerRuntime.CommitMode.TRANSACTIONAL, group))
+                .producer(HandlerRun.producer(client, ConsumerRuntime.CommitMode.TRANSACTIONAL, group))
                 .start();
-             TidemarkConsumer reader = new TidemarkConsumer(ConsumerConfig.builder(client.bootstrap)
+             TidemarkConsumer reader = new TidemarkConsumer(client.consumerConfig()
                      .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED)
                      .maxPollRecords(READER_MAX_POLL_RECORDS).build())) {
             awaitAssignment(pipeline, inputPartitions);
@@ -298,7 +297,7 @@ final class PipelinePerfCommand implements Callable<Integer> {
         public void run() {
             byte[] value = new byte[recordSize];
             new Random(1).nextBytes(value);
-            try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(client.bootstrap)
+            try (TidemarkProducer producer = new TidemarkProducer(client.producerConfig()
                     .clock(clock.withZone(ZoneOffset.UTC)).build())) {
                 for (long i = 0; i < planned && !stopped && clock.millis() < deadlineMs; i++) {
                     PerfCommand.awaitDue(startNanos, i, rate);

@@ -4,7 +4,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
-import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.RecordMetadata;
 import io.tidemark.client.api.TidemarkAdmin;
@@ -65,7 +64,7 @@ final class ProduceCommand implements Callable<Integer> {
         try (TidemarkAdmin admin = client.admin()) {
             admin.metadata(List.of(topic));
         }
-        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(client.bootstrap).build());
+        try (TidemarkProducer producer = new TidemarkProducer(client.producerConfig().build());
              BufferedReader reader = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             int lineNumber = 0;
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {

@@ -110,7 +110,7 @@ final class ReplicasCommand {
                 throw new ParameterException(spec.commandLine(), "topic " + topic + " has no partition " + partition);
             }
             Map<Outcome, Integer> counts = new EnumMap<>(Outcome.class);
-            try (GrpcSnapshotSource replicas = new GrpcSnapshotSource(addresses::get, 64 << 20)) {
+            try (GrpcSnapshotSource replicas = new GrpcSnapshotSource(addresses::get, 64 << 20, client.tls())) {
                 ReplicaVerifier verifier = new ReplicaVerifier(replicas, rangeOffsets, catchUpMs, Clock.systemUTC(),
                         Thread::sleep);
                 for (PartitionVerdict.Target target : targets) {

@@ -1,6 +1,5 @@
 package io.tidemark.cli;
 
-import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.BrokerStatus;
@@ -68,8 +67,8 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     /** The log end offsets of the broker's replicas, keyed "topic/partition"; null when it does not answer. */
-    private static Map<String, Long> replicaLogEnds(BrokerStatus broker, List<TopicDescription> topics) {
-        try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(broker.getAddress()).requestTimeoutMs(2000)
+    private Map<String, Long> replicaLogEnds(BrokerStatus broker, List<TopicDescription> topics) {
+        try (TidemarkAdmin admin = new TidemarkAdmin(client.adminConfig(broker.getAddress()).requestTimeoutMs(2000)
                 .build())) {
             Map<String, Long> ends = new HashMap<>();
             for (TopicDescription topic : admin.describeTopics(topics.stream().map(TopicDescription::getName).toList())) {

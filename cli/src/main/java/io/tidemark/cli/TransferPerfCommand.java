@@ -1,6 +1,5 @@
 package io.tidemark.cli;
 
-import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkProducer;
@@ -90,7 +89,7 @@ final class TransferPerfCommand implements Callable<Integer> {
             int preferred = partition.getReplicaNodeIds(0);
             int other = partition.getReplicaNodeIds(1);
             Load load = new Load(recordSize, rate);
-            try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(client.bootstrap)
+            try (TidemarkProducer producer = new TidemarkProducer(client.producerConfig()
                     .lingerMs(0).build())) {
                 Thread sender = new Thread(() -> load.run(producer, topic), "transfer-perf-load");
                 sender.start();

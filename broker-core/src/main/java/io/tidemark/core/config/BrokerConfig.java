@@ -2,6 +2,7 @@ package io.tidemark.core.config;
 
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.tls.TlsSettings;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.io.IOException;
@@ -32,6 +33,8 @@ import static io.tidemark.core.config.ConfigKey.Type.LONG;
  * at start with the key named.
  *
  * @param clusterName   {@code cluster.name}; empty when not set
+ * @param tls           the {@code tls.*} keys ({@link TlsSettings}): every listener and every connection to another
+ *                      broker speaks TLS with them; empty for plain text
  * @param topicDefaults topic config keys set in the file; every topic takes them unless it overrides them
  */
 public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDir, HostPort listen,
@@ -41,7 +44,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
                            long produceBacklogMaxBytes,
                            long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
-                           GroupSettings groups, Map<String, String> topicDefaults) {
+                           GroupSettings groups, Optional<TlsSettings> tls, Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
             OriginPartition::isClusterName, OriginPartition.CLUSTER_NAME_RULE,
             "The cluster's name; every broker of a cluster needs the same (a broker logs a warning when another "
@@ -279,9 +282,10 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 clusterName = Optional.of(CLUSTER_NAME.validate(entry.getValue()));
             } else if (topicKeys.contains(entry.getKey())) {
                 topicDefaults.put(entry.getKey(), entry.getValue());
-            } else {
+            } else if (!TlsSettings.KEYS.contains(entry.getKey())) {
                 TreeSet<String> known = new TreeSet<>(topicKeys);
                 ALL_KEYS.forEach(k -> known.add(k.name()));
+                known.addAll(TlsSettings.KEYS);
                 throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown key '" + entry.getKey() + "' in "
                         + fileName + "; known keys: " + String.join(", ", known));
             }
@@ -302,7 +306,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                         (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)),
                 new GroupSettings(value(values, GROUP_SESSION_TIMEOUT_MS), value(values, GROUP_HEARTBEAT_INTERVAL_MS),
                         (int) value(values, GROUP_MAX_SIZE),
-                        TimeUnit.MINUTES.toMillis(value(values, OFFSETS_RETENTION_MINUTES))), topicDefaults);
+                        TimeUnit.MINUTES.toMillis(value(values, OFFSETS_RETENTION_MINUTES))),
+                TlsSettings.fromProperties(file, fileName), topicDefaults);
     }
 
     private static long value(Map<String, Long> values, ConfigKey key) {

@@ -6,6 +6,7 @@ import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.instrumentation.dropwizard.DropwizardExports;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.tidemark.core.config.HostPort;
+import io.tidemark.proto.tls.TlsMaterial;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -24,15 +25,24 @@ public final class MetricsEndpoint implements Closeable {
         this.http = http;
     }
 
-    public static MetricsEndpoint start(MetricRegistry registry, Optional<HostPort> listen) throws IOException {
+    /**
+     * @param tls the process's TLS material: the Prometheus listener speaks HTTPS with it (its protocols, and client
+     *            certificates as {@code tls.client.auth} says); empty for plain HTTP
+     */
+    public static MetricsEndpoint start(MetricRegistry registry, Optional<HostPort> listen,
+                                        Optional<TlsMaterial> tls) throws IOException {
         JmxReporter jmx = JmxReporter.forRegistry(registry).inDomain("tidemark").build();
         jmx.start();
         HTTPServer http = null;
         if (listen.isPresent()) {
             PrometheusRegistry prometheus = new PrometheusRegistry();
             DropwizardExports.builder().dropwizardRegistry(registry).register(prometheus);
-            http = HTTPServer.builder().hostname(listen.get().host()).port(listen.get().port()).registry(prometheus)
-                    .buildAndStart();
+            HTTPServer.Builder builder = HTTPServer.builder().hostname(listen.get().host()).port(listen.get().port())
+                    .registry(prometheus);
+            if (tls.isPresent()) {
+                builder.httpsConfigurator(tls.get().httpsConfigurator());
+            }
+            http = builder.buildAndStart();
         }
         return new MetricsEndpoint(jmx, http);
     }

@@ -11,12 +11,14 @@ import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.core.txn.MarkerWriter;
 import io.tidemark.core.txn.TransactionCoordinator;
+import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -46,11 +48,13 @@ public final class GrpcEndpoint implements Closeable {
 
     /**
      * @param transactions builds the transaction coordinator over the marker writer the endpoint makes (and closes)
+     * @param tls          the broker's TLS material: the listener and its calls to other brokers speak TLS with it;
+     *                     empty for plain text
      */
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, GroupCoordinator coordinator,
                         Function<MarkerWriter, TransactionCoordinator> transactions, ClusterServices cluster,
-                        BrokerMetrics metrics) {
-        this.markers = new LeaderMarkerWriter(topics);
+                        BrokerMetrics metrics, Optional<TlsMaterial> tls) {
+        this.markers = new LeaderMarkerWriter(topics, tls);
         this.transactions = transactions.apply(markers);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
                         config.listen().port()))
@@ -64,6 +68,7 @@ public final class GrpcEndpoint implements Closeable {
                         metrics), new ClientAddress()))
                 .addService(new TransactionServiceAdapter(topics, this.transactions, config, metrics));
         cluster.internalServices().forEach(builder::addService);
+        tls.ifPresent(material -> builder.protocolNegotiator(material.serverNegotiator()));
         this.server = builder.build();
         this.address = config.listen();
     }

@@ -5,13 +5,13 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.tidemark.core.log.AppendResult;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.core.txn.MarkerWriter;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.TransactionServiceGrpc;
 import io.tidemark.proto.v1.WriteTxnMarkerRequest;
@@ -20,6 +20,7 @@ import io.tidemark.proto.v1.WriteTxnMarkerResponse;
 import java.io.Closeable;
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -41,11 +42,14 @@ final class LeaderMarkerWriter implements MarkerWriter, Closeable {
     private static final long CALL_TIMEOUT_MS = 10_000;
 
     private final Topics topics;
+    private final Optional<TlsMaterial> tls;
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
     private final Executor retries = CompletableFuture.delayedExecutor(RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
 
-    LeaderMarkerWriter(Topics topics) {
+    /** @param tls this broker's TLS material, for its calls to other brokers; empty for plain text */
+    LeaderMarkerWriter(Topics topics, Optional<TlsMaterial> tls) {
         this.topics = topics;
+        this.tls = tls;
     }
 
     @Override
@@ -88,8 +92,7 @@ final class LeaderMarkerWriter implements MarkerWriter, Closeable {
     }
 
     private CompletableFuture<Long> remote(String address, TopicPartition tp, ByteBuffer marker) {
-        ManagedChannel channel = channels.computeIfAbsent(address, a -> NettyChannelBuilder.forTarget(a)
-                .usePlaintext().build());
+        ManagedChannel channel = channels.computeIfAbsent(address, a -> TlsMaterial.channelTo(a, tls).build());
         WriteTxnMarkerRequest request = WriteTxnMarkerRequest.newBuilder().setTopic(tp.topic())
                 .setPartition(tp.partition()).setMarker(ByteString.copyFrom(marker.duplicate())).build();
         CompletableFuture<Long> written = new CompletableFuture<>();

@@ -2,9 +2,10 @@ package io.tidemark.client.api;
 
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tidemark.proto.tls.TlsMaterial;
 
 import java.io.Closeable;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -35,7 +36,13 @@ final class BrokerChannels implements Closeable {
 
     /** The default channel factory: plaintext netty to {@code host:port}, accepting messages up to 64 MiB. */
     static ManagedChannel plaintext(String address) {
-        return NettyChannelBuilder.forTarget(address).usePlaintext()
+        return TlsMaterial.channelTo(address, Optional.empty()).maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
+                .build();
+    }
+
+    /** The channel factory of a TLS client: as {@link #plaintext}, in TLS with {@code tls}'s material. */
+    static Function<String, ManagedChannel> tls(TlsMaterial tls) {
+        return address -> TlsMaterial.channelTo(address, Optional.of(tls))
                 .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES).build();
     }
 

@@ -1,6 +1,7 @@
 package io.tidemark.client.api;
 
 import io.grpc.ManagedChannel;
+import io.tidemark.proto.tls.TlsMaterial;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -223,6 +224,15 @@ public final class ProducerConfig {
         /** Makes the channel to a broker's {@code host:port}. Default: plaintext netty, messages up to 64 MiB. */
         public Builder channelFactory(Function<String, ManagedChannel> channelFactory) {
             this.channelFactory = channelFactory;
+            return this;
+        }
+
+        /**
+         * Speaks TLS to the brokers with {@code tls}'s certificates (the caller closes it after the client): the
+         * default channels, in TLS. Replaces {@link #channelFactory}.
+         */
+        public Builder tls(TlsMaterial tls) {
+            this.channelFactory = BrokerChannels.tls(tls);
             return this;
         }
 

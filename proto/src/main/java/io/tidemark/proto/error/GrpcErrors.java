@@ -8,10 +8,13 @@ import io.grpc.protobuf.StatusProto;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
+import java.security.cert.CertificateException;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The one place where Tidemark errors meet gRPC. The broker sends a {@link TidemarkException} as a gRPC status
@@ -24,7 +27,11 @@ import java.util.Set;
  * <table>
  *   <caption>gRPC statuses without an ErrorDetail</caption>
  *   <tr><th>status</th><th>raised by grpc-java when</th><th>Tidemark</th></tr>
- *   <tr><td>UNAVAILABLE, any description</td><td>connect refused; connection reset ("io exception", an
+ *   <tr><td>UNAVAILABLE with a CertificateException cause, or an SSLException naming a certificate, a TLS alert
+ *       or a plain-text peer; any status carrying a TLS-only broker's GOAWAY to a plain-text client</td><td>TLS could
+ *       not be set up: a certificate refused on either side, none shown where one is required, a client or a broker
+ *       in plain text</td><td>AUTHENTICATION_FAILED (the same call gets the same)</td></tr>
+ *   <tr><td>UNAVAILABLE, any other description</td><td>connect refused; connection reset ("io exception", an
  *       IOException cause); "Network closed for unknown reason"; a GOAWAY; "channel closed" with a cause; a channel
  *       shut down; RST_STREAM REFUSED_STREAM or NO_ERROR</td><td rowspan="5">NOT_AVAILABLE (retriable)</td></tr>
  *   <tr><td>DEADLINE_EXCEEDED, CANCELLED, RESOURCE_EXHAUSTED (not for a size), ABORTED</td><td>the call's deadline;
@@ -73,6 +80,16 @@ public final class GrpcErrors {
      * message exceeds maximum size N: M"; "Decompressed gRPC message exceeds maximum size N").
      */
     private static final String EXCEEDS_MAXIMUM = "exceeds maximum";
+    /**
+     * What an SSLException says when TLS was refused rather than cut: a TLS alert about a certificate or the protocol
+     * (BoringSSL's "TLSV1_ALERT_UNKNOWN_CA", "SSLV3_ALERT_BAD_CERTIFICATE", "CERTIFICATE_REQUIRED",
+     * "CERTIFICATE_VERIFY_FAILED"; the JDK's "PKIX path", "certificate_unknown"), or a plain-text peer ("not an
+     * SSL/TLS record", "WRONG_VERSION_NUMBER").
+     */
+    private static final Pattern TLS_REFUSALS = Pattern.compile(
+            "(?i)certificate|ALERT_UNKNOWN_CA|PROTOCOL_VERSION|PKIX|not an SSL/TLS record|WRONG_VERSION_NUMBER");
+    /** What a TLS-only broker tells a plain-text client, in the GOAWAY's debug data its calls fail with. */
+    public static final String TLS_REQUIRED = "this broker takes only TLS connections";
     /** Causes followed at most: a chain that loops back on itself must not hang the mapping. */
     private static final int MAX_CAUSE_DEPTH = 16;
 
@@ -125,6 +142,11 @@ public final class GrpcErrors {
                     + "takes (a broker's max.request.bytes for a request; the client's largest answer for an answer): "
                     + describe(grpc));
         }
+        if (tlsRefused(grpc)) {
+            return new TidemarkException(ErrorCode.AUTHENTICATION_FAILED, "TLS could not be set up with the broker ("
+                    + "check tls.ca.file, tls.cert.file and tls.key.file, or --command-config, against the broker's "
+                    + "TLS settings): " + describe(grpc));
+        }
         if (NOT_ANSWERED.contains(grpc.getCode())) {
             return new TidemarkException(ErrorCode.NOT_AVAILABLE, describe(grpc));
         }
@@ -146,6 +168,30 @@ public final class GrpcErrors {
             case INTERNAL -> STREAM_ENDED.stream().anyMatch(description::startsWith);
             default -> false;
         };
+    }
+
+    /**
+     * Whether a connection failed because TLS could not be set up, not because the broker is away: a TLS-only broker
+     * told this plain-text client so (whatever status grpc-java wraps its GOAWAY in), or UNAVAILABLE for a certificate
+     * refused on either side (a CertificateException here, or the other side's TLS alert naming a certificate) or a
+     * plain-text broker ("not an SSL/TLS record"). A handshake cut by a dying broker is none of these.
+     */
+    private static boolean tlsRefused(Status status) {
+        if (status.getDescription() != null && status.getDescription().contains(TLS_REQUIRED)) {
+            return true;
+        }
+        if (status.getCode() != Status.Code.UNAVAILABLE) {
+            return false;
+        }
+        Throwable c = status.getCause();
+        for (int depth = 0; c != null && depth < MAX_CAUSE_DEPTH; depth++, c = c.getCause()) {
+            String message = String.valueOf(c.getMessage());
+            if (c instanceof CertificateException
+                    || (c instanceof SSLException && TLS_REFUSALS.matcher(message).find())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** An I/O failure in the cause chain; a protobuf parse failure is an IOException too, but a malformed message. */
@@ -187,6 +233,7 @@ public final class GrpcErrors {
                     Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;
             case INTERNAL_TOPIC -> Status.Code.PERMISSION_DENIED;
+            case AUTHENTICATION_FAILED -> Status.Code.UNAUTHENTICATED;
             default -> Status.Code.INTERNAL;
         };
     }

@@ -11,6 +11,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+import java.util.List;
+import java.security.cert.CertificateExpiredException;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketException;
@@ -65,6 +69,39 @@ class GrpcErrorsTest {
         }
         assertEquals(Status.Code.INVALID_ARGUMENT, GrpcErrors.grpcCode(ErrorCode.INVALID_TIMESTAMP));
         assertEquals(Status.Code.NOT_FOUND, GrpcErrors.grpcCode(ErrorCode.UNKNOWN_TOPIC));
+    }
+
+    /**
+     * TLS that could not be set up is AUTHENTICATION_FAILED, not a broker away: a certificate refused on this side or
+     * by the broker's alert, a plain-text broker, and a TLS-only broker's GOAWAY to a plain-text client whatever status
+     * wraps it; a handshake cut by a dying broker stays NOT_AVAILABLE.
+     */
+    @Test
+    void tlsThatCouldNotBeSetUpIsAnAuthenticationFailureAndACutHandshakeIsNot() {
+        List<Throwable> refused = List.of(
+                Status.UNAVAILABLE.withDescription("io exception").withCause(new SSLHandshakeException(
+                        "PKIX path building failed")).asRuntimeException(),
+                Status.UNAVAILABLE.withDescription("ssl exception").withCause(new SSLException(
+                        "error:1000045c:SSL routines:OPENSSL_internal:TLSV1_ALERT_CERTIFICATE_REQUIRED"))
+                        .asRuntimeException(),
+                Status.UNAVAILABLE.withCause(new SSLException("io.netty.handler.ssl.NotSslRecordException: not an "
+                        + "SSL/TLS record: 00001204")).asRuntimeException(),
+                Status.UNAVAILABLE.withCause(new RuntimeException(new CertificateExpiredException("NotAfter: ...")))
+                        .asRuntimeException(),
+                Status.INTERNAL.withDescription("Too many transparent retries. Might be a bug in gRPC: UNAVAILABLE: "
+                        + "Abrupt GOAWAY closed unsent stream. HTTP/2 error code: INADEQUATE_SECURITY, debug data: "
+                        + GrpcErrors.TLS_REQUIRED + ": connect with ...").asRuntimeException());
+        for (Throwable failure : refused) {
+            TidemarkException e = GrpcErrors.fromThrowable(failure);
+            assertEquals(ErrorCode.AUTHENTICATION_FAILED, e.code(), failure.toString());
+            assertTrue(e.getMessage().startsWith("TLS could not be set up with the broker (check tls.ca.file, "
+                    + "tls.cert.file and tls.key.file, or --command-config, against the broker's TLS settings): gRPC "),
+                    e.getMessage());
+        }
+        assertEquals(ErrorCode.NOT_AVAILABLE, GrpcErrors.fromThrowable(Status.UNAVAILABLE.withDescription(
+                "ssl exception").withCause(new SSLException("SSLEngine closed already")).asRuntimeException()).code());
+        assertEquals(ErrorCode.NOT_AVAILABLE, GrpcErrors.fromThrowable(Status.UNAVAILABLE.withCause(
+                new SSLHandshakeException("Remote host terminated the handshake")).asRuntimeException()).code());
     }
 
     @Test

@@ -2,7 +2,7 @@ package io.tidemark.replication.cluster;
 
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tidemark.proto.tls.TlsMaterial;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.proto.record.TopicIds;
@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,6 +74,7 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
     private final int nodeId;
     private final ClusterMembers members;
     private final InstantSource clock;
+    private final Optional<TlsMaterial> tls;
     private final ProbeResults results = new ProbeResults(SILENCE_MS_MAX);
     private final ClusterNameAgreement names;
     private final Map<Integer, ManagedChannel> channels = new HashMap<>();
@@ -82,16 +84,20 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
         return thread;
     });
 
-    /** @param clusterName this broker's cluster.name, "" for none */
-    public ClusterLiveness(int nodeId, String clusterName, ClusterMembers members, InstantSource clock) {
+    /**
+     * @param clusterName this broker's cluster.name, "" for none
+     * @param tls         this broker's TLS material, for its probes; empty for plain text
+     */
+    public ClusterLiveness(int nodeId, String clusterName, ClusterMembers members, InstantSource clock,
+                           Optional<TlsMaterial> tls) {
         this.nodeId = nodeId;
         this.members = members;
         this.clock = clock;
+        this.tls = tls;
         this.names = new ClusterNameAgreement(clusterName);
         for (ClusterMembers.Member member : members.all()) {
             if (member.nodeId() != nodeId) {
-                channels.put(member.nodeId(), NettyChannelBuilder.forTarget(member.clientAddress()).usePlaintext()
-                        .build());
+                channels.put(member.nodeId(), TlsMaterial.channelTo(member.clientAddress(), tls).build());
             }
         }
     }

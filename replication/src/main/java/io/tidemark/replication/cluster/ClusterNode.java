@@ -18,12 +18,14 @@ import io.tidemark.core.topic.Topic;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.replication.partition.GroupAllOrNoneAppender;
 import io.tidemark.replication.partition.ProduceBacklog;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
+import io.tidemark.replication.raft.RaftTransport;
 import io.tidemark.replication.raft.RunningDivisions;
 import io.tidemark.replication.raft.StuckFollowerWatch;
 import io.tidemark.replication.snapshot.CatchUp;
@@ -79,13 +81,15 @@ public final class ClusterNode implements Closeable {
     private final ClusterLiveness liveness;
     private final PreferredLeaderBalancer balancer;
     private final StuckFollowerWatch stuckFollowers;
+    private final Optional<TlsMaterial> tls;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
                         PartitionReplicas replicas, CatchUp catchUp, GrpcSnapshotSource snapshotSource,
                         GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint, MetricRegistry registry,
                         ScheduledExecutorService maintenance,
                         ClusterLiveness liveness, PreferredLeaderBalancer balancer,
-                        StuckFollowerWatch stuckFollowers) {
+                        StuckFollowerWatch stuckFollowers, Optional<TlsMaterial> tls) {
+        this.tls = tls;
         this.config = config;
         this.server = server;
         this.admin = admin;
@@ -113,8 +117,10 @@ public final class ClusterNode implements Closeable {
         AtomicReference<ReplicatedTopics> topicsRef = new AtomicReference<>();
         AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();
         int copyChunkBytes = Math.min(config.maxFetchBytes(), MAX_COPY_CHUNK_BYTES);
+        Optional<TlsMaterial> tls = TlsMaterial.load(config.tls());
+        RaftTransport transport = RaftTransport.of(tls);
         GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
-                copyChunkBytes + config.maxRequestBytes());
+                copyChunkBytes + config.maxRequestBytes(), tls);
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef),
                 snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
@@ -130,22 +136,21 @@ public final class ClusterNode implements Closeable {
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new GroupStateMachine(config::topicConfig, localClient, catchUp, clock,
                                 new GroupReplicaListener(divisions, replicasRef, diskStopped), snapshotWriter))
+                .setParameters(transport.parameters())
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 // The metadata group with the cluster's members: what Ratis starts it with when its storage holds no
                 // configuration yet, as after a stop before its first election (started as a group found in storage,
                 // it came back without peers and never elected); a stored configuration takes over as it loads.
                 .setGroup(metadataGroup)
                 .build();
-        RaftClient admin = RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(metadataGroup)
-                .build();
-        MetadataGroup metadata = new MetadataGroup(RaftClient.newBuilder().setProperties(RaftSettings.client())
-                .setRaftGroup(metadataGroup).build(), metadataMachine);
+        RaftClient admin = transport.client(metadataGroup).build();
+        MetadataGroup metadata = new MetadataGroup(transport.client(metadataGroup).build(), metadataMachine);
         String clusterName = config.clusterName().orElse("");
-        ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock);
+        ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock, tls);
         ProduceBacklog backlog = new ProduceBacklog(config.produceBacklogMaxBytes());
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, divisions, admin,
                 config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir,
-                config.producerIdExpirationMs(), localClient, backlog);
+                config.producerIdExpirationMs(), localClient, backlog, transport);
         replicasRef.set(replicas);
         MetricRegistry registry = new MetricRegistry();
         BrokerMetrics metrics = new BrokerMetrics(registry);
@@ -158,6 +163,7 @@ public final class ClusterNode implements Closeable {
             server.start();
         } catch (IOException | RuntimeException e) {
             closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
+            tls.ifPresent(TlsMaterial::close);
             throw new IOException("broker node " + config.nodeId() + " (Raft server on " + self.host() + ":"
                     + self.raftPort() + ") did not start its Raft groups: "
                     + Throwables.getRootCause(e).getMessage(), e);
@@ -172,7 +178,7 @@ public final class ClusterNode implements Closeable {
             }
             return partition;
         }, clock, metrics.groupOffsetsSkipped());
-        RaftLeadership leadership = new RaftLeadership(members, metadata);
+        RaftLeadership leadership = new RaftLeadership(members, metadata, transport);
         GroupCoordinator coordinator = new GroupCoordinator(topics, store, config.groups(), clock,
                 () -> UUID.randomUUID().toString());
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, markers -> new TransactionCoordinator(
@@ -182,9 +188,9 @@ public final class ClusterNode implements Closeable {
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
                         new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes()),
-                metrics).start();
+                metrics, tls).start();
         liveness.start();
-        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen());
+        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen(), tls);
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, grpc.transactions(),
                 config, clock, registry);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
@@ -194,7 +200,7 @@ public final class ClusterNode implements Closeable {
         LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
                 self.clientAddress());
         return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,
-                registry, maintenance, liveness, balancer, stuckFollowers);
+                registry, maintenance, liveness, balancer, stuckFollowers, tls);
     }
 
     /**
@@ -254,6 +260,7 @@ public final class ClusterNode implements Closeable {
         maintenance.shutdownNow();
         metricsEndpoint.close();
         closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
+        tls.ifPresent(TlsMaterial::close);
         LOG.info("Broker node {} stopped; logs closed cleanly", config.nodeId());
     }
 

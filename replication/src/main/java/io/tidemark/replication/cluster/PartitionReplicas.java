@@ -21,6 +21,7 @@ import io.tidemark.replication.partition.PartitionGroup;
 import io.tidemark.replication.partition.ProduceBacklog;
 import io.tidemark.replication.partition.RemotePartition;
 import io.tidemark.replication.partition.ReplicatedPartition;
+import io.tidemark.replication.raft.RaftTransport;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.raft.RunningDivisions;
@@ -150,6 +151,7 @@ public final class PartitionReplicas implements Closeable {
             new ThreadFactoryBuilder().setNameFormat("tidemark-group-replies-%d").setDaemon(true).build());
     /** Produced batches this broker holds for its groups, bounded. */
     private final ProduceBacklog backlog;
+    private final RaftTransport transport;
     private final Map<RaftGroupId, RaftClient> clients = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, GroupHere> groups = new ConcurrentHashMap<>();
     /** The groups with a partition change submitted and not answered yet. */
@@ -172,8 +174,9 @@ public final class PartitionReplicas implements Closeable {
                              Function<Map<String, String>, TopicConfig> configs, KnownLeaders remoteLeaders,
                              MetadataGroup metadata, SnapshotSource sources, InstantSource clock,
                              Path raftStorageDir, long producerIdExpirationMs, ClientId localClient,
-                             ProduceBacklog backlog) {
+                             ProduceBacklog backlog, RaftTransport transport) {
         this.nodeId = nodeId;
+        this.transport = transport;
         this.backlog = backlog;
         this.members = members;
         this.server = server;
@@ -521,8 +524,7 @@ public final class PartitionReplicas implements Closeable {
     }
 
     private RaftClient groupClient(RaftGroup group) {
-        return RaftClient.newBuilder().setProperties(RaftSettings.client()).setRaftGroup(group)
-                .setLeaderId(RaftPeerIds.of(nodeId))
+        return transport.client(group).setLeaderId(RaftPeerIds.of(nodeId))
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(3,
                         TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
                 .build();

@@ -8,6 +8,7 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.PartitionAssignment;
 import io.tidemark.proto.v1.PartitionGroupRecord;
 import io.tidemark.proto.v1.TopicAssignment;
+import io.tidemark.replication.raft.RaftTransport;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import org.apache.ratis.client.RaftClient;
@@ -39,8 +40,10 @@ final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupL
     private static final int TRANSFER_ATTEMPTS = 3;
     private final ClusterMembers members;
     private final MetadataGroup metadata;
+    private final RaftTransport transport;
 
-    RaftLeadership(ClusterMembers members, MetadataGroup metadata) {
+    RaftLeadership(ClusterMembers members, MetadataGroup metadata, RaftTransport transport) {
+        this.transport = transport;
         this.members = members;
         this.metadata = metadata;
     }
@@ -110,8 +113,7 @@ final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupL
     }
 
     private RaftClient client(UUID group, List<Integer> voters) {
-        return RaftClient.newBuilder().setProperties(RaftSettings.client())
-                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(group), members.peers(voters))).build();
+        return transport.client(RaftGroup.valueOf(RaftGroupId.valueOf(group), members.peers(voters))).build();
     }
 
     /**

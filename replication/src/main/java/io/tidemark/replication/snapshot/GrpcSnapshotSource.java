@@ -3,7 +3,7 @@ package io.tidemark.replication.snapshot;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.v1.DigestPartitionRequest;
 import io.tidemark.proto.v1.DigestPartitionResponse;
@@ -20,6 +20,7 @@ import io.tidemark.replication.verify.ReplicaReader;
 
 import java.io.Closeable;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,20 +46,23 @@ public final class GrpcSnapshotSource implements SnapshotSource, ReplicaReader, 
 
     private final IntFunction<String> clientAddresses;
     private final int maxInboundBytes;
+    private final Optional<TlsMaterial> tls;
     private final Map<Integer, ManagedChannel> channels = new ConcurrentHashMap<>();
 
     /**
      * @param clientAddresses the {@code host:port} clients reach a broker on, by node id
      * @param maxInboundBytes the largest answer taken: a fetch chunk plus the largest batch a broker accepts
+     * @param tls             the TLS material it connects with; empty for plain text
      */
-    public GrpcSnapshotSource(IntFunction<String> clientAddresses, int maxInboundBytes) {
+    public GrpcSnapshotSource(IntFunction<String> clientAddresses, int maxInboundBytes, Optional<TlsMaterial> tls) {
         this.clientAddresses = clientAddresses;
         this.maxInboundBytes = maxInboundBytes;
+        this.tls = tls;
     }
 
     private ManagedChannel channel(int nodeId) {
-        return channels.computeIfAbsent(nodeId, id -> NettyChannelBuilder.forTarget(clientAddresses.apply(id))
-                .usePlaintext().maxInboundMessageSize(maxInboundBytes).build());
+        return channels.computeIfAbsent(nodeId, id -> TlsMaterial.channelTo(clientAddresses.apply(id), tls)
+                .maxInboundMessageSize(maxInboundBytes).build());
     }
 
     @Override
