@@ -25,7 +25,7 @@ import picocli.CommandLine.Option;
  * The options every client command shares: where the cluster is, and how to reach it (TLS, from a
  * {@code --command-config} file as Kafka's tools take, or from flags, which win over the file).
  */
-final class ClientOptions {
+final class ClientOptions implements AutoCloseable {
     @Option(names = "--bootstrap", defaultValue = "127.0.0.1:9400",
             description = "Brokers to reach the cluster through, HOST:PORT[,HOST:PORT...] (default: ${DEFAULT-VALUE}).")
     String bootstrap;
@@ -87,7 +87,7 @@ final class ClientOptions {
         return adminConfig(bootstrap);
     }
 
-    /** An admin client's settings for {@code brokers} (a list other than {@code --bootstrap}), TLS as the options say. */
+    /** An admin client's settings for {@code brokers} (other than {@code --bootstrap}), TLS as the options say. */
     AdminConfig.Builder adminConfig(String brokers) {
         AdminConfig.Builder config = AdminConfig.builder(brokers);
         tls().ifPresent(config::tls);
@@ -104,6 +104,14 @@ final class ClientOptions {
         ConsumerConfig.Builder config = ConsumerConfig.builder(bootstrap);
         tls().ifPresent(config::tls);
         return config;
+    }
+
+    /** Stops reloading the TLS files, when they were loaded. */
+    @Override
+    public synchronized void close() {
+        if (tls != null) {
+            tls.ifPresent(TlsMaterial::close);
+        }
     }
 
     TidemarkAdmin admin() {

@@ -2,6 +2,7 @@ package io.tidemark.cli;
 
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.tls.TlsSettings;
 
 import java.io.IOException;
 import java.io.Writer;
@@ -22,13 +23,16 @@ import java.util.stream.Collectors;
  * serves clients on {@code basePort + 10 (N - 1)}, metrics on that + 1 and Raft on that + 5, so several named
  * clusters run side by side with different base ports. Every broker reads the same config file ({@link
  * #writeBrokerConfig}): the one given ({@code configFile}, empty for none), with {@code cluster.name} set to the local
- * cluster's name unless it is the default local cluster.
+ * cluster's name unless it is the default local cluster. A TLS cluster ({@code certsDir} names the certificates,
+ * empty for plain text) gives each broker a file of its own with its certificate ({@link #brokerConfig}).
  */
-record LocalCluster(Path dir, int nodes, int basePort, String configFile) {
+record LocalCluster(Path dir, int nodes, int basePort, String configFile, String certsDir) {
     static final String LAYOUT_FILE = "cluster.properties";
     /** The local cluster of {@code local up} without {@code --name}; its brokers get no cluster.name from it. */
     static final String DEFAULT_NAME = "default";
     static final String BROKER_CONFIG_FILE = "broker.properties";
+    /** The client whose certificate {@code local up --tls} makes, and whose --command-config file it prints. */
+    static final String TLS_CLIENT = "admin";
 
     /** The local cluster's name: its directory's. */
     String name() {
@@ -125,10 +129,40 @@ record LocalCluster(Path dir, int nodes, int basePort, String configFile) {
         return Optional.of(file);
     }
 
+    /**
+     * The config file node {@code node} reads: {@link #writeBrokerConfig}'s, and for a TLS cluster a file of the
+     * node's own in its directory, those keys and its certificate's ({@code broker-N.pem}, {@code broker-N.key} and
+     * {@code ca.pem} in {@code certsDir}).
+     */
+    Optional<Path> brokerConfig(int node, Optional<Path> shared) throws IOException {
+        if (certsDir.isEmpty()) {
+            return shared;
+        }
+        Properties properties = new Properties();
+        if (shared.isPresent()) {
+            properties.putAll(BrokerConfig.readFile(shared.get()));
+        }
+        Path certs = Path.of(certsDir);
+        properties.setProperty(TlsSettings.CA_FILE, certs.resolve("ca.pem").toString());
+        properties.setProperty(TlsSettings.CERT_FILE, certs.resolve("broker-" + node + ".pem").toString());
+        properties.setProperty(TlsSettings.KEY_FILE, certs.resolve("broker-" + node + ".key").toString());
+        Path file = nodeDir(node).resolve(BROKER_CONFIG_FILE);
+        Files.createDirectories(nodeDir(node));
+        try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            properties.store(writer, "Written by tidemark local up: the cluster's keys and this node's certificate");
+        }
+        return Optional.of(file);
+    }
+
+    /** The --command-config file of the TLS cluster's client; empty for a plain-text cluster. */
+    Optional<Path> clientConfig() {
+        return certsDir.isEmpty() ? Optional.empty() : Optional.of(Path.of(certsDir, TLS_CLIENT + ".properties"));
+    }
+
     void saveLayout() throws IOException {
         Files.createDirectories(dir);
         Files.writeString(dir.resolve(LAYOUT_FILE), "nodes=" + nodes + "\nbase.port=" + basePort + "\nconfig="
-                + configFile + "\n");
+                + configFile + "\ncerts=" + certsDir + "\n");
     }
 
     /** The layout saved by {@code local up}, or empty when this directory holds no local cluster. */
@@ -140,6 +174,7 @@ record LocalCluster(Path dir, int nodes, int basePort, String configFile) {
         var values = Files.readAllLines(file).stream().filter(l -> l.contains("="))
                 .collect(Collectors.toMap(l -> l.substring(0, l.indexOf('=')), l -> l.substring(l.indexOf('=') + 1)));
         return Optional.of(new LocalCluster(dir, Integer.parseInt(values.get("nodes")),
-                Integer.parseInt(values.get("base.port")), values.getOrDefault("config", "")));
+                Integer.parseInt(values.get("base.port")), values.getOrDefault("config", ""),
+                values.getOrDefault("certs", "")));
     }
 }

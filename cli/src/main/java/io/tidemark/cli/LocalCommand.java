@@ -1,11 +1,11 @@
 package io.tidemark.cli;
 
-import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.Retry;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.TopicDescription;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -14,6 +14,7 @@ import picocli.CommandLine.Spec;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,6 +78,14 @@ final class LocalCommand {
         @Option(names = "--config", description = "Broker config file every broker reads (docs/configuration.md); "
                 + "a cluster.name in it must be --name, unless the cluster is the default one.")
         Path config;
+        @Option(names = "--tls", description = "Run the brokers with TLS (mutual: clients show certificates too), "
+                + "with certificates from a throwaway CA that tidemark certs create makes in the cluster's "
+                + "certs/ directory when missing, for trying TLS out; prints the --command-config file for clients.")
+        boolean tls;
+        @Option(names = "--certs-dir", paramLabel = "DIR", description = "With --tls: take the certificates from DIR "
+                + "(ca.pem, broker-N.pem and .key, admin.properties: the layout of tidemark certs create), making "
+                + "those missing.")
+        Path certsDir;
         /** Times the wait for the cluster to serve. */
         InstantSource clock = Clock.systemUTC();
 
@@ -84,10 +93,18 @@ final class LocalCommand {
         public Integer call() throws Exception {
             PrintWriter out = spec.commandLine().getOut();
             Optional<LocalCluster> existing = LocalCluster.load(which.dir());
+            if (certsDir != null && !tls) {
+                throw new IllegalArgumentException("--certs-dir goes with --tls");
+            }
+            String certs = !tls ? "" : (certsDir != null ? certsDir : which.dir().resolve("certs")).toAbsolutePath()
+                    .normalize().toString();
             LocalCluster cluster = existing.orElse(new LocalCluster(which.dir(), nodes, basePort,
-                    config == null ? "" : config.toAbsolutePath().toString()));
+                    config == null ? "" : config.toAbsolutePath().toString(), certs));
             if (existing.isEmpty() && (nodes < 1 || nodes > 9)) {
                 throw new IllegalArgumentException("--nodes " + nodes + " is not allowed: 1 to 9");
+            }
+            if (!cluster.certsDir().isEmpty()) {
+                makeCertificates(cluster, out);
             }
             Optional<Path> brokerConfig = cluster.writeBrokerConfig();
             if (existing.isEmpty()) {
@@ -95,15 +112,43 @@ final class LocalCommand {
             }
             for (int n = 1; n <= cluster.nodes(); n++) {
                 if (cluster.process(n).isEmpty()) {
-                    start(cluster, n, brokerConfig);
+                    start(cluster, n, cluster.brokerConfig(n, brokerConfig));
                     out.printf("Started node %d (logs in %s)%n", n, cluster.logFile(n));
                 }
             }
             out.flush();
-            awaitReady(cluster);
-            out.println("Cluster '" + which.name + "' is up. Bootstrap: " + cluster.bootstrap());
-            out.println("Try: ./tidemark topics create --bootstrap " + cluster.bootstrap() + " --topic demo --partitions 3");
+            String clientOptions = "--bootstrap " + cluster.bootstrap() + cluster.clientConfig()
+                    .map(file -> " --command-config " + file).orElse("");
+            try (ClientOptions client = clientOptions(cluster)) {
+                awaitReady(cluster, client);
+            }
+            out.println("Cluster '" + which.name + "' is up" + (cluster.certsDir().isEmpty() ? "" : ", TLS only")
+                    + ". Bootstrap: " + cluster.bootstrap());
+            cluster.clientConfig().ifPresent(file -> out.println("Clients: --command-config " + file + " (CA, "
+                    + "certificate and key of client '" + LocalCluster.TLS_CLIENT + "')"));
+            out.println("Try: ./tidemark topics create " + clientOptions + " --topic demo --partitions 3");
             return 0;
+        }
+
+        /** Makes the TLS cluster's certificates that are missing, as tidemark certs create does. */
+        private static void makeCertificates(LocalCluster cluster, PrintWriter out) {
+            StringWriter said = new StringWriter();
+            int exit = new CommandLine(new CertsCommand.Create()).setOut(new PrintWriter(said))
+                    .setErr(new PrintWriter(said)).execute("--dir", cluster.certsDir(), "--nodes",
+                            Integer.toString(cluster.nodes()), "--clients", LocalCluster.TLS_CLIENT);
+            if (exit != 0) {
+                throw new IllegalStateException("making the certificates in " + cluster.certsDir() + " failed: "
+                        + said);
+            }
+            said.toString().lines().filter(line -> line.startsWith("wrote")).forEach(out::println);
+        }
+
+        /** The tools' options for the cluster: its bootstrap, and its client's TLS settings when it has them. */
+        private static ClientOptions clientOptions(LocalCluster cluster) {
+            ClientOptions client = new ClientOptions();
+            client.bootstrap = cluster.bootstrap();
+            client.commandConfig = cluster.clientConfig().orElse(null);
+            return client;
         }
 
         /**
@@ -138,9 +183,8 @@ final class LocalCommand {
          * failures (brokers starting, elections) are retried ({@link Retry}) for
          * {@value LocalCommand#START_TIMEOUT_MS} ms; a broker process that exits ends the wait at once.
          */
-        private void awaitReady(LocalCluster cluster) {
-            try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).requestTimeoutMs(5000)
-                    .build())) {
+        private void awaitReady(LocalCluster cluster, ClientOptions client) {
+            try (TidemarkAdmin admin = new TidemarkAdmin(client.adminConfig().requestTimeoutMs(5000).build())) {
                 Retry.within(clock, START_TIMEOUT_MS, POLL_MS)
                         .onDeadline((last, attempts) -> new TidemarkException(last.code(), "the cluster did not become "
                                 + "ready within " + START_TIMEOUT_MS / 1000 + " s (" + last.getMessage()

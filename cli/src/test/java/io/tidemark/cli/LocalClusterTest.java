@@ -25,7 +25,7 @@ class LocalClusterTest {
             Files.writeString(file, configText);
             configFile = file.toString();
         }
-        return new LocalCluster(dir.resolve(name), 1, 9400, configFile);
+        return new LocalCluster(dir.resolve(name), 1, 9400, configFile, "");
     }
 
     private static Map<String, String> brokerConfig(LocalCluster cluster) throws IOException {

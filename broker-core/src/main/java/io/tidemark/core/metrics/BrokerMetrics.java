@@ -8,10 +8,12 @@ import com.codahale.metrics.Timer;
 import io.tidemark.core.log.file.OpenFileCache;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.topic.ReplicaListener;
+import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * The broker's metrics, in one Dropwizard {@link MetricRegistry} per process ({@link MetricsEndpoint} serves
@@ -144,12 +146,26 @@ public final class BrokerMetrics implements ReplicaListener {
         registry.meter("errors." + code.name()).mark();
     }
 
-    /** Adds the offset gauges of a partition held here, replacing those of an earlier object of it. */
+    /**
+     * Adds the offset gauges of a partition held here, replacing those of an earlier object of it. A gauge reads -1
+     * while its partition has no log to read yet (its Raft group is adding it): one that threw would fail the whole
+     * Prometheus scrape (HTTP 500) each time a topic is created.
+     */
     @Override
     public void holding(Partition partition) {
         released(partition);
-        registry.gauge(name("partition.log-end-offset", partition), () -> (Gauge<Long>) partition::logEndOffset);
-        registry.gauge(name("partition.log-start-offset", partition), () -> (Gauge<Long>) partition::logStartOffset);
+        registry.gauge(name("partition.log-end-offset", partition), () -> offset(partition::logEndOffset));
+        registry.gauge(name("partition.log-start-offset", partition), () -> offset(partition::logStartOffset));
+    }
+
+    private static Gauge<Long> offset(LongSupplier read) {
+        return () -> {
+            try {
+                return read.getAsLong();
+            } catch (TidemarkException e) {
+                return -1L;
+            }
+        };
     }
 
     /** Removes the gauges of a partition no longer held here. */

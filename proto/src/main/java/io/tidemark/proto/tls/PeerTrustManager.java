@@ -1,9 +1,15 @@
 package io.tidemark.proto.tls;
 
+import io.grpc.netty.shaded.io.netty.handler.ssl.OpenSslCertificateException;
+import io.grpc.netty.shaded.io.netty.internal.tcnative.CertificateVerifier;
+
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedTrustManager;
 import java.net.Socket;
+import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509Certificate;
 
 /**
@@ -12,6 +18,8 @@ import java.security.cert.X509Certificate;
  * transport that is server and client at once (Ratis') takes one.
  */
 final class PeerTrustManager extends X509ExtendedTrustManager {
+    /** Causes followed at most: a chain that loops back on itself must not hang the check. */
+    private static final int MAX_CAUSE_DEPTH = 16;
     private final X509ExtendedTrustManager clients;
     private final X509ExtendedTrustManager servers;
 
@@ -26,19 +34,54 @@ final class PeerTrustManager extends X509ExtendedTrustManager {
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        clients.checkClientTrusted(chain, authType);
+        try {
+            clients.checkClientTrusted(chain, authType);
+        } catch (CertificateException e) {
+            throw withAlert(e);
+        }
     }
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
             throws CertificateException {
-        clients.checkClientTrusted(chain, authType, socket);
+        try {
+            clients.checkClientTrusted(chain, authType, socket);
+        } catch (CertificateException e) {
+            throw withAlert(e);
+        }
     }
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
             throws CertificateException {
-        clients.checkClientTrusted(chain, authType, engine);
+        try {
+            clients.checkClientTrusted(chain, authType, engine);
+        } catch (CertificateException e) {
+            throw withAlert(e);
+        }
+    }
+
+    /**
+     * Why a client's certificate was refused, as the error Netty's OpenSSL engine turns into the matching TLS alert
+     * (certificate_expired, unknown_ca); without it the client hears internal_error. The JDK's path validation
+     * reports an expired certificate inside its refusal ({@link CertPathValidatorException} of reason EXPIRED).
+     */
+    private static CertificateException withAlert(CertificateException refused) {
+        int error = CertificateVerifier.X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY;
+        String why = "the client's certificate does not chain to tls.ca.file";
+        Throwable cause = refused;
+        for (int depth = 0; cause != null && depth < MAX_CAUSE_DEPTH; depth++, cause = cause.getCause()) {
+            if (cause instanceof CertificateExpiredException || (cause instanceof CertPathValidatorException path
+                    && path.getReason() == CertPathValidatorException.BasicReason.EXPIRED)) {
+                error = CertificateVerifier.X509_V_ERR_CERT_HAS_EXPIRED;
+                why = "the client's certificate has expired";
+            } else if (cause instanceof CertificateNotYetValidException || (cause instanceof CertPathValidatorException
+                    path && path.getReason() == CertPathValidatorException.BasicReason.NOT_YET_VALID)) {
+                error = CertificateVerifier.X509_V_ERR_CERT_NOT_YET_VALID;
+                why = "the client's certificate is not valid yet";
+            }
+        }
+        return new OpenSslCertificateException(why + ": " + refused.getMessage(), refused, error);
     }
 
     @Override

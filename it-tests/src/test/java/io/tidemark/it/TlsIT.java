@@ -1,0 +1,282 @@
+package io.tidemark.it;
+
+import io.tidemark.cli.ThrowawayCertificateAuthority;
+import io.tidemark.client.api.AdminConfig;
+import io.tidemark.client.api.ConsumerConfig;
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.ProducerRecord;
+import io.tidemark.client.api.TidemarkAdmin;
+import io.tidemark.client.api.TidemarkConsumer;
+import io.tidemark.client.api.TidemarkProducer;
+import io.tidemark.client.api.TopicPartition;
+import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.tls.TlsMaterial;
+import io.tidemark.proto.tls.TlsSettings;
+import io.tidemark.proto.v1.ErrorCode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.security.auth.x500.X500Principal;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * TLS on a cluster of three broker processes made by {@code tidemark local up --tls} (certificates from a throwaway
+ * CA it makes): a client with a certificate from the cluster's CA produces and consumes; every other client is
+ * refused at once with AUTHENTICATION_FAILED saying why (plain text, no certificate, a certificate from another CA, an
+ * expired one, a broker certificate not for the host dialled); the Raft port takes no party without a certificate;
+ * the metrics endpoint speaks HTTPS; a broker takes a rotated certificate without a restart.
+ */
+class TlsIT {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    @TempDir
+    static Path dir;
+    private static int basePort;
+    private static Path certs;
+    private static TlsMaterial admin;
+
+    @BeforeAll
+    static void up() throws Exception {
+        basePort = FreePorts.freeBasePort();
+        Path config = Files.writeString(dir.resolve("reload.properties"), "tls.reload.interval.ms=1000\n");
+        Tidemark.Result up = Tidemark.run(dir, "local", "up", "--tls", "--data-dir", dir.toString(), "--base-port",
+                Integer.toString(basePort), "--config", config.toString());
+        assertEquals(0, up.exitCode(), up.out() + up.err());
+        certs = dir.resolve("default/certs");
+        assertTrue(up.out().contains("is up, TLS only. Bootstrap: " + bootstrap()), up.out());
+        assertTrue(up.out().contains("Clients: --command-config " + certs.resolve("admin.properties")), up.out());
+        admin = TlsMaterial.load(TlsSettings.fromProperties(BrokerConfig.readFile(certs.resolve("admin.properties")),
+                "admin.properties").orElseThrow());
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        Tidemark.run(dir, "local", "down", "--data-dir", dir.toString());
+        if (admin != null) {
+            admin.close();
+        }
+    }
+
+    private static String bootstrap() {
+        return "127.0.0.1:" + basePort + ",127.0.0.1:" + (basePort + 10) + ",127.0.0.1:" + (basePort + 20);
+    }
+
+    @Test
+    void aClientWithACertificateOfTheClustersCaProducesAndConsumes() {
+        try (TidemarkAdmin tidemark = new TidemarkAdmin(AdminConfig.builder(bootstrap()).tls(admin).build())) {
+            tidemark.createTopic("secure", 1, 3, Map.of());
+        }
+        try (TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).tls(admin)
+                .build())) {
+            for (int i = 0; i < 3; i++) {
+                producer.send(new ProducerRecord("secure", 0, null, ("secret-" + i).getBytes(StandardCharsets.UTF_8)))
+                        .join();
+            }
+        }
+        List<String> read = new ArrayList<>();
+        try (TidemarkConsumer consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap()).tls(admin)
+                .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+            consumer.assign(List.of(new TopicPartition("secure", 0)));
+            await().atMost(WAIT).until(() -> {
+                for (ConsumerRecord record : consumer.poll(Duration.ofMillis(200))) {
+                    read.add(new String(record.value(), StandardCharsets.UTF_8));
+                }
+                return read.size() >= 3;
+            });
+        }
+        assertEquals(List.of("secret-0", "secret-1", "secret-2"), read);
+    }
+
+    @Test
+    void everyClientWithoutARightCertificateIsRefusedAtOnceSayingWhy() throws Exception {
+        Instant now = Instant.now();
+        ThrowawayCertificateAuthority clusterCa = ThrowawayCertificateAuthority.load(certs, RANDOM);
+        ThrowawayCertificateAuthority otherCa = ThrowawayCertificateAuthority.create(new X500Principal(
+                "CN=another CA"), ThrowawayCertificateAuthority.Validity.from(now.minusSeconds(60),
+                Duration.ofDays(2)), RANDOM);
+        Path otherCaFile = dir.resolve("other-ca.pem");
+        Files.writeString(otherCaFile, pem(otherCa));
+        Path stranger = client(otherCa, "stranger", ThrowawayCertificateAuthority.Validity.from(now.minusSeconds(60),
+                Duration.ofDays(1)));
+        Path expired = client(clusterCa, "expired", ThrowawayCertificateAuthority.Validity.from(
+                now.minus(Duration.ofDays(3)), Duration.ofDays(1)));
+        Path ca = certs.resolve("ca.pem");
+
+        assertRefused(Optional.empty(), "this broker takes only TLS connections");
+        assertRefused(Optional.of(TlsSettings.client(ca, Optional.empty(), Optional.empty())),
+                "CERTIFICATE_REQUIRED");
+        assertRefused(Optional.of(TlsSettings.client(ca, Optional.of(stranger.resolve("cert.pem")),
+                Optional.of(stranger.resolve("key.pem")))), "UNKNOWN_CA");
+        assertRefused(Optional.of(TlsSettings.client(ca, Optional.of(expired.resolve("cert.pem")),
+                Optional.of(expired.resolve("key.pem")))), "CERTIFICATE_EXPIRED");
+        assertRefused(Optional.of(TlsSettings.client(otherCaFile, Optional.of(certs.resolve("admin.pem")),
+                Optional.of(certs.resolve("admin.key")))), "unable to find valid certification path");
+    }
+
+    @Test
+    void aBrokerCertificateNotForTheHostDialledIsRefused() throws Exception {
+        ThrowawayCertificateAuthority clusterCa = ThrowawayCertificateAuthority.load(certs, RANDOM);
+        Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+        clusterCa.issue(new X500Principal("CN=broker-elsewhere"), ThrowawayCertificateAuthority.Usage.BROKER,
+                ThrowawayCertificateAuthority.AltNames.of(List.of("broker.example")),
+                ThrowawayCertificateAuthority.Validity.from(Instant.now().minusSeconds(60), Duration.ofDays(1)))
+                .write(elsewhere.resolve("broker.pem"), elsewhere.resolve("broker.key"));
+        Path config = Files.writeString(elsewhere.resolve("broker.properties"), "tls.ca.file=" + certs.resolve("ca.pem")
+                + "\ntls.cert.file=" + elsewhere.resolve("broker.pem") + "\ntls.key.file=" + elsewhere.resolve(
+                "broker.key") + "\n");
+        try (BrokerProcess broker = BrokerProcess.start(elsewhere.resolve("data"), elsewhere, "--config",
+                config.toString())) {
+            TidemarkException refused = assertThrows(TidemarkException.class, () -> listTopics(broker.bootstrap(),
+                    Optional.of(admin)));
+            assertEquals(ErrorCode.AUTHENTICATION_FAILED, refused.code(), refused.getMessage());
+            assertTrue(refused.getMessage().contains("No subject alternative names matching IP address 127.0.0.1"),
+                    refused.getMessage());
+        }
+    }
+
+    /** A party without a certificate from the CA cannot talk to the Raft port: its handshake or first read fails. */
+    @Test
+    void theRaftPortTakesNoPartyWithoutACertificate() throws Exception {
+        SSLContext noCertificate = SSLContext.getInstance("TLS");
+        noCertificate.init(null, new TrustManager[] {admin.trustManager()}, null);
+        try (SSLSocket socket = (SSLSocket) noCertificate.getSocketFactory().createSocket("127.0.0.1",
+                basePort + 5)) {
+            socket.setSoTimeout(10_000);
+            SSLException refused = assertThrows(SSLException.class, () -> {
+                socket.startHandshake();
+                socket.getOutputStream().write(new byte[] {0});
+                socket.getOutputStream().flush();
+                socket.getInputStream().read();
+            });
+            assertTrue(String.valueOf(refused.getMessage()).contains("certificate_required")
+                    || String.valueOf(refused.getMessage()).contains("bad_certificate"), refused.toString());
+        }
+    }
+
+    @Test
+    void theMetricsEndpointSpeaksHttpsToClientsWithCertificates() throws Exception {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(new KeyManager[] {admin.keyManager()}, new TrustManager[] {admin.trustManager()}, null);
+        HttpClient https = HttpClient.newBuilder().sslContext(context).connectTimeout(Duration.ofSeconds(10)).build();
+        HttpResponse<String> metrics = https.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:"
+                + (basePort + 1) + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, metrics.statusCode(), metrics.body());
+        assertTrue(metrics.body().contains("produce_backlog_bytes"), metrics.body().lines().limit(5).toList()
+                .toString());
+        HttpClient plain = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        assertThrows(IOException.class, () -> plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + (basePort + 1) + "/metrics")).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString()));
+    }
+
+    /**
+     * A broker's certificate replaced on disk is what its next handshake shows, without a restart (its config reads
+     * the files again every second here).
+     */
+    @Test
+    void aBrokerTakesARotatedCertificateWithoutARestart() throws Exception {
+        BigInteger before = servedSerial(basePort + 20);
+        ThrowawayCertificateAuthority clusterCa = ThrowawayCertificateAuthority.load(certs, RANDOM);
+        Path staged = Files.createDirectories(dir.resolve("rotated"));
+        ThrowawayCertificateAuthority.Issued rotated = clusterCa.issue(new X500Principal("CN=broker-3"),
+                ThrowawayCertificateAuthority.Usage.BROKER, ThrowawayCertificateAuthority.AltNames.of(List.of(
+                        "localhost", "127.0.0.1")), ThrowawayCertificateAuthority.Validity.from(
+                        Instant.now().minusSeconds(60), Duration.ofDays(30)));
+        rotated.write(staged.resolve("broker-3.pem"), staged.resolve("broker-3.key"));
+        Files.move(staged.resolve("broker-3.key"), certs.resolve("broker-3.key"), StandardCopyOption.REPLACE_EXISTING,
+                StandardCopyOption.ATOMIC_MOVE);
+        Files.move(staged.resolve("broker-3.pem"), certs.resolve("broker-3.pem"), StandardCopyOption.REPLACE_EXISTING,
+                StandardCopyOption.ATOMIC_MOVE);
+        BigInteger expected = rotated.certificate().getSerialNumber();
+        assertTrue(!expected.equals(before));
+        await().atMost(WAIT).ignoreExceptions().until(() -> servedSerial(basePort + 20).equals(expected));
+        try (TidemarkAdmin tidemark = new TidemarkAdmin(AdminConfig.builder("127.0.0.1:" + (basePort + 20)).tls(admin)
+                .build())) {
+            tidemark.createTopic("after-rotation", 1, 3, Map.of());
+            assertEquals(1, tidemark.describeTopics(List.of("after-rotation")).get(0).getPartitionsCount(),
+                    "node 3 serves with its new certificate");
+        }
+    }
+
+    /** The serial number of the certificate the broker on {@code port} shows in a new handshake. */
+    private static BigInteger servedSerial(int port) throws IOException, GeneralSecurityException {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(new KeyManager[] {admin.keyManager()}, new TrustManager[] {admin.trustManager()}, null);
+        try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+            socket.setSoTimeout(10_000);
+            socket.startHandshake();
+            return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
+        }
+    }
+
+    /** A client's certificate and key issued by {@code ca}, in a directory of their own. */
+    private static Path client(ThrowawayCertificateAuthority ca, String name,
+                               ThrowawayCertificateAuthority.Validity validity) throws IOException {
+        Path files = Files.createDirectories(dir.resolve(name));
+        ca.issue(new X500Principal("CN=" + name), ThrowawayCertificateAuthority.Usage.CLIENT,
+                ThrowawayCertificateAuthority.AltNames.NONE, validity).write(files.resolve("cert.pem"),
+                files.resolve("key.pem"));
+        return files;
+    }
+
+    private static String pem(ThrowawayCertificateAuthority ca) throws IOException {
+        Path staged = Files.createTempDirectory(dir, "ca");
+        ca.write(staged);
+        return Files.readString(staged.resolve(ThrowawayCertificateAuthority.CERTIFICATE_FILE));
+    }
+
+    /** A client with {@code settings} (plain text when empty) is refused with AUTHENTICATION_FAILED naming why. */
+    private static void assertRefused(Optional<TlsSettings> settings, String why) {
+        Optional<TlsMaterial> material = TlsMaterial.load(settings);
+        try {
+            TidemarkException refused = assertThrows(TidemarkException.class, () -> listTopics(bootstrap(),
+                    material));
+            assertEquals(ErrorCode.AUTHENTICATION_FAILED, refused.code(), refused.getMessage());
+            assertTrue(refused.getMessage().contains(why), "expected '" + why + "' in: " + refused.getMessage());
+        } finally {
+            material.ifPresent(TlsMaterial::close);
+        }
+    }
+
+    private static void listTopics(String brokers, Optional<TlsMaterial> tls) {
+        AdminConfig.Builder config = AdminConfig.builder(brokers).requestTimeoutMs(30_000);
+        tls.ifPresent(config::tls);
+        try (TidemarkAdmin tidemark = new TidemarkAdmin(config.build())) {
+            tidemark.listTopics(true);
+        }
+    }
+}
