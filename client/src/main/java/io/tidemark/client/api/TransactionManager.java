@@ -11,6 +11,7 @@ import io.tidemark.proto.v1.TopicPartitionRef;
 import io.tidemark.proto.v1.TxnOffsetCommitRequest;
 
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -27,7 +28,9 @@ import java.util.function.Supplier;
  * </pre>
  * A record goes to a partition only once the coordinator added the partition to the transaction (so the coordinator
  * knows every partition that must get the transaction's marker): the first send to a partition in a transaction asks
- * for it and waits. Commit first waits for every record of the transaction to be acknowledged; if one failed, the
+ * for it and waits. Senders that need partitions while a request is under way wait for it, and the next request
+ * carries every partition they need: threads sending to N new partitions at once make two requests, not N. Commit
+ * first waits for every record of the transaction to be acknowledged; if one failed, the
  * commit is refused and the application must abort. Abort waits for the records in flight too (the broker may store
  * them; the abort marker then covers them); when a batch failed without an answer the partition's sequences may have a
  * gap, so after the abort the producer takes a new epoch from the coordinator, which starts them at 0 again.
@@ -44,6 +47,8 @@ final class TransactionManager {
     private final ProducerSequences sequences;
     private final Retry retry;
     private final Set<TopicPartition> added = ConcurrentHashMap.newKeySet();
+    /** Partitions senders wait to see added: the next AddPartitionsToTxn carries them all. */
+    private final Set<TopicPartition> wanted = ConcurrentHashMap.newKeySet();
     private final AtomicReference<TidemarkException> failed = new AtomicReference<>();
     private volatile State state = State.UNINITIALIZED;
 
@@ -77,6 +82,7 @@ final class TransactionManager {
         requireState(State.READY, "beginTransaction");
         failed.set(null);
         added.clear();
+        wanted.clear();
         state = State.IN_TRANSACTION;
     }
 
@@ -92,20 +98,26 @@ final class TransactionManager {
                     + "beginTransaction first (the producer is " + state + ")");
         }
         if (!added.contains(tp)) {
-            addPartition(tp);
+            wanted.add(tp);
+            addWanted(tp);
         }
     }
 
-    private synchronized void addPartition(TopicPartition tp) {
+    /** Adds {@code tp} to the transaction, with every other partition a sender is waiting for, in one request. */
+    private synchronized void addWanted(TopicPartition tp) {
         if (added.contains(tp)) {
             return;
         }
-        AddPartitionsToTxnRequest request = AddPartitionsToTxnRequest.newBuilder()
+        List<TopicPartition> adding = wanted.stream().filter(p -> !added.contains(p)).toList();
+        AddPartitionsToTxnRequest.Builder request = AddPartitionsToTxnRequest.newBuilder()
                 .setTransactionalId(transactionalId).setProducerId(sequences.producerId())
-                .setProducerEpoch(sequences.epoch()).addPartitions(TopicPartitionRef.newBuilder()
-                        .setTopic(tp.topic()).setPartition(tp.partition())).build();
-        call(() -> coordinator.transactionCoordinator(stub -> stub.addPartitionsToTxn(request)));
-        added.add(tp);
+                .setProducerEpoch(sequences.epoch());
+        adding.forEach(p -> request.addPartitions(TopicPartitionRef.newBuilder().setTopic(p.topic())
+                .setPartition(p.partition())));
+        AddPartitionsToTxnRequest built = request.build();
+        call(() -> coordinator.transactionCoordinator(stub -> stub.addPartitionsToTxn(built)));
+        added.addAll(adding);
+        wanted.removeAll(adding);
     }
 
     /**
@@ -170,6 +182,7 @@ final class TransactionManager {
                 .setProducerId(sequences.producerId()).setProducerEpoch(sequences.epoch()).setCommit(commit).build();
         call(() -> coordinator.transactionCoordinator(stub -> stub.endTxn(request)));
         added.clear();
+        wanted.clear();
         state = State.READY;
     }
 
