@@ -236,6 +236,10 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "; allowed: an integer >= 0");
         }
         Objects.requireNonNull(clusterName, "clusterName").ifPresent(CLUSTER_NAME::validate);
+        Objects.requireNonNull(tls, "tls").filter(t -> t.certFile().isEmpty()).ifPresent(t -> {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "a broker's TLS needs its own certificate: set "
+                    + TlsSettings.CERT_FILE + " and " + TlsSettings.KEY_FILE + " beside " + TlsSettings.CA_FILE);
+        });
         topicDefaults = Map.copyOf(topicDefaults);
         TopicConfig defaults = TopicConfig.parse(topicDefaults);
         if (defaults.maxBatchBytes() > maxRequestBytes - REQUEST_ROOM_BYTES) {

@@ -49,6 +49,18 @@ class BrokerConfigTest {
     }
 
     @Test
+    void theTlsKeysTurnTlsOnAndABrokerNeedsItsOwnCertificate() {
+        assertEquals(Optional.empty(), of(Map.of()).tls());
+        assertEquals(Optional.of(Path.of("/c/broker-1.pem")), of(Map.of("tls.ca.file", "/c/ca.pem", "tls.cert.file",
+                "/c/broker-1.pem", "tls.key.file", "/c/broker-1.key")).tls().orElseThrow().certFile());
+        TidemarkException withoutCertificate = assertThrows(TidemarkException.class,
+                () -> of(Map.of("tls.ca.file", "/c/ca.pem")));
+        assertEquals(ErrorCode.INVALID_CONFIG, withoutCertificate.code());
+        assertEquals("a broker's TLS needs its own certificate: set tls.cert.file and tls.key.file beside tls.ca.file",
+                withoutCertificate.getMessage());
+    }
+
+    @Test
     void clusterNameIsUnsetByDefaultAndTakesNamesMirrorsAccept() {
         assertEquals(Optional.empty(), of(Map.of()).clusterName());
         assertEquals(Optional.of("dc-a.prod_1"), of(Map.of("cluster.name", "dc-a.prod_1")).clusterName());

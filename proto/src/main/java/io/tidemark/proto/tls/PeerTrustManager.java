@@ -5,12 +5,15 @@ import io.grpc.netty.shaded.io.netty.internal.tcnative.CertificateVerifier;
 
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedTrustManager;
+import javax.security.auth.x500.X500Principal;
 import java.net.Socket;
 import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509Certificate;
+import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * Checks a peer's certificate by the side it is on: a client's against the CA only (the address a client connects
@@ -22,14 +25,32 @@ final class PeerTrustManager extends X509ExtendedTrustManager {
     private static final int MAX_CAUSE_DEPTH = 16;
     private final X509ExtendedTrustManager clients;
     private final X509ExtendedTrustManager servers;
+    private final Optional<Pattern> clientSubjects;
 
     /**
-     * @param clients checks clients' certificates (the CA only)
-     * @param servers checks servers' certificates (the CA and the host name)
+     * @param clients        checks clients' certificates (the CA only)
+     * @param servers        checks servers' certificates (the CA and the host name)
+     * @param clientSubjects when present, the whole subject (RFC 2253) a client's certificate must have besides:
+     *                       a server that takes brokers only
      */
-    PeerTrustManager(X509ExtendedTrustManager clients, X509ExtendedTrustManager servers) {
+    PeerTrustManager(X509ExtendedTrustManager clients, X509ExtendedTrustManager servers,
+                     Optional<Pattern> clientSubjects) {
         this.clients = clients;
         this.servers = servers;
+        this.clientSubjects = clientSubjects;
+    }
+
+    /** Refuses a client whose certificate's subject is not one {@code clientSubjects} takes. */
+    private void checkSubject(X509Certificate[] chain) throws CertificateException {
+        if (clientSubjects.isEmpty()) {
+            return;
+        }
+        String subject = chain[0].getSubjectX500Principal().getName(X500Principal.RFC2253);
+        if (!clientSubjects.get().matcher(subject).matches()) {
+            throw new OpenSslCertificateException("this port takes brokers only: the certificate of " + subject
+                    + " does not match " + TlsSettings.BROKER_SUBJECTS + " " + clientSubjects.get(),
+                    CertificateVerifier.X509_V_ERR_CERT_REJECTED);
+        }
     }
 
     @Override
@@ -39,6 +60,7 @@ final class PeerTrustManager extends X509ExtendedTrustManager {
         } catch (CertificateException e) {
             throw withAlert(e);
         }
+        checkSubject(chain);
     }
 
     @Override
@@ -49,6 +71,7 @@ final class PeerTrustManager extends X509ExtendedTrustManager {
         } catch (CertificateException e) {
             throw withAlert(e);
         }
+        checkSubject(chain);
     }
 
     @Override
@@ -59,6 +82,7 @@ final class PeerTrustManager extends X509ExtendedTrustManager {
         } catch (CertificateException e) {
             throw withAlert(e);
         }
+        checkSubject(chain);
     }
 
     /**

@@ -51,6 +51,7 @@ public final class TlsMaterial implements Closeable {
     private final AdvancedTlsX509TrustManager asServer;
     private final AdvancedTlsX509TrustManager asClient;
     private final PeerTrustManager peers;
+    private final PeerTrustManager brokers;
     private final ScheduledExecutorService reloads;
     private final List<Closeable> reloading = new ArrayList<>();
     /** Made on first use and kept: its managers take the reloaded files. */
@@ -63,7 +64,8 @@ public final class TlsMaterial implements Closeable {
         this.asClient = AdvancedTlsX509TrustManager.newBuilder()
                 .setVerification(AdvancedTlsX509TrustManager.Verification.CERTIFICATE_AND_HOST_NAME_VERIFICATION)
                 .build();
-        this.peers = new PeerTrustManager(asServer, asClient);
+        this.peers = new PeerTrustManager(asServer, asClient, Optional.empty());
+        this.brokers = new PeerTrustManager(asServer, asClient, Optional.of(settings.brokerSubjects()));
         this.reloads = Executors.newSingleThreadScheduledExecutor(task -> {
             Thread thread = new Thread(task, "tidemark-tls-reload");
             thread.setDaemon(true);
@@ -107,10 +109,6 @@ public final class TlsMaterial implements Closeable {
                     .orElse("") + settings.keyFile().map(k -> ", " + TlsSettings.KEY_FILE + " " + k).orElse("")
                     + "): " + e + "; they take PEM: certificates, and a PKCS#8 private key");
         }
-    }
-
-    public TlsSettings settings() {
-        return settings;
     }
 
     /** Whether this party has a certificate to show. */
@@ -180,12 +178,17 @@ public final class TlsMaterial implements Closeable {
         return keys;
     }
 
-    /**
-     * Checks peers' certificates, for Ratis' transport: a client's against the CA, a server's against the CA and the
-     * host name dialled.
-     */
+    /** Checks peers' certificates: a client's against the CA, a server's against the CA and the host name dialled. */
     public TrustManager trustManager() {
         return peers;
+    }
+
+    /**
+     * Checks peers' certificates as {@link #trustManager} does, and takes brokers only as clients (their certificate's
+     * subject matches {@code tls.broker.subjects}): for Ratis' transport, whose port no other party may reach.
+     */
+    public TrustManager brokerTrustManager() {
+        return brokers;
     }
 
     private SslContext build(SslContextBuilder builder) {
@@ -217,7 +220,7 @@ public final class TlsMaterial implements Closeable {
         reloads.shutdownNow();
     }
 
-    /** The settings' files, for messages: where the material came from. */
+    /** The protocols and the files, for the broker's start line: what it serves with. */
     @Override
     public String toString() {
         return "TLS " + settings.protocols() + " (CA " + settings.caFile() + settings.certFile().map(c -> ", certificate "

@@ -11,6 +11,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 /**
  * Where one party's TLS material lies and how it is used: PEM files (reloaded when they change, {@link TlsMaterial}),
@@ -25,22 +27,28 @@ import java.util.TreeMap;
  *       the CA), {@code requested} (one that shows a certificate must show a valid one) or {@code none};</li>
  *   <li>{@code tls.protocols}: {@code TLSv1.3} (the default), or {@code TLSv1.3,TLSv1.2} to let older peers in;</li>
  *   <li>{@code tls.reload.interval.ms}: how often the files are read again, so a rotated certificate is taken
- *       without a restart (default 60000, at least 1000).</li>
+ *       without a restart (default 60000, at least 1000);</li>
+ *   <li>{@code tls.broker.subjects} (a broker's): a regular expression the whole subject of a broker's certificate
+ *       matches, in RFC 2253 form ({@code CN=broker-1}): the Raft port takes no other party, so a client holding a
+ *       certificate from the same CA cannot reach it. Default {@code CN=broker-[0-9]+}, the names
+ *       {@code tidemark certs create} gives.</li>
  * </ul>
  *
  * @param certFile and {@code keyFile}: both or neither
  */
 public record TlsSettings(Path caFile, Optional<Path> certFile, Optional<Path> keyFile, ClientAuth clientAuth,
-                          List<String> protocols, long reloadIntervalMs) {
+                          List<String> protocols, long reloadIntervalMs, Pattern brokerSubjects) {
     public static final String CA_FILE = "tls.ca.file";
     public static final String CERT_FILE = "tls.cert.file";
     public static final String KEY_FILE = "tls.key.file";
     public static final String CLIENT_AUTH = "tls.client.auth";
     public static final String PROTOCOLS = "tls.protocols";
     public static final String RELOAD_INTERVAL_MS = "tls.reload.interval.ms";
+    public static final String BROKER_SUBJECTS = "tls.broker.subjects";
     /** Every key this class reads. */
     public static final Set<String> KEYS = Set.of(CA_FILE, CERT_FILE, KEY_FILE, CLIENT_AUTH, PROTOCOLS,
-            RELOAD_INTERVAL_MS);
+            RELOAD_INTERVAL_MS, BROKER_SUBJECTS);
+    public static final String DEFAULT_BROKER_SUBJECTS = "CN=broker-[0-9]+";
     public static final List<String> ALLOWED_PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
     public static final long DEFAULT_RELOAD_INTERVAL_MS = 60_000;
     private static final long MIN_RELOAD_INTERVAL_MS = 1_000;
@@ -82,13 +90,13 @@ public record TlsSettings(Path caFile, Optional<Path> certFile, Optional<Path> k
                 Optional.ofNullable(tls.get(CERT_FILE)).map(Path::of), Optional.ofNullable(tls.get(KEY_FILE))
                 .map(Path::of), clientAuth(tls.getOrDefault(CLIENT_AUTH, "required"), source),
                 protocols(tls.getOrDefault(PROTOCOLS, "TLSv1.3"), source), reloadInterval(tls.get(RELOAD_INTERVAL_MS),
-                source)));
+                source), brokerSubjects(tls.getOrDefault(BROKER_SUBJECTS, DEFAULT_BROKER_SUBJECTS), source)));
     }
 
     /** A client's settings: the CA, and a certificate with its key when it has one. */
     public static TlsSettings client(Path caFile, Optional<Path> certFile, Optional<Path> keyFile) {
         return new TlsSettings(caFile, certFile, keyFile, ClientAuth.NONE, List.of("TLSv1.3"),
-                DEFAULT_RELOAD_INTERVAL_MS);
+                DEFAULT_RELOAD_INTERVAL_MS, Pattern.compile(DEFAULT_BROKER_SUBJECTS));
     }
 
     private static ClientAuth clientAuth(String value, String source) {
@@ -131,6 +139,16 @@ public record TlsSettings(Path caFile, Optional<Path> certFile, Optional<Path> k
         }
         throw invalid("invalid value for " + RELOAD_INTERVAL_MS + " in " + source + ": '" + value + "' is not "
                 + "allowed; allowed: milliseconds, at least " + MIN_RELOAD_INTERVAL_MS);
+    }
+
+    private static Pattern brokerSubjects(String value, String source) {
+        try {
+            return Pattern.compile(value);
+        } catch (PatternSyntaxException e) {
+            throw invalid("invalid value for " + BROKER_SUBJECTS + " in " + source + ": '" + value + "' is not "
+                    + "allowed; allowed: a Java regular expression matching whole certificate subjects, e.g. "
+                    + DEFAULT_BROKER_SUBJECTS + " (" + e.getDescription() + ")");
+        }
     }
 
     private static TidemarkException invalid(String message) {

@@ -21,12 +21,13 @@ class TlsSettingsTest {
     }
 
     @Test
-    void theDefaultsAreTls13ClientCertificatesRequiredAndAMinuteBetweenReloads() {
+    void theDefaultsAreTls13ClientCertificatesRequiredAMinuteBetweenReloadsAndBrokersNamedBroker() {
         TlsSettings settings = TlsSettings.fromProperties(Map.of("tls.ca.file", "/c/ca.pem", "tls.cert.file",
                 "/c/b.pem", "tls.key.file", "/c/b.key", "cluster.name", "east"), "f").orElseThrow();
-        assertEquals(new TlsSettings(Path.of("/c/ca.pem"), Optional.of(Path.of("/c/b.pem")),
-                Optional.of(Path.of("/c/b.key")), TlsSettings.ClientAuth.REQUIRED, List.of("TLSv1.3"), 60_000),
-                settings);
+        assertEquals(List.of(Path.of("/c/ca.pem"), Optional.of(Path.of("/c/b.pem")), Optional.of(Path.of("/c/b.key")),
+                TlsSettings.ClientAuth.REQUIRED, List.of("TLSv1.3"), 60_000L, "CN=broker-[0-9]+"),
+                List.of(settings.caFile(), settings.certFile(), settings.keyFile(), settings.clientAuth(),
+                        settings.protocols(), settings.reloadIntervalMs(), settings.brokerSubjects().pattern()));
     }
 
     @Test
@@ -51,6 +52,9 @@ class TlsSettingsTest {
                 + "TLSv1.3,TLSv1.2", refused(Map.of("tls.ca.file", "ca.pem", "tls.protocols", "TLSv1.3,TLSv1.1")));
         assertEquals("invalid value for tls.reload.interval.ms in f: '999' is not allowed; allowed: milliseconds, at "
                 + "least 1000", refused(Map.of("tls.ca.file", "ca.pem", "tls.reload.interval.ms", "999")));
+        assertEquals("invalid value for tls.broker.subjects in f: 'CN=(broker' is not allowed; allowed: a Java regular "
+                + "expression matching whole certificate subjects, e.g. CN=broker-[0-9]+ (Unclosed group)",
+                refused(Map.of("tls.ca.file", "ca.pem", "tls.broker.subjects", "CN=(broker")));
     }
 
     @Test

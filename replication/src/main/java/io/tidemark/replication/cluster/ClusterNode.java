@@ -197,8 +197,8 @@ public final class ClusterNode implements Closeable {
         PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, replicas, liveness, leadership, clock,
                 registry);
         StuckFollowerWatch stuckFollowers = StuckFollowerWatch.start(server, clock, registry);
-        LOG.info("Tidemark broker node {} of cluster {} serving on {}", config.nodeId(), members.nodeIds(),
-                self.clientAddress());
+        LOG.info("Tidemark broker node {} of cluster {} serving on {} ({})", config.nodeId(), members.nodeIds(),
+                self.clientAddress(), tls.map(TlsMaterial::toString).orElse("plain text"));
         return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,
                 registry, maintenance, liveness, balancer, stuckFollowers, tls);
     }

@@ -11,15 +11,16 @@ import java.util.Optional;
 
 /**
  * How this broker's Raft server and clients talk: Ratis' gRPC transport, in plain text or, with the broker's TLS
- * material, TLS on its server, client and admin services, mutual (every side shows a certificate from the CA, so
- * only a party holding one reaches the Raft port).
+ * material, TLS on its server, client and admin services, mutual: every side shows a certificate from the CA, and
+ * the Raft port takes brokers only (a certificate whose subject matches {@code tls.broker.subjects}), so a client
+ * holding a certificate from the same CA reaches no group's log.
  */
 public final class RaftTransport {
     private final Parameters parameters = new Parameters();
 
     private RaftTransport(Optional<TlsMaterial> tls) {
         tls.ifPresent(material -> {
-            GrpcTlsConfig conf = new GrpcTlsConfig(material.keyManager(), material.trustManager(), true);
+            GrpcTlsConfig conf = new GrpcTlsConfig(material.keyManager(), material.brokerTrustManager(), true);
             GrpcConfigKeys.Server.setTlsConf(parameters, conf);
             GrpcConfigKeys.Client.setTlsConf(parameters, conf);
             GrpcConfigKeys.Admin.setTlsConf(parameters, conf);
