@@ -46,6 +46,14 @@ final class ClientOptions implements AutoCloseable {
 
     private Optional<TlsMaterial> tls;
 
+    /** The options of a command that takes another cluster's bootstrap and client properties file than its own. */
+    static ClientOptions of(String bootstrap, Path commandConfig) {
+        ClientOptions options = new ClientOptions();
+        options.bootstrap = bootstrap;
+        options.commandConfig = commandConfig;
+        return options;
+    }
+
     /**
      * The TLS material the options name, loaded once (the command's process ends with it); empty for plain text.
      *
@@ -53,21 +61,7 @@ final class ClientOptions implements AutoCloseable {
      */
     synchronized Optional<TlsMaterial> tls() {
         if (tls == null) {
-            Map<String, String> values = new HashMap<>();
-            if (commandConfig != null) {
-                try {
-                    values.putAll(BrokerConfig.readFile(commandConfig));
-                } catch (IOException e) {
-                    throw new TidemarkException(ErrorCode.INVALID_CONFIG, "cannot read --command-config "
-                            + commandConfig + ": " + e);
-                }
-                TreeSet<String> unknown = new TreeSet<>(values.keySet());
-                unknown.removeAll(TlsSettings.KEYS);
-                if (!unknown.isEmpty()) {
-                    throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown key(s) " + unknown + " in "
-                            + commandConfig + "; known keys: " + new TreeSet<>(TlsSettings.KEYS));
-                }
-            }
+            Map<String, String> values = new HashMap<>(commandConfig(commandConfig, "--command-config"));
             put(values, TlsSettings.CA_FILE, tlsCa);
             put(values, TlsSettings.CERT_FILE, tlsCert);
             put(values, TlsSettings.KEY_FILE, tlsKey);
@@ -75,6 +69,36 @@ final class ClientOptions implements AutoCloseable {
                     : commandConfig + " and the --tls-* flags"));
         }
         return tls;
+    }
+
+    /**
+     * The TLS settings of a client properties file given as {@code option} (the mirror's {@code
+     * --source-command-config}, say); empty without a file or without tls.* keys in it.
+     *
+     * @throws TidemarkException INVALID_CONFIG naming the file and what is wrong in it
+     */
+    static Optional<TlsSettings> tlsSettings(Path file, String option) {
+        return TlsSettings.fromProperties(commandConfig(file, option), option + " " + file);
+    }
+
+    /** The keys of a client properties file, all of them tls.* keys; none without a file. */
+    private static Map<String, String> commandConfig(Path file, String option) {
+        if (file == null) {
+            return Map.of();
+        }
+        Map<String, String> values;
+        try {
+            values = BrokerConfig.readFile(file);
+        } catch (IOException e) {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "cannot read " + option + " " + file + ": " + e);
+        }
+        TreeSet<String> unknown = new TreeSet<>(values.keySet());
+        unknown.removeAll(TlsSettings.KEYS);
+        if (!unknown.isEmpty()) {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown key(s) " + unknown + " in " + option + " "
+                    + file + "; known keys: " + new TreeSet<>(TlsSettings.KEYS));
+        }
+        return values;
     }
 
     private static void put(Map<String, String> values, String key, Path file) {

@@ -1,6 +1,5 @@
 package io.tidemark.cli;
 
-import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.mirror.failover.FailoverCommitter;
 import io.tidemark.mirror.failover.FailoverPlan;
@@ -17,6 +16,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +46,9 @@ final class FailoverCommand {
         @Option(names = "--target", required = true, paramLabel = "HOST:PORT[,...]",
                 description = "The target cluster, that the group moves to.")
         String target;
+        @Option(names = "--command-config", paramLabel = "FILE", description = "How to reach the target in TLS: a "
+                + "client properties file (tls.ca.file, tls.cert.file, tls.key.file), as the other tools take.")
+        Path commandConfig;
         @Option(names = "--source-name", required = true,
                 description = "The dead cluster's name, as its mirror was given it (tidemark mirror --source-name).")
         String sourceName;
@@ -96,7 +99,7 @@ final class FailoverCommand {
         }
 
         TidemarkAdmin admin() {
-            return new TidemarkAdmin(AdminConfig.builder(target).build());
+            return ClientOptions.of(target, commandConfig).admin();
         }
 
         /** Reads the target's __mirror_state and plans, at the clock's time. */

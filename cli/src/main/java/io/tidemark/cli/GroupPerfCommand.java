@@ -75,8 +75,8 @@ final class GroupPerfCommand implements Callable<Integer> {
         volatile Set<TopicPartition> assignment = Set.of();
         volatile RuntimeException failure;
 
-        Member(String bootstrap, String group, String topic, int index) {
-            consumer = new TidemarkConsumer(ConsumerConfig.builder(bootstrap).group(group)
+        Member(ClientOptions client, String group, String topic, int index) {
+            consumer = new TidemarkConsumer(client.consumerConfig().group(group)
                     .clientId("perf-group-" + index).enableAutoCommit(false)
                     .autoOffsetReset(ConsumerConfig.OffsetReset.LATEST).build());
             thread = new Thread(() -> run(topic), "perf-group-member-" + index);
@@ -140,11 +140,11 @@ final class GroupPerfCommand implements Callable<Integer> {
         try {
             long start = System.nanoTime();
             for (int i = 0; i < memberCount; i++) {
-                live.add(new Member(client.bootstrap, group, topic, i));
+                live.add(new Member(client, group, topic, i));
             }
             report(out, memberCount + " members joining at once", settle(live, start));
             start = System.nanoTime();
-            live.add(new Member(client.bootstrap, group, topic, memberCount));
+            live.add(new Member(client, group, topic, memberCount));
             report(out, "member " + (memberCount + 1) + " joining", settle(live, start));
             Member leaving = live.remove(0);
             start = System.nanoTime();

@@ -145,10 +145,7 @@ final class LocalCommand {
 
         /** The tools' options for the cluster: its bootstrap, and its client's TLS settings when it has them. */
         private static ClientOptions clientOptions(LocalCluster cluster) {
-            ClientOptions client = new ClientOptions();
-            client.bootstrap = cluster.bootstrap();
-            client.commandConfig = cluster.clientConfig().orElse(null);
-            return client;
+            return ClientOptions.of(cluster.bootstrap(), cluster.clientConfig().orElse(null));
         }
 
         /**

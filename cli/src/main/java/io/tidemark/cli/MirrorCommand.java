@@ -1,7 +1,6 @@
 package io.tidemark.cli;
 
 import com.codahale.metrics.MetricRegistry;
-import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.core.metrics.MetricsEndpoint;
@@ -18,6 +17,7 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,6 +58,14 @@ final class MirrorCommand implements Callable<Integer> {
 
     @Option(names = "--target", paramLabel = "HOST:PORT[,...]", description = "The target cluster (required).")
     String target;
+
+    @Option(names = "--source-command-config", paramLabel = "FILE", description = "How to reach the source in TLS: "
+            + "a client properties file as the tools' --command-config (tls.ca.file, tls.cert.file, tls.key.file).")
+    Path sourceCommandConfig;
+
+    @Option(names = "--target-command-config", paramLabel = "FILE",
+            description = "How to reach the target in TLS, as --source-command-config.")
+    Path targetCommandConfig;
 
     @Option(names = "--target-name",
             description = "The target cluster's name: records that crossed it are never copied into it (loops). "
@@ -119,7 +127,9 @@ final class MirrorCommand implements Callable<Integer> {
         }
         MirrorConfig config = MirrorConfig.of(source, sourceName, target, Optional.ofNullable(targetName), topics,
                 groups, topicPrefix).withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
-                .withMaxBytesPerSecond(maxBytesPerSecond).withDeadLetterTopic(Optional.ofNullable(deadLetterTopic));
+                .withMaxBytesPerSecond(maxBytesPerSecond).withDeadLetterTopic(Optional.ofNullable(deadLetterTopic))
+                .withTls(ClientOptions.tlsSettings(sourceCommandConfig, "--source-command-config"),
+                        ClientOptions.tlsSettings(targetCommandConfig, "--target-command-config"));
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen, Optional.empty());
@@ -161,6 +171,9 @@ final class MirrorCommand implements Callable<Integer> {
         @Option(names = "--source-name", description = "Only the mirror from this source cluster (default: every "
                 + "mirror writing into the target).")
         String sourceName;
+        @Option(names = "--target-command-config", paramLabel = "FILE",
+                description = "How to reach the target in TLS: a client properties file as the tools' --command-config.")
+        Path targetCommandConfig;
         @Option(names = "--output", defaultValue = "text", description = "text, or json: one object per source a "
                 + "line.")
         OutputFormat output;
@@ -168,7 +181,8 @@ final class MirrorCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
-            try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(target).build())) {
+            try (ClientOptions client = ClientOptions.of(target, targetCommandConfig);
+                 TidemarkAdmin admin = client.admin()) {
                 MirrorStatus status = new MirrorStatusReader(admin).read(Optional.ofNullable(sourceName));
                 out.print(output == OutputFormat.json ? MirrorStatusFormat.json(status)
                         : MirrorStatusFormat.text(status));

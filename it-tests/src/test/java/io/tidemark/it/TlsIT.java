@@ -59,7 +59,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * CA it makes): a client with a certificate from the cluster's CA produces and consumes; every other client is
  * refused at once with AUTHENTICATION_FAILED saying why (plain text, no certificate, a certificate from another CA, an
  * expired one, a broker certificate not for the host dialled); the Raft port takes no party without a certificate;
- * the metrics endpoint speaks HTTPS; a broker takes a rotated certificate without a restart.
+ * the metrics endpoint speaks HTTPS; a broker takes a rotated certificate without a restart; a mirror copies between
+ * two TLS clusters.
  */
 class TlsIT {
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -254,6 +255,54 @@ class TlsIT {
             tidemark.createTopic("after-rotation", 1, 3, Map.of());
             assertEquals(1, tidemark.describeTopics(List.of("after-rotation")).get(0).getPartitionsCount(),
                     "node 3 serves with its new certificate");
+        }
+    }
+
+    /**
+     * A mirror copies from this TLS cluster into another (one broker in this JVM with a broker certificate of the
+     * same CA), reaching each with a client certificate ({@code --source-command-config}, {@code
+     * --target-command-config}), and {@code tidemark mirror status} reads the target over TLS.
+     */
+    @Test
+    void aMirrorCopiesBetweenTwoTlsClusters() throws Exception {
+        Path into = Files.createDirectories(dir.resolve("into"));
+        ThrowawayCertificateAuthority.load(certs, RANDOM).issue(new X500Principal("CN=broker-1"),
+                ThrowawayCertificateAuthority.Usage.BROKER, ThrowawayCertificateAuthority.AltNames.of(List.of(
+                        "localhost", "127.0.0.1")), ThrowawayCertificateAuthority.Validity.from(
+                        Instant.now().minusSeconds(60), Duration.ofDays(1)))
+                .write(into.resolve("broker.pem"), into.resolve("broker.key"));
+        Path clientConfig = certs.resolve("admin.properties");
+        try (TidemarkAdmin source = new TidemarkAdmin(AdminConfig.builder(bootstrap()).tls(admin).build());
+             TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).tls(admin).build());
+             InJvmCluster target = InJvmCluster.start(into, 1, Map.of("cluster.name", "into", "tls.ca.file",
+                     certs.resolve("ca.pem").toString(), "tls.cert.file", into.resolve("broker.pem").toString(),
+                     "tls.key.file", into.resolve("broker.key").toString()))) {
+            source.createTopic("mirrored", 1, 3, Map.of());
+            for (int i = 0; i < 3; i++) {
+                producer.send(new ProducerRecord("mirrored", 0, null, ("copied-" + i).getBytes(StandardCharsets.UTF_8)))
+                        .join();
+            }
+            try (MirrorProcess mirror = MirrorProcess.startTakingTargetName(dir, "tls-mirror", bootstrap(), "tlsdc",
+                    target.bootstrap(), "--topics", "mirrored", "--source-command-config", clientConfig.toString(),
+                    "--target-command-config", clientConfig.toString());
+                 TidemarkConsumer copies = new TidemarkConsumer(ConsumerConfig.builder(target.bootstrap()).tls(admin)
+                         .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
+                List<String> read = new ArrayList<>();
+                await().atMost(WAIT).ignoreExceptions().until(() -> {
+                    if (copies.assignment().isEmpty()) {
+                        copies.assign(List.of(new TopicPartition("mirrored", 0)));
+                    }
+                    copies.poll(Duration.ofMillis(200)).forEach(r -> read.add(new String(r.value(),
+                            StandardCharsets.UTF_8)));
+                    return read.size() >= 3;
+                });
+                assertEquals(List.of("copied-0", "copied-1", "copied-2"), read);
+                assertEquals(List.of(), mirror.errors());
+                Tidemark.Result status = Tidemark.run(dir, "mirror", "status", "--target", target.bootstrap(),
+                        "--target-command-config", clientConfig.toString());
+                assertEquals(0, status.exitCode(), status.out() + status.err());
+                assertTrue(status.out().contains("mirrored"), status.out());
+            }
         }
     }
 

@@ -25,6 +25,7 @@ import io.tidemark.mirror.source.SourceLoop;
 import io.tidemark.mirror.source.TopicDiscovery;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.tls.TlsMaterial;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,26 +102,33 @@ public final class Mirror implements Closeable {
     private final SourceLoop sourceLoop;
     private final Map<TopicPartition, PartitionCopier> copiers = new ConcurrentHashMap<>();
     private final CompletableFuture<Void> failure = new CompletableFuture<>();
+    private final Optional<TlsMaterial> sourceTls;
+    private final Optional<TlsMaterial> targetTls;
 
     private Mirror(MirrorConfig config, ClusterNames names, int largestBatchBytes, Optional<TopicPartition> deadLetters,
-                   TidemarkAdmin targetAdmin, MetricRegistry registry, Clock clock) {
+                   TidemarkAdmin targetAdmin, Optional<TlsMaterial> sourceTls, Optional<TlsMaterial> targetTls,
+                   MetricRegistry registry, Clock clock) {
         this.config = config;
+        this.sourceTls = sourceTls;
+        this.targetTls = targetTls;
         this.names = names;
         this.deadLetters = deadLetters;
         this.targetAdmin = targetAdmin;
         this.metrics = new MirrorMetrics(registry);
         this.clock = clock;
-        this.sourceAdmin = new TidemarkAdmin(AdminConfig.builder(config.sourceBootstrap()).build());
-        this.sourceProbe = new TidemarkAdmin(AdminConfig.builder(config.sourceBootstrap())
+        this.sourceAdmin = new TidemarkAdmin(admin(config.sourceBootstrap(), sourceTls).build());
+        this.sourceProbe = new TidemarkAdmin(admin(config.sourceBootstrap(), sourceTls)
                 .requestTimeoutMs(Math.min(Math.max(config.heartbeatIntervalMs(), MIN_PROBE_TIMEOUT_MS),
                         MAX_PROBE_TIMEOUT_MS)).build());
-        this.consumer = new TidemarkConsumer(ConsumerConfig.builder(config.sourceBootstrap()).clock(clock)
+        ConsumerConfig.Builder source = ConsumerConfig.builder(config.sourceBootstrap());
+        sourceTls.ifPresent(source::tls);
+        this.consumer = new TidemarkConsumer(source.clock(clock)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS)
                 .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED)
                 .fetchMaxBytes(fetchMaxBytes(config.maxBytesPerSecond())).build());
-        this.writer = new PartitionWriter(ProducerConfig.builder(config.targetBootstrap()).clock(clock)
+        this.writer = new PartitionWriter(producer(config.targetBootstrap(), targetTls).clock(clock)
                 .maxRequestBytes(writerMaxRequestBytes(largestBatchBytes, config.maxBatchBytes())).build());
-        this.stateProducer = new TidemarkProducer(ProducerConfig.builder(config.targetBootstrap()).clock(clock)
+        this.stateProducer = new TidemarkProducer(producer(config.targetBootstrap(), targetTls).clock(clock)
                 .build());
         this.timers = Executors.newScheduledThreadPool(2, daemon("tidemark-mirror-timer"));
         this.heartbeatTimer = Executors.newSingleThreadScheduledExecutor(daemon("tidemark-mirror-heartbeat"));
@@ -139,7 +147,15 @@ public final class Mirror implements Closeable {
      *                                  dead-letter topic
      */
     public static Mirror start(MirrorConfig config, MetricRegistry registry, Clock clock) {
-        TidemarkAdmin targetAdmin = new TidemarkAdmin(AdminConfig.builder(config.targetBootstrap()).build());
+        Optional<TlsMaterial> targetTls = TlsMaterial.load(config.targetTls());
+        Optional<TlsMaterial> sourceTls;
+        try {
+            sourceTls = TlsMaterial.load(config.sourceTls());
+        } catch (RuntimeException e) {
+            targetTls.ifPresent(TlsMaterial::close);
+            throw e;
+        }
+        TidemarkAdmin targetAdmin = new TidemarkAdmin(admin(config.targetBootstrap(), targetTls).build());
         ClusterNames names;
         int largestBatchBytes;
         Optional<TopicPartition> deadLetters;
@@ -152,9 +168,12 @@ public final class Mirror implements Closeable {
             });
         } catch (RuntimeException e) {
             targetAdmin.close();
+            sourceTls.ifPresent(TlsMaterial::close);
+            targetTls.ifPresent(TlsMaterial::close);
             throw e;
         }
-        Mirror mirror = new Mirror(config, names, largestBatchBytes, deadLetters, targetAdmin, registry, clock);
+        Mirror mirror = new Mirror(config, names, largestBatchBytes, deadLetters, targetAdmin, sourceTls, targetTls,
+                registry, clock);
         try {
             mirror.checkSourceAndStart();
         } catch (TidemarkException e) {
@@ -166,6 +185,19 @@ public final class Mirror implements Closeable {
             throw e;
         }
         return mirror;
+    }
+
+    /** An admin client's settings for a cluster, in TLS with {@code tls} when present. */
+    private static AdminConfig.Builder admin(String bootstrap, Optional<TlsMaterial> tls) {
+        AdminConfig.Builder config = AdminConfig.builder(bootstrap);
+        tls.ifPresent(config::tls);
+        return config;
+    }
+
+    private static ProducerConfig.Builder producer(String bootstrap, Optional<TlsMaterial> tls) {
+        ProducerConfig.Builder config = ProducerConfig.builder(bootstrap);
+        tls.ifPresent(config::tls);
+        return config;
     }
 
     /** The names of the source and the target, as the mirror writes them. */
@@ -334,6 +366,8 @@ public final class Mirror implements Closeable {
         sourceAdmin.close();
         sourceProbe.close();
         targetAdmin.close();
+        sourceTls.ifPresent(TlsMaterial::close);
+        targetTls.ifPresent(TlsMaterial::close);
         LOG.info("Mirror {} -> {} stopped after copying {} records", names.source(), names.target(),
                 metrics.recordsCopied());
     }

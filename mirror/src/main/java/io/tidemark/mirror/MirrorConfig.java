@@ -1,6 +1,7 @@
 package io.tidemark.mirror;
 
 import io.tidemark.proto.record.OriginPartition;
+import io.tidemark.proto.tls.TlsSettings;
 
 import java.util.Objects;
 import java.util.Optional;
@@ -31,12 +32,16 @@ import java.util.regex.PatternSyntaxException;
  *                             ({@code --max-bytes-per-second}); 0 for no limit
  * @param deadLetterTopic      the target topic records the target refuses go to ({@code --dead-letter-topic});
  *                             empty to stop a partition at such a record instead
+ * @param sourceTls            how the mirror reaches the source in TLS ({@code --source-command-config}); empty for
+ *                             plain text
+ * @param targetTls            the same for the target ({@code --target-command-config})
  */
 public record MirrorConfig(String sourceBootstrap, String sourceName, String targetBootstrap,
                            Optional<String> targetName, Pattern topics, Pattern groups, String topicPrefix,
                            long checkpointIntervalMs, long heartbeatIntervalMs, long discoveryIntervalMs,
                            int maxBatchBytes, int maxBacklogBytes, long maxBytesPerSecond,
-                           Optional<String> deadLetterTopic) {
+                           Optional<String> deadLetterTopic, Optional<TlsSettings> sourceTls,
+                           Optional<TlsSettings> targetTls) {
     public static final String ALL = ".*";
     public static final long DEFAULT_CHECKPOINT_INTERVAL_MS = 5_000;
     public static final long DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
@@ -70,6 +75,8 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
                     + "from a-z A-Z 0-9 . _ -, not starting with '__'");
         }
         Objects.requireNonNull(deadLetterTopic, "deadLetterTopic").ifPresent(MirrorConfig::checkDeadLetterTopic);
+        Objects.requireNonNull(sourceTls, "sourceTls");
+        Objects.requireNonNull(targetTls, "targetTls");
         checkInterval("checkpoint interval", checkpointIntervalMs);
         checkInterval("heartbeat interval", heartbeatIntervalMs);
         checkInterval("discovery interval", discoveryIntervalMs);
@@ -92,26 +99,33 @@ public record MirrorConfig(String sourceBootstrap, String sourceName, String tar
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, pattern("--topics", topics),
                 pattern("--groups", groups), topicPrefix, DEFAULT_CHECKPOINT_INTERVAL_MS,
                 DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_DISCOVERY_INTERVAL_MS, DEFAULT_MAX_BATCH_BYTES,
-                DEFAULT_MAX_BACKLOG_BYTES, 0, Optional.empty());
+                DEFAULT_MAX_BACKLOG_BYTES, 0, Optional.empty(), Optional.empty(), Optional.empty());
     }
 
     public MirrorConfig withIntervals(long checkpointMs, long heartbeatMs, long discoveryMs) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
                 checkpointMs, heartbeatMs, discoveryMs, maxBatchBytes, maxBacklogBytes, maxBytesPerSecond,
-                deadLetterTopic);
+                deadLetterTopic, sourceTls, targetTls);
     }
 
     public MirrorConfig withMaxBytesPerSecond(long bytesPerSecond) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
                 checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs, maxBatchBytes, maxBacklogBytes,
-                bytesPerSecond, deadLetterTopic);
+                bytesPerSecond, deadLetterTopic, sourceTls, targetTls);
     }
 
     /** With a dead-letter topic ({@code --dead-letter-topic}); an empty one for none. */
     public MirrorConfig withDeadLetterTopic(Optional<String> topic) {
         return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
                 checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs, maxBatchBytes, maxBacklogBytes,
-                maxBytesPerSecond, topic);
+                maxBytesPerSecond, topic, sourceTls, targetTls);
+    }
+
+    /** Reaching the source and the target in TLS with these settings; an empty one for plain text. */
+    public MirrorConfig withTls(Optional<TlsSettings> source, Optional<TlsSettings> target) {
+        return new MirrorConfig(sourceBootstrap, sourceName, targetBootstrap, targetName, topics, groups, topicPrefix,
+                checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs, maxBatchBytes, maxBacklogBytes,
+                maxBytesPerSecond, deadLetterTopic, source, target);
     }
 
     /** The target topic of a source topic. */
