@@ -55,30 +55,30 @@ final class PeerTrustManager extends X509ExtendedTrustManager {
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
-        try {
-            clients.checkClientTrusted(chain, authType);
-        } catch (CertificateException e) {
-            throw withAlert(e);
-        }
-        checkSubject(chain);
+        checkClient(chain, () -> clients.checkClientTrusted(chain, authType));
     }
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
             throws CertificateException {
-        try {
-            clients.checkClientTrusted(chain, authType, socket);
-        } catch (CertificateException e) {
-            throw withAlert(e);
-        }
-        checkSubject(chain);
+        checkClient(chain, () -> clients.checkClientTrusted(chain, authType, socket));
     }
 
     @Override
     public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
             throws CertificateException {
+        checkClient(chain, () -> clients.checkClientTrusted(chain, authType, engine));
+    }
+
+    /** A check of a client's certificate against the CA. */
+    private interface CaCheck {
+        void run() throws CertificateException;
+    }
+
+    /** Checks a client's certificate against the CA ({@code caCheck}), then its subject. */
+    private void checkClient(X509Certificate[] chain, CaCheck caCheck) throws CertificateException {
         try {
-            clients.checkClientTrusted(chain, authType, engine);
+            caCheck.run();
         } catch (CertificateException e) {
             throw withAlert(e);
         }
