@@ -103,6 +103,11 @@ final class LocalCommand {
             if (existing.isEmpty() && (nodes < 1 || nodes > 9)) {
                 throw new IllegalArgumentException("--nodes " + nodes + " is not allowed: 1 to 9");
             }
+            if (tls && cluster.certsDir().isEmpty()) {
+                throw new IllegalArgumentException("local cluster '" + which.name + "' in " + which.dir() + " runs in "
+                        + "plain text, and a cluster keeps how it started: stop it (local down) and delete its "
+                        + "directory to start it again with --tls");
+            }
             if (!cluster.certsDir().isEmpty()) {
                 makeCertificates(cluster, out);
             }

@@ -70,4 +70,19 @@ class LocalClusterTest {
         assertEquals(Optional.of(Path.of(withFile.configFile())), withFile.writeBrokerConfig());
         assertFalse(Files.exists(withFile.dir()), "nothing written");
     }
+
+    /** A TLS cluster's broker reads a file of its own: the cluster's keys and its own certificate. */
+    @Test
+    void aTlsClustersBrokerReadsItsOwnCertificateBesideTheClustersKeys() throws IOException {
+        LocalCluster plain = cluster("A", "retention.ms=60000\n");
+        LocalCluster tls = new LocalCluster(plain.dir(), 3, 9400, plain.configFile(), "/c/certs");
+        Path file = tls.brokerConfig(2, tls.writeBrokerConfig()).orElseThrow();
+        assertEquals(tls.nodeDir(2).resolve("broker.properties"), file);
+        assertEquals(Map.of("cluster.name", "A", "retention.ms", "60000", "tls.ca.file", "/c/certs/ca.pem",
+                "tls.cert.file", "/c/certs/broker-2.pem", "tls.key.file", "/c/certs/broker-2.key"),
+                BrokerConfig.readFile(file));
+        assertEquals(Optional.of(Path.of("/c/certs/admin.properties")), tls.clientConfig());
+        assertEquals(Optional.empty(), plain.clientConfig());
+        assertEquals(plain.writeBrokerConfig(), plain.brokerConfig(2, plain.writeBrokerConfig()), "plain: shared");
+    }
 }
