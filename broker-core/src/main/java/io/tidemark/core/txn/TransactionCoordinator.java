@@ -46,8 +46,8 @@ import java.util.concurrent.TimeoutException;
  * <h2>Ending a transaction: one entry where it can, else two phases</h2>
  * Where the Raft group of {@code __group_offsets} (which this broker leads) hosts every partition of the transaction,
  * one entry of that group ends it, all or none ({@link AllOrNoneAppender}): the id's state EMPTY, the offsets sent to
- * a committing transaction, and every marker. Otherwise EndTxn stores the decision first (PREPARE_COMMIT or PREPARE_ABORT: from then on the outcome is fixed, whatever
- * crashes), then writes the marker to every partition of the transaction ({@link MarkerWriter}), then stores EMPTY and
+ * a committing transaction, and every marker. Otherwise EndTxn stores the decision first (PREPARE_COMMIT or
+ * PREPARE_ABORT: from then on the outcome is fixed, whatever crashes), then writes the marker to every partition of the transaction ({@link MarkerWriter}), then stores EMPTY and
  * answers. A coordinator that finds a decision without its EMPTY (its predecessor died between) writes the markers
  * again: a second marker of the same decision ends nothing more in a partition, and the partitions hear it before
  * the producer may begin its next transaction. Each marker carries the coordinator epoch (the Raft term of
