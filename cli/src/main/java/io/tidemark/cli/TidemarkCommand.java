@@ -16,9 +16,9 @@ import java.io.PrintWriter;
                 + "ReceiveTime.",
         subcommands = {BrokerCommand.class, LocalCommand.class, StatusCommand.class, LeaderCommand.class,
                 PartitionsCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
-                OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, FailoverCommand.class, PerfCommand.class,
-                StorageDemoCommand.class, DumpLogCommand.class, ReplicasCommand.class, CertsCommand.class,
-                CommandLine.HelpCommand.class})
+                OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, FailoverCommand.class,
+                PerfCommand.class, StorageDemoCommand.class, DumpLogCommand.class, ReplicasCommand.class,
+                CertsCommand.class, AclsCommand.class, CommandLine.HelpCommand.class})
 public final class TidemarkCommand {
     public static final int USER_ERROR = 1;
 

@@ -3,13 +3,18 @@ package io.tidemark.client.api;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.AclBinding;
+import io.tidemark.proto.v1.AclFilter;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.ClusterStatusResponse;
+import io.tidemark.proto.v1.CreateAclsRequest;
 import io.tidemark.proto.v1.CreateTopicRequest;
+import io.tidemark.proto.v1.DeleteAclsRequest;
 import io.tidemark.proto.v1.DeleteGroupRequest;
 import io.tidemark.proto.v1.DeleteOffsetsRequest;
 import io.tidemark.proto.v1.DeleteTopicRequest;
+import io.tidemark.proto.v1.DescribeAclsRequest;
 import io.tidemark.proto.v1.DescribeGroupRequest;
 import io.tidemark.proto.v1.DescribeGroupResponse;
 import io.tidemark.proto.v1.ErrorCode;
@@ -38,17 +43,18 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Administers a Tidemark cluster: topics, their configs, cluster status and metadata, moving partition leadership
- * and replicas, offset lookups by time, and consumer group offsets. Calls go to the bootstrap brokers in turn until
- * one answers (an unreachable or stopping broker, NOT_AVAILABLE, moves the call to the next), each with the deadline
- * {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets},
- * {@link #read} and {@link #originOffset} go to the partition's leader, and the group calls but
- * {@link #listGroups} to the groups' coordinator (the leader of {@code __group_offsets}). Every call blocks until answered and every
+ * and replicas, offset lookups by time, consumer group offsets, and ACLs. Calls go to the bootstrap brokers in turn
+ * until one answers (an unreachable or stopping broker, NOT_AVAILABLE, moves the call to the next), each with the
+ * deadline {@code request.timeout.ms} ({@link #reassignPartition} adds its own timeout to it); {@link #listOffsets},
+ * {@link #read} and {@link #originOffset} go to the partition's leader, and the group calls but {@link #listGroups}
+ * to the groups' coordinator (the leader of {@code __group_offsets}). Every call blocks until answered and every
  * failure is a {@link TidemarkException} carrying the broker's code and message. Answers are the API's protobuf
  * messages where they have one; a topic's id is their {@code topic_id} bytes ({@link TopicIds#fromBytes} makes the
  * UUID).
  *
  * <p>A create or delete that timed out may have taken effect on the broker that did not answer; its retry on
- * the next broker can then fail with TOPIC_EXISTS or UNKNOWN_TOPIC.
+ * the next broker can then fail with TOPIC_EXISTS or UNKNOWN_TOPIC. A retried {@link #createAcls} changes nothing;
+ * a retried {@link #deleteAcls} does not answer the bindings the attempt that timed out removed.
  *
  * <p>Thread-safe. The answers of the leader's calls complete on the transport thread that read them, which wakes the
  * waiting caller directly ({@link LeaderCaller.Callbacks#TRANSPORT_THREAD}).
@@ -153,6 +159,42 @@ public final class TidemarkAdmin implements Closeable {
                 .setPartition(tp.partition()).addAllReplicaNodeIds(replicaNodeIds).setTimeoutMs(timeoutMs).build();
         return await(anyBroker.call("ReassignPartition", channel -> anyBroker.admin(channel,
                 timeoutMs + requestTimeoutMs).reassignPartition(request))).getReplicaNodeIdsList();
+    }
+
+    /**
+     * Adds ACLs; one the cluster holds already stays as it is. Answered once the metadata group stored them, when
+     * every broker enforces them as soon as it applied the entry.
+     *
+     * @throws TidemarkException CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster
+     */
+    public void createAcls(List<AclBinding> bindings) {
+        CreateAclsRequest request = CreateAclsRequest.newBuilder().addAllBindings(bindings).build();
+        await(anyBroker.call("CreateAcls",
+                channel -> anyBroker.admin(channel).createAcls(request)));
+    }
+
+    /**
+     * Removes every ACL one of {@code filters} matches (a filter's unset fields match any value).
+     *
+     * @return the bindings removed
+     * @throws TidemarkException CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster
+     */
+    public List<AclBinding> deleteAcls(List<AclFilter> filters) {
+        DeleteAclsRequest request = DeleteAclsRequest.newBuilder().addAllFilters(filters).build();
+        return await(anyBroker.call("DeleteAcls",
+                channel -> anyBroker.admin(channel).deleteAcls(request))).getDeletedList();
+    }
+
+    /**
+     * The ACLs {@code filter} matches (its unset fields match any value), sorted by resource type, resource name,
+     * pattern type, principal, host, operation and permission.
+     *
+     * @throws TidemarkException CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster
+     */
+    public List<AclBinding> describeAcls(AclFilter filter) {
+        DescribeAclsRequest request = DescribeAclsRequest.newBuilder().setFilter(filter).build();
+        return await(anyBroker.call("DescribeAcls",
+                channel -> anyBroker.admin(channel).describeAcls(request))).getBindingsList();
     }
 
     /** @param topics empty for every topic */
