@@ -1,5 +1,7 @@
 package io.tidemark.cli;
 
+import io.tidemark.core.auth.AuthSettings;
+import io.tidemark.core.auth.Principal;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.tls.TlsSettings;
@@ -33,6 +35,8 @@ record LocalCluster(Path dir, int nodes, int basePort, String configFile, String
     static final String BROKER_CONFIG_FILE = "broker.properties";
     /** The client whose certificate {@code local up --tls} makes, and whose --command-config file it prints. */
     static final String TLS_CLIENT = "admin";
+    /** A certificate whose subject is only a common name maps to the principal of that name; any other to its DN. */
+    static final String CN_MAPPING_RULES = "RULE:^CN=([^,]+)$/$1/,DEFAULT";
 
     /** The local cluster's name: its directory's. */
     String name() {
@@ -132,7 +136,8 @@ record LocalCluster(Path dir, int nodes, int basePort, String configFile, String
     /**
      * The config file node {@code node} reads: {@link #writeBrokerConfig}'s, and for a TLS cluster a file of the
      * node's own in its directory, those keys and its certificate's ({@code broker-N.pem}, {@code broker-N.key} and
-     * {@code ca.pem} in {@code certsDir}).
+     * {@code ca.pem} in {@code certsDir}); unless the keys set them, principals are certificates' common names
+     * ({@link #CN_MAPPING_RULES}) and {@code User:admin}, the client whose certificate it makes, is the super user.
      */
     Optional<Path> brokerConfig(int node, Optional<Path> shared) throws IOException {
         if (certsDir.isEmpty()) {
@@ -146,6 +151,8 @@ record LocalCluster(Path dir, int nodes, int basePort, String configFile, String
         properties.setProperty(TlsSettings.CA_FILE, certs.resolve("ca.pem").toString());
         properties.setProperty(TlsSettings.CERT_FILE, certs.resolve("broker-" + node + ".pem").toString());
         properties.setProperty(TlsSettings.KEY_FILE, certs.resolve("broker-" + node + ".key").toString());
+        properties.putIfAbsent(AuthSettings.MAPPING_RULES, CN_MAPPING_RULES);
+        properties.putIfAbsent(AuthSettings.SUPER_USERS, Principal.user(TLS_CLIENT).toString());
         Path file = nodeDir(node).resolve(BROKER_CONFIG_FILE);
         Files.createDirectories(nodeDir(node));
         try (Writer writer = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {

@@ -71,7 +71,10 @@ class LocalClusterTest {
         assertFalse(Files.exists(withFile.dir()), "nothing written");
     }
 
-    /** A TLS cluster's broker reads a file of its own: the cluster's keys and its own certificate. */
+    /**
+     * A TLS cluster's broker reads a file of its own: the cluster's keys and its own certificate, with common names as
+     * principals and the admin client a super user unless the cluster's keys say otherwise.
+     */
     @Test
     void aTlsClustersBrokerReadsItsOwnCertificateBesideTheClustersKeys() throws IOException {
         LocalCluster plain = cluster("A", "retention.ms=60000\n");
@@ -79,8 +82,13 @@ class LocalClusterTest {
         Path file = tls.brokerConfig(2, tls.writeBrokerConfig()).orElseThrow();
         assertEquals(tls.nodeDir(2).resolve("broker.properties"), file);
         assertEquals(Map.of("cluster.name", "A", "retention.ms", "60000", "tls.ca.file", "/c/certs/ca.pem",
-                "tls.cert.file", "/c/certs/broker-2.pem", "tls.key.file", "/c/certs/broker-2.key"),
+                "tls.cert.file", "/c/certs/broker-2.pem", "tls.key.file", "/c/certs/broker-2.key",
+                "tls.principal.mapping.rules", "RULE:^CN=([^,]+)$/$1/,DEFAULT", "super.users", "User:admin"),
                 BrokerConfig.readFile(file));
+        LocalCluster given = cluster("B", "super.users=User:ops\n");
+        LocalCluster own = new LocalCluster(given.dir(), 3, 9400, given.configFile(), "/c/certs");
+        assertEquals("User:ops", BrokerConfig.readFile(own.brokerConfig(1, own.writeBrokerConfig()).orElseThrow())
+                .get("super.users"), "the cluster's own super users stay");
         assertEquals(Optional.of(Path.of("/c/certs/admin.properties")), tls.clientConfig());
         assertEquals(Optional.empty(), plain.clientConfig());
         assertEquals(plain.writeBrokerConfig(), plain.brokerConfig(2, plain.writeBrokerConfig()), "plain: shared");

@@ -1,5 +1,6 @@
 package io.tidemark.it;
 
+import io.grpc.ManagedChannel;
 import io.tidemark.cli.ThrowawayCertificateAuthority;
 import io.tidemark.client.api.AdminConfig;
 import io.tidemark.client.api.ConsumerConfig;
@@ -11,10 +12,18 @@ import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.tls.TlsSettings;
+import io.tidemark.proto.v1.AclBinding;
+import io.tidemark.proto.v1.AclOperation;
+import io.tidemark.proto.v1.AclPatternType;
+import io.tidemark.proto.v1.AclPermission;
+import io.tidemark.proto.v1.AclResourceType;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.GetMetadataSnapshotRequest;
+import io.tidemark.proto.v1.ReplicaServiceGrpc;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -261,7 +270,8 @@ class TlsIT {
     /**
      * A mirror copies from this TLS cluster into another (one broker in this JVM with a broker certificate of the
      * same CA), reaching each with a client certificate ({@code --source-command-config}, {@code
-     * --target-command-config}), and {@code tidemark mirror status} reads the target over TLS.
+     * --target-command-config}) whose principal, User:mirror, has only the mirror's minimal ACLs on each cluster;
+     * {@code tidemark mirror status} reads the target over TLS.
      */
     @Test
     void aMirrorCopiesBetweenTwoTlsClusters() throws Exception {
@@ -271,20 +281,33 @@ class TlsIT {
                         "localhost", "127.0.0.1")), ThrowawayCertificateAuthority.Validity.from(
                         Instant.now().minusSeconds(60), Duration.ofDays(1)))
                 .write(into.resolve("broker.pem"), into.resolve("broker.key"));
-        Path clientConfig = certs.resolve("admin.properties");
+        Path adminConfig = certs.resolve("admin.properties");
+        Path mirrorConfig = clientConfig(client(ThrowawayCertificateAuthority.load(certs, RANDOM), "mirror",
+                ThrowawayCertificateAuthority.Validity.from(Instant.now().minusSeconds(60), Duration.ofDays(1))));
         try (TidemarkAdmin source = new TidemarkAdmin(AdminConfig.builder(bootstrap()).tls(admin).build());
              TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).tls(admin).build());
              InJvmCluster target = InJvmCluster.start(into, 1, Map.of("cluster.name", "into", "tls.ca.file",
                      certs.resolve("ca.pem").toString(), "tls.cert.file", into.resolve("broker.pem").toString(),
-                     "tls.key.file", into.resolve("broker.key").toString()))) {
+                     "tls.key.file", into.resolve("broker.key").toString(), "super.users", "User:admin",
+                     "tls.principal.mapping.rules", "RULE:^CN=([^,]+)$/$1/,DEFAULT"));
+             TidemarkAdmin targetAdmin = new TidemarkAdmin(AdminConfig.builder(target.bootstrap()).tls(admin)
+                     .build())) {
             source.createTopic("mirrored", 1, 3, Map.of());
+            // The mirror's rights, as docs/security.md lists them, and no more.
+            source.createAcls(List.of(allow("mirror", AclResourceType.TOPIC, "mirrored", AclOperation.READ),
+                    allow("mirror", AclResourceType.CLUSTER, "tidemark-cluster", AclOperation.DESCRIBE)));
+            targetAdmin.createAcls(List.of(allow("mirror", AclResourceType.TOPIC, "mirrored", AclOperation.WRITE),
+                    allow("mirror", AclResourceType.TOPIC, "mirrored", AclOperation.CREATE),
+                    allow("mirror", AclResourceType.TOPIC, "__mirror_state", AclOperation.READ),
+                    allow("mirror", AclResourceType.TOPIC, "__mirror_state", AclOperation.WRITE),
+                    allow("mirror", AclResourceType.CLUSTER, "tidemark-cluster", AclOperation.DESCRIBE)));
             for (int i = 0; i < 3; i++) {
                 producer.send(new ProducerRecord("mirrored", 0, null, ("copied-" + i).getBytes(StandardCharsets.UTF_8)))
                         .join();
             }
             try (MirrorProcess mirror = MirrorProcess.startTakingTargetName(dir, "tls-mirror", bootstrap(), "tlsdc",
-                    target.bootstrap(), "--topics", "mirrored", "--source-command-config", clientConfig.toString(),
-                    "--target-command-config", clientConfig.toString());
+                    target.bootstrap(), "--topics", "mirrored", "--source-command-config", mirrorConfig.toString(),
+                    "--target-command-config", mirrorConfig.toString());
                  TidemarkConsumer copies = new TidemarkConsumer(ConsumerConfig.builder(target.bootstrap()).tls(admin)
                          .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
                 List<String> read = new ArrayList<>();
@@ -299,11 +322,125 @@ class TlsIT {
                 assertEquals(List.of("copied-0", "copied-1", "copied-2"), read);
                 assertEquals(List.of(), mirror.errors());
                 Tidemark.Result status = Tidemark.run(dir, "mirror", "status", "--target", target.bootstrap(),
-                        "--target-command-config", clientConfig.toString());
+                        "--target-command-config", adminConfig.toString());
                 assertEquals(0, status.exitCode(), status.out() + status.err());
                 assertTrue(status.out().contains("mirrored"), status.out());
             }
         }
+    }
+
+    /**
+     * A client certificate's common name is its principal (local up's mapping rule), which may do only what ACLs
+     * allow: refused before any, with the principal and operation named, counted and written to the audit log; allowed
+     * once {@code tidemark acls add} granted it; refused again on the same connection once {@code tidemark acls
+     * remove} took it away. The replica service refuses even a super user: it serves brokers only.
+     */
+    @Test
+    void aPrincipalDoesWhatItsAclsAllowAndLosesARevokedRightAtOnce() throws Exception {
+        Path alice = clientConfig(client(ThrowawayCertificateAuthority.load(certs, RANDOM), "alice",
+                ThrowawayCertificateAuthority.Validity.from(Instant.now().minusSeconds(60), Duration.ofDays(1))));
+        try (TidemarkAdmin tidemark = new TidemarkAdmin(AdminConfig.builder(bootstrap()).tls(admin).build())) {
+            tidemark.createTopic("acl-orders", 1, 3, Map.of());
+            tidemark.createTopic("acl-other", 1, 3, Map.of());
+        }
+        try (TlsMaterial aliceTls = TlsMaterial.load(TlsSettings.fromProperties(BrokerConfig.readFile(alice),
+                "alice.properties").orElseThrow());
+             TidemarkAdmin aliceAdmin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).tls(aliceTls).build());
+             TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).tls(aliceTls)
+                     .build())) {
+            TidemarkException before = refusal(() -> aliceAdmin.describeTopics(List.of("acl-orders")));
+            assertEquals(ErrorCode.TOPIC_AUTHORIZATION_FAILED, before.code(), before.getMessage());
+            assertEquals("User:alice may not DESCRIBE topic 'acl-orders': no ACL names the resource "
+                    + "(allow.everyone.if.no.acl.found is false). An admin grants it with tidemark acls add",
+                    before.getMessage());
+            assertEquals(List.of(), aliceAdmin.listTopics(false), "no topic alice may describe");
+
+            Tidemark.Result added = Tidemark.run(dir, "acls", "add", "--allow-principal", "User:alice",
+                    "--operation", "write", "--topic", "acl-orders", "--bootstrap", bootstrap(), "--command-config",
+                    certs.resolve("admin.properties").toString());
+            assertEquals(0, added.exitCode(), added.out() + added.err());
+            assertEquals(List.of("acl-orders"), aliceAdmin.listTopics(false).stream().map(t -> t.getName()).toList(),
+                    "WRITE lets alice describe the topic");
+            assertEquals(0, producer.send(new ProducerRecord("acl-orders", 0, null,
+                    "allowed".getBytes(StandardCharsets.UTF_8))).join().offset());
+
+            Tidemark.Result removed = Tidemark.run(dir, "acls", "remove", "--principal", "User:alice", "--topic",
+                    "acl-orders", "--bootstrap", bootstrap(), "--command-config",
+                    certs.resolve("admin.properties").toString());
+            assertEquals(0, removed.exitCode(), removed.out() + removed.err());
+            TidemarkException revoked = refusal(() -> producer.send(new ProducerRecord("acl-orders", 0, null,
+                    "revoked".getBytes(StandardCharsets.UTF_8))).join());
+            assertEquals(ErrorCode.TOPIC_AUTHORIZATION_FAILED, revoked.code(), revoked.getMessage());
+            assertEquals("User:alice may not WRITE topic 'acl-orders': no ACL names the resource "
+                    + "(allow.everyone.if.no.acl.found is false). An admin grants it with tidemark acls add",
+                    revoked.getMessage());
+        }
+        String audit = "DENIED User:alice WRITE TOPIC 'acl-orders' from 127.0.0.1";
+        await().atMost(WAIT).until(() -> brokerLogsContain(audit));
+        assertTrue(deniedTopicCalls() >= 2, "authorization_denied_topic on the brokers");
+
+        ManagedChannel channel = TlsMaterial.channelTo(bootstrap().split(",")[0], Optional.of(admin)).build();
+        try {
+            TidemarkException replicas = refusal(() -> ReplicaServiceGrpc.newBlockingStub(channel)
+                    .getMetadataSnapshot(GetMetadataSnapshotRequest.getDefaultInstance()));
+            assertEquals(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, replicas.code(), replicas.getMessage());
+            assertEquals("User:admin may not CLUSTER_ACTION cluster 'tidemark-cluster': only brokers may (a "
+                    + "certificate whose subject matches tls.broker.subjects). An admin grants it with tidemark acls "
+                    + "add", replicas.getMessage());
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    private static AclBinding allow(String user, AclResourceType type, String name, AclOperation operation) {
+        return AclBinding.newBuilder().setResourceType(type).setResourceName(name)
+                .setPatternType(AclPatternType.LITERAL).setPrincipal("User:" + user).setHost("*")
+                .setOperation(operation).setPermission(AclPermission.ALLOW).build();
+    }
+
+    /** The Tidemark error the call fails with, however the client wraps it. */
+    private static TidemarkException refusal(Runnable call) {
+        Throwable failure = assertThrows(Throwable.class, call::run);
+        Throwable cause = failure;
+        while (cause != null && !(cause instanceof TidemarkException)) {
+            cause = cause.getCause();
+        }
+        if (cause == null) {
+            return GrpcErrors.fromThrowable(failure);
+        }
+        return (TidemarkException) cause;
+    }
+
+    private static boolean brokerLogsContain(String text) throws IOException {
+        for (int node = 1; node <= 3; node++) {
+            if (Files.readString(dir.resolve("default/node-" + node + "/broker.log")).contains(text)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The sum over the brokers of their authorization_denied_topic meters, read from their metrics endpoints. */
+    private static double deniedTopicCalls() throws Exception {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(new KeyManager[] {admin.keyManager()}, new TrustManager[] {admin.trustManager()}, null);
+        HttpClient https = HttpClient.newBuilder().sslContext(context).connectTimeout(Duration.ofSeconds(10)).build();
+        double sum = 0;
+        for (int node = 0; node < 3; node++) {
+            String body = https.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + (basePort + 10 * node
+                    + 1) + "/metrics")).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers
+                    .ofString()).body();
+            sum += body.lines().filter(line -> line.startsWith("authorization_denied_topic"))
+                    .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
+        }
+        return sum;
+    }
+
+    /** A --command-config file for the client whose certificate and key are in {@code files}. */
+    private static Path clientConfig(Path files) throws IOException {
+        return Files.writeString(files.resolve("client.properties"), "tls.ca.file=" + certs.resolve("ca.pem")
+                + "\ntls.cert.file=" + files.resolve("cert.pem") + "\ntls.key.file=" + files.resolve("key.pem")
+                + "\n");
     }
 
     /** The serial number of the certificate the broker on {@code port} shows in a new handshake. */

@@ -1,5 +1,6 @@
 package io.tidemark.core.config;
 
+import io.tidemark.core.auth.AuthSettings;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.tls.TlsSettings;
@@ -35,6 +36,7 @@ import static io.tidemark.core.config.ConfigKey.Type.LONG;
  * @param clusterName   {@code cluster.name}; empty when not set
  * @param tls           the {@code tls.*} keys ({@link TlsSettings}): every listener and every connection to another
  *                      broker speaks TLS with them; empty for plain text
+ * @param auth          the keys that name callers and decide what they may do ({@link AuthSettings})
  * @param topicDefaults topic config keys set in the file; every topic takes them unless it overrides them
  */
 public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDir, HostPort listen,
@@ -42,9 +44,10 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                            long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
-                           long produceBacklogMaxBytes,
+                           long produceBacklogMaxBytes, int maxConnectionsPerIp, int maxPartitionsPerCluster,
                            long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
-                           GroupSettings groups, Optional<TlsSettings> tls, Map<String, String> topicDefaults) {
+                           GroupSettings groups, Optional<TlsSettings> tls, AuthSettings auth,
+                           Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
             OriginPartition::isClusterName, OriginPartition.CLUSTER_NAME_RULE,
             "The cluster's name; every broker of a cluster needs the same (a broker logs a warning when another "
@@ -69,6 +72,16 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "topics", atLeast(1, 1_000_000), "Most topics one Metadata or DescribeTopics request may name.");
     public static final ConfigKey MAX_PARTITIONS_PER_TOPIC = new ConfigKey("max.partitions.per.topic", INT, 10_000,
             "partitions", atLeast(1, 1_000_000), "Most partitions a topic may be created with.");
+    public static final ConfigKey MAX_CONNECTIONS_PER_IP = new ConfigKey("max.connections.per.ip", INT, 1000,
+            "connections", atLeast(1, 1_000_000),
+            "Most connections one client address may hold open to the client listener (Kafka's max.connections.per.ip); "
+                    + "one beyond it is closed as it is accepted, counted in connections.refused and logged. The "
+                    + "brokers' own connections to each other count as any client's.");
+    public static final ConfigKey MAX_PARTITIONS_PER_CLUSTER = new ConfigKey("max.partitions.per.cluster", INT,
+            100_000, "partitions", atLeast(1, 10_000_000),
+            "Most partitions the cluster's topics may have together; a create beyond it is refused with "
+                    + "INVALID_REQUEST naming the count. Checked by the broker taking the create, against the topics "
+                    + "it knows: two creates at once on different brokers may pass it by the smaller one.");
     public static final ConfigKey MAX_OFFSETS_PER_COMMIT = new ConfigKey("max.offsets.per.commit", INT, 10_000,
             "offsets", atLeast(1, 1_000_000), "Most partitions one CommitOffsets request may carry.");
     public static final ConfigKey RETENTION_CHECK_INTERVAL_MS = new ConfigKey("retention.check.interval.ms", LONG,
@@ -191,7 +204,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "by the coordinator. 7 days, Kafka's default.");
 
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
-            MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
+            MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_CONNECTIONS_PER_IP, MAX_PARTITIONS_PER_CLUSTER,
+            MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
             FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
             PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
@@ -286,14 +300,16 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 clusterName = Optional.of(CLUSTER_NAME.validate(entry.getValue()));
             } else if (topicKeys.contains(entry.getKey())) {
                 topicDefaults.put(entry.getKey(), entry.getValue());
-            } else if (!TlsSettings.KEYS.contains(entry.getKey())) {
+            } else if (!TlsSettings.KEYS.contains(entry.getKey()) && !AuthSettings.KEYS.contains(entry.getKey())) {
                 TreeSet<String> known = new TreeSet<>(topicKeys);
                 ALL_KEYS.forEach(k -> known.add(k.name()));
                 known.addAll(TlsSettings.KEYS);
+                known.addAll(AuthSettings.KEYS);
                 throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown key '" + entry.getKey() + "' in "
                         + fileName + "; known keys: " + String.join(", ", known));
             }
         }
+        Optional<TlsSettings> tls = TlsSettings.fromProperties(file, fileName);
         return new BrokerConfig(nodeId, clusterName, dataDir, listen, metricsListen,
                 (int) value(values, MAX_REQUEST_BYTES), (int) value(values, MAX_FETCH_BYTES),
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
@@ -301,6 +317,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
                 value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX),
                 value(values, PRODUCER_ID_EXPIRATION_MS), value(values, PRODUCE_BACKLOG_MAX_BYTES),
+                (int) value(values, MAX_CONNECTIONS_PER_IP), (int) value(values, MAX_PARTITIONS_PER_CLUSTER),
                 value(values, CLOCK_OFFSET_MS),
                 new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
                         value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
@@ -311,7 +328,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 new GroupSettings(value(values, GROUP_SESSION_TIMEOUT_MS), value(values, GROUP_HEARTBEAT_INTERVAL_MS),
                         (int) value(values, GROUP_MAX_SIZE),
                         TimeUnit.MINUTES.toMillis(value(values, OFFSETS_RETENTION_MINUTES))),
-                TlsSettings.fromProperties(file, fileName), topicDefaults);
+                tls, AuthSettings.fromProperties(file, fileName, tls.isPresent()), topicDefaults);
     }
 
     private static long value(Map<String, Long> values, ConfigKey key) {

@@ -27,6 +27,9 @@ import java.util.function.LongSupplier;
  *       {@code transaction.end-txn.latency}, ...);</li>
  *   <li>{@code produce.bytes}, {@code produce.records}, {@code fetch.bytes}: bytes in and out, records in;</li>
  *   <li>{@code errors.CODE}: responses that failed with each error code;</li>
+ *   <li>{@code connections.refused}: connections closed as they were accepted because their address held
+ *       {@code max.connections.per.ip} already; {@code authorization.denied} and {@code authorization.denied.TYPE}:
+ *       calls refused by the authorizer (io.tidemark.core.auth.Authorizer);</li>
  *   <li>{@code group-offsets.records-skipped}: records of {@code __group_offsets} the offset store skipped because
  *       they are not offset commits (each logged as an error);</li>
  *   <li>{@code partition.log-end-offset.TOPIC.PARTITION} and {@code partition.log-start-offset...}: gauges of the
@@ -53,6 +56,7 @@ public final class BrokerMetrics implements ReplicaListener {
     private final Meter produceBytes;
     private final Meter produceRecords;
     private final Meter fetchBytes;
+    private final Meter connectionsRefused;
 
     /** The broker's metrics, with those of the process's open-file cache ({@link OpenFileCache#shared()}). */
     public BrokerMetrics(MetricRegistry registry) {
@@ -73,6 +77,7 @@ public final class BrokerMetrics implements ReplicaListener {
         this.produceBytes = registry.meter("produce.bytes");
         this.produceRecords = registry.meter("produce.records");
         this.fetchBytes = registry.meter("fetch.bytes");
+        this.connectionsRefused = registry.meter("connections.refused");
         registry.gauge("log.open-files", () -> (Gauge<Integer>) files::openFiles);
         registry.gauge("log.open-files.max", () -> (Gauge<Integer>) files::capacity);
         registry.gauge("log.open-files.evictions", () -> (Gauge<Long>) files::evictions);
@@ -81,6 +86,11 @@ public final class BrokerMetrics implements ReplicaListener {
 
     public MetricRegistry registry() {
         return registry;
+    }
+
+    /** Connections closed as they were accepted: their address held max.connections.per.ip already. */
+    public Meter connectionsRefused() {
+        return connectionsRefused;
     }
 
     public Timer produceLatency() {

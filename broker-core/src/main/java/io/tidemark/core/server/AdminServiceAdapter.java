@@ -1,6 +1,7 @@
 package io.tidemark.core.server;
 
 import io.grpc.stub.StreamObserver;
+import io.tidemark.core.auth.AclBindingRules;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.Partition;
@@ -8,6 +9,12 @@ import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.AdminServiceGrpc;
+import io.tidemark.proto.v1.CreateAclsRequest;
+import io.tidemark.proto.v1.CreateAclsResponse;
+import io.tidemark.proto.v1.DeleteAclsRequest;
+import io.tidemark.proto.v1.DeleteAclsResponse;
+import io.tidemark.proto.v1.DescribeAclsRequest;
+import io.tidemark.proto.v1.DescribeAclsResponse;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.AlterTopicConfigResponse;
 import io.tidemark.proto.v1.PartitionRef;
@@ -37,7 +44,7 @@ import java.util.List;
 /**
  * Topic administration over gRPC: create, delete, list, describe, alter config, the cluster's status (with its
  * name, this broker's {@code cluster.name}, and the largest batch it takes), and moving a partition's leadership or
- * replicas.
+ * replicas; the cluster's ACLs (add, remove, describe).
  */
 final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     private static final long DEFAULT_REASSIGN_TIMEOUT_MS = 60_000;
@@ -150,6 +157,27 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
                     request.getPartition()), request.getReplicaNodeIdsList(), timeoutMs);
             return ReassignPartitionResponse.newBuilder().addAllReplicaNodeIds(replicas).build();
         });
+    }
+
+    @Override
+    public void createAcls(CreateAclsRequest request, StreamObserver<CreateAclsResponse> observer) {
+        responses.respond(observer, () -> {
+            cluster.acls().create(request.getBindingsList());
+            return CreateAclsResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void deleteAcls(DeleteAclsRequest request, StreamObserver<DeleteAclsResponse> observer) {
+        responses.respond(observer, () -> DeleteAclsResponse.newBuilder()
+                .addAllDeleted(cluster.acls().delete(request.getFiltersList())).build());
+    }
+
+    @Override
+    public void describeAcls(DescribeAclsRequest request, StreamObserver<DescribeAclsResponse> observer) {
+        responses.respond(observer, () -> DescribeAclsResponse.newBuilder().addAllBindings(cluster.acls().index()
+                .bindings().stream().filter(binding -> AclBindingRules.matches(request.getFilter(), binding))
+                .toList()).build());
     }
 
     private static TopicDescription describe(Topic topic) {

@@ -4,6 +4,8 @@ import com.codahale.metrics.Timer;
 import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.tidemark.core.auth.Authorizer;
+import io.tidemark.core.auth.CallAccess;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.log.AppendState;
 import io.tidemark.core.log.HeldOrigin;
@@ -17,6 +19,7 @@ import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.AbortedTransaction;
 import io.tidemark.proto.v1.BrokerInfo;
+import io.tidemark.proto.v1.AclOperation;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
@@ -70,19 +73,23 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     private final BrokerMetrics metrics;
     private final Responses responses;
     private final Executor pool;
+    private final Authorizer authorizer;
 
     /**
      * @param pool answers the long-polling fetches that waited: the append that wakes them completes on a partition
      *             group's apply thread, which must never read a segment or write an answer for a client
+     * @param authorizer decides whether the caller may write each batch's topic (AccessRules leaves that to the
+     *                   service, so that a refused batch fails alone)
      */
     BrokerServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster, BrokerMetrics metrics,
-                         Executor pool) {
+                         Executor pool, Authorizer authorizer) {
         this.topics = topics;
         this.config = config;
         this.cluster = cluster;
         this.metrics = metrics;
         this.responses = new Responses(metrics);
         this.pool = pool;
+        this.authorizer = authorizer;
     }
 
     @Override
@@ -134,6 +141,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         Partition partition;
         ByteBuffer batch;
         try {
+            CallAccess.current(authorizer).requireTopic(AclOperation.WRITE, request.getTopic());
             partition = topics.partition(request.getTopic(), request.getPartition());
             batch = request.getBatch().asReadOnlyByteBuffer();
             InternalTopicWrites.checkProduce(request.getTopic(), batch);

@@ -2,7 +2,12 @@ package io.tidemark.core.server;
 
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.InternalProtocolNegotiators;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.tidemark.core.auth.AccessRules;
+import io.tidemark.core.auth.Authenticator;
+import io.tidemark.core.auth.Authorizer;
+import io.tidemark.core.auth.AuthorizingInterceptor;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.core.group.GroupCoordinator;
@@ -12,6 +17,7 @@ import io.tidemark.core.topic.Topics;
 import io.tidemark.core.txn.MarkerWriter;
 import io.tidemark.core.txn.TransactionCoordinator;
 import io.tidemark.proto.tls.TlsMaterial;
+import io.tidemark.proto.tls.TlsSettings;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
@@ -25,11 +31,13 @@ import java.util.function.Function;
 
 /**
  * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address,
- * and the cluster's internal services. A few quick calls run on the Netty event loop that read them, the others on
+ * and the cluster's internal services. Every call is authenticated ({@link Authenticator}) and held to its method's
+ * access rule ({@link AuthorizingInterceptor}) before its service sees it. A few quick calls run on the Netty event loop that read them, the others on
  * a pool of at most {@value #RPC_THREADS} threads {@code tidemark-rpc-N} ({@link CallExecutors}, {@link BoundedPool}):
  * far more than the cores, since produce and group calls wait on Raft rounds. A connection may have at most
  * {@value #MAX_CALLS_PER_CONNECTION} calls at once (HTTP/2's concurrent streams: the client waits to open more), so
- * with the flow-control windows, what one connection can make the broker hold is bounded.
+ * with the flow-control windows, what one connection can make the broker hold is bounded; an address may hold at most
+ * {@code max.connections.per.ip} connections ({@link ConnectionsPerAddress}).
  */
 public final class GrpcEndpoint implements Closeable {
     private static final long SHUTDOWN_GRACE_MS = 5_000;
@@ -50,10 +58,11 @@ public final class GrpcEndpoint implements Closeable {
      * @param transactions builds the transaction coordinator over the marker writer the endpoint makes (and closes)
      * @param tls          the broker's TLS material: the listener and its calls to other brokers speak TLS with it;
      *                     empty for plain text
+     * @param authorizer   decides what each call's caller may do ({@link AccessRules})
      */
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, GroupCoordinator coordinator,
                         Function<MarkerWriter, TransactionCoordinator> transactions, ClusterServices cluster,
-                        BrokerMetrics metrics, Optional<TlsMaterial> tls) {
+                        BrokerMetrics metrics, Optional<TlsMaterial> tls, Authorizer authorizer) {
         this.markers = new LeaderMarkerWriter(topics, tls);
         this.transactions = transactions.apply(markers);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
@@ -62,13 +71,20 @@ public final class GrpcEndpoint implements Closeable {
                 .callExecutor(new CallExecutors(pool))
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
-                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool))
+                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool, authorizer))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
                 .addService(ServerInterceptors.intercept(new GroupServiceAdapter(topics, groups, coordinator, config,
                         metrics), new ClientAddress()))
                 .addService(new TransactionServiceAdapter(topics, this.transactions, config, metrics));
         cluster.internalServices().forEach(builder::addService);
-        tls.ifPresent(material -> builder.protocolNegotiator(material.serverNegotiator()));
+        Authenticator authenticator = new Authenticator(config.auth().mapper(),
+                config.tls().map(TlsSettings::brokerSubjects));
+        // The interceptor added last runs first: the authenticator names the caller the authorizer asks about.
+        builder.intercept(new AuthorizingInterceptor(AccessRules.tidemark(), authorizer)).intercept(authenticator)
+                .addTransportFilter(authenticator);
+        builder.protocolNegotiator(new ConnectionsPerAddress(tls.map(TlsMaterial::serverNegotiator)
+                .orElseGet(InternalProtocolNegotiators::serverPlaintext), config.maxConnectionsPerIp(),
+                metrics.connectionsRefused()));
         this.server = builder.build();
         this.address = config.listen();
     }

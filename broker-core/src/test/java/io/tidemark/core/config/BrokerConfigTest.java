@@ -33,7 +33,8 @@ class BrokerConfigTest {
         TidemarkException unknown = assertThrows(TidemarkException.class, () -> of(Map.of("retention.hours", "1")));
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertTrue(unknown.getMessage().startsWith("unknown key 'retention.hours' in broker.properties; known keys: "
-                + "cleanup.policy, clock.offset.ms, cluster.name, delete.retention.ms, flush.check.interval.ms, "
+                + "allow.everyone.if.no.acl.found, authorizer.enabled, cleanup.policy, clock.offset.ms, cluster.name, "
+                + "delete.retention.ms, flush.check.interval.ms, "
                 + "flush.messages, flush.ms, "
                 + "group.consumer.heartbeat.interval.ms, group.consumer.max.size, group.consumer.session.timeout.ms, "
                 + "index.interval.bytes, "), unknown.getMessage());

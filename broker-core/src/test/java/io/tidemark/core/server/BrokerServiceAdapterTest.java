@@ -2,6 +2,8 @@ package io.tidemark.core.server;
 
 import com.codahale.metrics.MetricRegistry;
 import io.grpc.stub.StreamObserver;
+import io.tidemark.core.auth.AclIndex;
+import io.tidemark.core.auth.Authorizer;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.core.config.TopicConfig;
@@ -54,7 +56,8 @@ class BrokerServiceAdapterTest {
         BrokerConfig config = BrokerConfig.of(1, dir, new HostPort("127.0.0.1", 0), Optional.empty(), Map.of(),
                 "test");
         BrokerServiceAdapter adapter = new BrokerServiceAdapter(new OneTopic(topic), config, List::of,
-                new BrokerMetrics(new MetricRegistry()), pool);
+                new BrokerMetrics(new MetricRegistry()), pool, new Authorizer(config.auth(), () -> AclIndex.EMPTY,
+                new MetricRegistry()));
         CompletableFuture<String> answeredOn = new CompletableFuture<>();
         adapter.fetch(FetchRequest.newBuilder().setTopic("t").setPartition(0).setOffset(0).setMaxBytes(1 << 20)
                 .setMaxWaitMs(30_000).build(), new StreamObserver<>() {

@@ -56,8 +56,9 @@ import java.util.regex.Pattern;
  * <p>The gRPC status code is chosen so that generic gRPC tooling reads the error sensibly: INVALID_ARGUMENT for
  * bad input, NOT_FOUND and ALREADY_EXISTS for topics and groups (ALREADY_EXISTS also for records a mirror copied
  * already, ORIGIN_OFFSET_HELD), OUT_OF_RANGE for offsets,
- * FAILED_PRECONDITION for NOT_LEADER, producer sequence errors and group states, UNAVAILABLE for NOT_AVAILABLE, INTERNAL
- * otherwise.
+ * FAILED_PRECONDITION for NOT_LEADER, producer sequence errors and group states, UNAVAILABLE for NOT_AVAILABLE,
+ * PERMISSION_DENIED for INTERNAL_TOPIC and the AUTHORIZATION_FAILED codes, UNAUTHENTICATED for AUTHENTICATION_FAILED,
+ * INTERNAL otherwise.
  */
 public final class GrpcErrors {
     /** Codes grpc-java gives a call the broker did not answer: unreachable, stopping, too slow, or cut. */
@@ -232,7 +233,8 @@ public final class GrpcErrors {
                     NON_EMPTY_GROUP, GROUP_SUBSCRIBED_TO_TOPIC, GROUP_TOO_LARGE, INVALID_TXN_STATE ->
                     Status.Code.FAILED_PRECONDITION;
             case NOT_AVAILABLE -> Status.Code.UNAVAILABLE;
-            case INTERNAL_TOPIC -> Status.Code.PERMISSION_DENIED;
+            case INTERNAL_TOPIC, TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED,
+                    TRANSACTIONAL_ID_AUTHORIZATION_FAILED -> Status.Code.PERMISSION_DENIED;
             case AUTHENTICATION_FAILED -> Status.Code.UNAUTHENTICATED;
             default -> Status.Code.INTERNAL;
         };

@@ -3,6 +3,7 @@ package io.tidemark.replication.cluster;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import com.google.common.base.Throwables;
+import io.tidemark.core.auth.Authorizer;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.txn.TransactionCoordinator;
@@ -157,6 +158,7 @@ public final class ClusterNode implements Closeable {
         registry.gauge("produce.backlog.bytes", () -> (Gauge<Long>) backlog::heldBytes);
         registry.gauge("replicas.disk.stopped", () -> (Gauge<Integer>) diskStopped::count);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(),
+                config.maxPartitionsPerCluster(),
                 config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
         topicsRef.set(topics);
         try {
@@ -181,14 +183,15 @@ public final class ClusterNode implements Closeable {
         RaftLeadership leadership = new RaftLeadership(members, metadata, transport);
         GroupCoordinator coordinator = new GroupCoordinator(topics, store, config.groups(), clock,
                 () -> UUID.randomUUID().toString());
+        ReplicatedAcls acls = new ReplicatedAcls(metadata, metadataMachine);
         GrpcEndpoint grpc = new GrpcEndpoint(config, topics, store, coordinator, markers -> new TransactionCoordinator(
                 topics, store, coordinator, markers, new GroupAllOrNoneAppender(topics), clock,
                 TransactionCoordinator.DEFAULT_MAX_TIMEOUT_MS),
                 new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
-                        new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes()),
-                metrics, tls).start();
+                        new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes(), acls),
+                metrics, tls, new Authorizer(config.auth(), acls::index, registry)).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen(), tls);
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, grpc.transactions(),

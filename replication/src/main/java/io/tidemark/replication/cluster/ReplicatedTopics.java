@@ -54,6 +54,7 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
 
     private final ClusterMembers members;
     private final int maxPartitionsPerTopic;
+    private final int maxPartitionsPerCluster;
     private final int groupsPerReplicaSet;
     private final PartitionReplicas replicas;
     private final MetadataGroup metadata;
@@ -66,11 +67,13 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
      * @param groupsPerReplicaSet how many partition groups the partitions of one replica list spread over
      * @param ids             the id of each topic this broker creates; {@code UUID::randomUUID} but in tests
      */
-    public ReplicatedTopics(ClusterMembers members, int maxPartitionsPerTopic, int groupsPerReplicaSet,
+    public ReplicatedTopics(ClusterMembers members, int maxPartitionsPerTopic, int maxPartitionsPerCluster,
+                            int groupsPerReplicaSet,
                             PartitionReplicas replicas, MetadataGroup metadata, ReplicaListener replicaListener,
                             Supplier<UUID> ids) {
         this.members = members;
         this.maxPartitionsPerTopic = maxPartitionsPerTopic;
+        this.maxPartitionsPerCluster = maxPartitionsPerCluster;
         this.groupsPerReplicaSet = groupsPerReplicaSet;
         this.replicas = replicas;
         this.metadata = metadata;
@@ -114,6 +117,12 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
         if (partitions < 1 || partitions > maxPartitionsPerTopic) {
             throw new TidemarkException(ErrorCode.INVALID_REQUEST, "a topic needs 1 to " + maxPartitionsPerTopic
                     + " partitions (max.partitions.per.topic), not " + partitions);
+        }
+        int held = topics().stream().mapToInt(topic -> topic.partitions().size()).sum();
+        if (held + partitions > maxPartitionsPerCluster) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "topic '" + name + "' with " + partitions
+                    + " partitions would bring the cluster to " + (held + partitions) + " partitions; it may have at "
+                    + "most " + maxPartitionsPerCluster + " (max.partitions.per.cluster), and has " + held);
         }
         int factor = replicationFactor == 0 ? Math.min(3, brokers) : replicationFactor;
         if (factor < 1 || factor > brokers) {

@@ -1,8 +1,10 @@
 package io.tidemark.replication.statemachine;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.core.auth.AclBindingRules;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.AclBinding;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.PartitionAssignment;
@@ -20,7 +22,8 @@ import java.util.regex.Pattern;
  * unknown topic, a topic that exists), never fail: a {@link MetadataCommand} with a command; topic names of the allowed
  * characters; a created topic's partitions numbered from 0, each with replicas (distinct, not negative) and no group
  * (the group picks those), a topic id of 0 or 16 bytes; a reassignment's partition not negative; replicas distinct
- * brokers of the cluster (members of the metadata group). Whatever reaches the Raft port could submit one; the brokers submit only such.
+ * brokers of the cluster (members of the metadata group); ACL bindings to add valid as stored
+ * ({@link AclBindingRules#checked}). Whatever reaches the Raft port could submit one; the brokers submit only such.
  *
  * <p>Stateless.
  */
@@ -50,6 +53,9 @@ final class MetadataCommandCheck {
             case DELETE_TOPIC -> checkName(command.getDeleteTopic());
             case BEGIN_REASSIGNMENT -> checkReassignment(command.getBeginReassignment(), brokers);
             case COMPLETE_REASSIGNMENT -> checkReassignment(command.getCompleteReassignment(), brokers);
+            case CREATE_ACLS -> command.getCreateAcls().getBindingsList().forEach(MetadataCommandCheck::checkAcl);
+            case DELETE_ACLS -> {
+            }
             default -> throw invalid("a MetadataCommand without a command");
         }
         return command;
@@ -95,6 +101,13 @@ final class MetadataCommandCheck {
         if (replicas.isEmpty() || !brokers.containsAll(replicas) || new HashSet<>(replicas).size() != replicas.size()) {
             throw invalid("replicas " + replicas + " for " + partition + "; a partition has 1 or more distinct "
                     + "brokers of the cluster's " + brokers);
+        }
+    }
+
+    private static void checkAcl(AclBinding binding) {
+        if (!AclBindingRules.checked(binding).equals(binding)) {
+            throw invalid("ACL binding '" + AclBindingRules.describe(binding) + "' without a host; a stored binding "
+                    + "names one (* for any)");
         }
     }
 

@@ -1,8 +1,10 @@
 package io.tidemark.replication.statemachine;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.tidemark.core.auth.AclIndex;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.AclBinding;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
 import io.tidemark.proto.v1.MetadataCommand;
@@ -32,6 +34,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,7 +47,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The metadata group's state machine (the controller): the cluster's topics with their config overrides and
- * the replicas of every partition, with the target of a reassignment under way. Entries are
+ * the replicas of every partition, with the target of a reassignment under way, and the cluster's ACLs (bindings
+ * added and removed as sets: adding one held, or removing one not held, changes nothing). Entries are
  * {@link MetadataCommand}s; applying one checks it against the state (a topic created twice, an unknown topic or
  * partition, a reassignment that conflicts with the one under way) and answers a {@link MetadataReply}, the same
  * on every member. Each applied change is passed to a {@link Listener}, which starts or stops the partition groups this
@@ -72,7 +76,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * submitter read the assignment a moment earlier).
  *
  * <p>Threading: applied, snapshotted and reloaded on Ratis' updater thread (restored first when Ratis starts the
- * group); {@link #topics()}, {@link #groups()} and {@link #latestSnapshot()} may be read from any thread.
+ * group); {@link #topics()}, {@link #groups()}, {@link #acls()} and {@link #latestSnapshot()} may be read from any
+ * thread.
  */
 public final class MetadataStateMachine extends InstallableStateMachine {
     /** Told of every applied change, on the applying thread: keep it short. */
@@ -100,6 +105,7 @@ public final class MetadataStateMachine extends InstallableStateMachine {
     private final Listener listener;
     private final SnapshotSource leaderSnapshots;
     private volatile MetadataSnapshot latestSnapshot;
+    private volatile AclIndex acls = AclIndex.EMPTY;
 
     /** @param leaderSnapshots where a member behind the leader's purged log fetches the leader's snapshot */
     public MetadataStateMachine(Listener listener, SnapshotSource leaderSnapshots) {
@@ -143,6 +149,7 @@ public final class MetadataStateMachine extends InstallableStateMachine {
      */
     private void restore(MetadataSnapshot snapshot) {
         groups.restore(snapshot.getGroupsList());
+        acls = new AclIndex(snapshot.getAclsList());
         Map<String, TopicAssignment> restored = new HashMap<>();
         snapshot.getTopicsList().forEach(topic -> restored.put(topic.getName(), topic));
         for (TopicAssignment before : topics()) {
@@ -191,7 +198,7 @@ public final class MetadataStateMachine extends InstallableStateMachine {
             return RaftLog.INVALID_LOG_INDEX;
         }
         record(MetadataSnapshot.newBuilder().setTerm(applied.getTerm()).setIndex(applied.getIndex())
-                .addAllTopics(topics()).addAllGroups(groups()).build());
+                .addAllTopics(topics()).addAllGroups(groups()).addAllAcls(acls.bindings()).build());
         return applied.getIndex();
     }
 
@@ -250,6 +257,11 @@ public final class MetadataStateMachine extends InstallableStateMachine {
 
     public Optional<PartitionGroupRecord> group(UUID id) {
         return groups.group(id);
+    }
+
+    /** The cluster's ACLs as applied here. */
+    public AclIndex acls() {
+        return acls;
     }
 
     /** The id a create without one, applied at log index {@code index}, gives topic {@code name}. */
@@ -323,6 +335,16 @@ public final class MetadataStateMachine extends InstallableStateMachine {
             }
             case COMPLETE_REASSIGNMENT -> {
                 return completeReassignment(command.getCompleteReassignment());
+            }
+            case CREATE_ACLS -> {
+                Set<AclBinding> held = new LinkedHashSet<>(acls.bindings());
+                held.addAll(command.getCreateAcls().getBindingsList());
+                acls = new AclIndex(held);
+            }
+            case DELETE_ACLS -> {
+                Set<AclBinding> held = new LinkedHashSet<>(acls.bindings());
+                command.getDeleteAcls().getBindingsList().forEach(held::remove);
+                acls = new AclIndex(held);
             }
             default -> throw new IllegalStateException("metadata command without a command");
         }

@@ -2,6 +2,12 @@ package io.tidemark.replication.statemachine;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.v1.AclBinding;
+import io.tidemark.proto.v1.AclChange;
+import io.tidemark.proto.v1.AclOperation;
+import io.tidemark.proto.v1.AclPatternType;
+import io.tidemark.proto.v1.AclPermission;
+import io.tidemark.proto.v1.AclResourceType;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
@@ -346,6 +352,34 @@ class MetadataStateMachineTest {
         apply(restarted, 5, next);
         assertEquals(machine.topics(), restarted.topics(), "the entries after the snapshot apply the same");
         assertEquals(machine.groups(), restarted.groups());
+    }
+
+    @Test
+    void aclsAreAddedAndRemovedAsSetsAndKeptThroughASnapshot() throws IOException {
+        start(machine, "member");
+        AclBinding readOrders = acl("orders", AclOperation.READ);
+        AclBinding writeOrders = acl("orders", AclOperation.WRITE);
+        AclBinding readEvents = acl("events", AclOperation.READ);
+        apply(MetadataCommand.newBuilder().setCreateAcls(AclChange.newBuilder().addBindings(readOrders)
+                .addBindings(writeOrders)).build());
+        apply(MetadataCommand.newBuilder().setCreateAcls(AclChange.newBuilder().addBindings(readOrders)
+                .addBindings(readEvents)).build());
+        apply(MetadataCommand.newBuilder().setDeleteAcls(AclChange.newBuilder().addBindings(writeOrders)
+                .addBindings(acl("gone", AclOperation.READ))).build());
+        assertEquals(List.of(readEvents, readOrders), machine.acls().bindings(), "each once, sorted; a binding not "
+                + "held is not removed twice");
+        assertEquals(3, machine.takeSnapshot());
+        stopLast();
+
+        MetadataStateMachine restarted = start(newMachine(new ArrayList<>(), node -> CompletableFuture.failedFuture(
+                new IllegalStateException("no install"))), "member");
+        assertEquals(List.of(readEvents, readOrders), restarted.acls().bindings());
+    }
+
+    private static AclBinding acl(String topic, AclOperation operation) {
+        return AclBinding.newBuilder().setResourceType(AclResourceType.TOPIC).setResourceName(topic)
+                .setPatternType(AclPatternType.LITERAL).setPrincipal("User:alice").setHost("*")
+                .setOperation(operation).setPermission(AclPermission.ALLOW).build();
     }
 
     @Test
