@@ -6,6 +6,7 @@ import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.tls.TlsSettings;
@@ -13,26 +14,35 @@ import io.tidemark.proto.v1.ErrorCode;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import picocli.CommandLine.Option;
 
 /**
- * The options every client command shares: where the cluster is, and how to reach it (TLS, from a
- * {@code --command-config} file as Kafka's tools take, or from flags, which win over the file).
+ * The options every client command shares: where the cluster is, and how to reach it (TLS, and a token for brokers
+ * that take tokens instead of client certificates, from a {@code --command-config} file as Kafka's tools take, or from
+ * flags, which win over the file).
  */
 final class ClientOptions implements AutoCloseable {
+    /** Every key a client properties file may hold. */
+    private static final Set<String> KEYS = Stream.concat(TlsSettings.KEYS.stream(), Stream.of(BearerToken.FILE))
+            .collect(Collectors.toUnmodifiableSet());
+
     @Option(names = "--bootstrap", defaultValue = "127.0.0.1:9400",
             description = "Brokers to reach the cluster through, HOST:PORT[,HOST:PORT...] (default: ${DEFAULT-VALUE}).")
     String bootstrap;
     @Option(names = "--command-config", paramLabel = "FILE", description = "A properties file of client settings: "
             + "tls.ca.file (the CA bundle, PEM: turns TLS on), tls.cert.file and tls.key.file (this client's "
-            + "certificate chain and PKCS#8 key, PEM, when the brokers ask for one), tls.protocols. tidemark certs "
-            + "create writes one per client.")
+            + "certificate chain and PKCS#8 key, PEM, when the brokers ask for one), tls.protocols, token.file (this "
+            + "client's token, sent over TLS with every call). tidemark certs create writes one per client.")
     Path commandConfig;
     @Option(names = "--tls-ca", paramLabel = "FILE", description = "The CA bundle (PEM) the brokers' certificates "
             + "chain to: speak TLS (tls.ca.file).")
@@ -43,8 +53,14 @@ final class ClientOptions implements AutoCloseable {
     @Option(names = "--tls-key", paramLabel = "FILE", description = "This client's private key, PEM, PKCS#8 "
             + "(tls.key.file).")
     Path tlsKey;
+    @Option(names = "--token-file", paramLabel = "FILE", description = "A file holding this client's token "
+            + "(token.file), from tidemark tokens create --out: sent with every call, over TLS only, to brokers that "
+            + "take tokens instead of client certificates; read again when it changes.")
+    Path tokenFile;
 
+    private Map<String, String> settings;
     private Optional<TlsMaterial> tls;
+    private Optional<BearerToken> token;
 
     /** The options of a command that takes another cluster's bootstrap and client properties file than its own. */
     static ClientOptions of(String bootstrap, Path commandConfig) {
@@ -61,27 +77,62 @@ final class ClientOptions implements AutoCloseable {
      */
     synchronized Optional<TlsMaterial> tls() {
         if (tls == null) {
-            Map<String, String> values = new HashMap<>(commandConfig(commandConfig, "--command-config"));
-            put(values, TlsSettings.CA_FILE, tlsCa);
-            put(values, TlsSettings.CERT_FILE, tlsCert);
-            put(values, TlsSettings.KEY_FILE, tlsKey);
-            tls = TlsMaterial.load(TlsSettings.fromProperties(values, commandConfig == null ? "the --tls-* flags"
+            tls = TlsMaterial.load(TlsSettings.fromProperties(settings(), commandConfig == null ? "the --tls-* flags"
                     : commandConfig + " and the --tls-* flags"));
         }
         return tls;
     }
 
     /**
+     * The token {@code --token-file} or the file's {@code token.file} names, read once and then again when the file
+     * changes; empty without one.
+     *
+     * @throws TidemarkException INVALID_CONFIG naming the file when it is missing or holds no token, or when TLS is
+     *                           not set: a token goes only over TLS
+     */
+    synchronized Optional<BearerToken> token() {
+        if (token == null) {
+            String file = settings().get(BearerToken.FILE);
+            if (file != null && tls().isEmpty()) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIG, BearerToken.FILE + " " + file.trim() + " is "
+                        + "set, but TLS is not: " + BearerToken.PLAIN_TEXT_REFUSED + " (or --tls-ca)");
+            }
+            token = Optional.ofNullable(file).map(f -> BearerToken.fromFile(Path.of(f.trim()), Clock.systemUTC()));
+        }
+        return token;
+    }
+
+    /** The client properties file's keys, with the flags' values over them; read once. */
+    private synchronized Map<String, String> settings() {
+        if (settings == null) {
+            Map<String, String> values = new HashMap<>(commandConfig(commandConfig, "--command-config"));
+            put(values, TlsSettings.CA_FILE, tlsCa);
+            put(values, TlsSettings.CERT_FILE, tlsCert);
+            put(values, TlsSettings.KEY_FILE, tlsKey);
+            put(values, BearerToken.FILE, tokenFile);
+            settings = Map.copyOf(values);
+        }
+        return settings;
+    }
+
+    /**
      * The TLS settings of a client properties file given as {@code option} (the mirror's {@code
-     * --source-command-config}, say); empty without a file or without tls.* keys in it.
+     * --source-command-config}, say); empty without a file or without tls.* keys in it. The mirror sends no token, so
+     * a file with {@code token.file} is refused rather than its token left out unsaid.
      *
      * @throws TidemarkException INVALID_CONFIG naming the file and what is wrong in it
      */
     static Optional<TlsSettings> tlsSettings(Path file, String option) {
-        return TlsSettings.fromProperties(commandConfig(file, option), option + " " + file);
+        Map<String, String> values = commandConfig(file, option);
+        if (values.containsKey(BearerToken.FILE)) {
+            throw new TidemarkException(ErrorCode.INVALID_CONFIG, option + " " + file + " sets " + BearerToken.FILE
+                    + ", but the mirror does not send tokens; reach that cluster with a client certificate ("
+                    + TlsSettings.CERT_FILE + ", " + TlsSettings.KEY_FILE + ")");
+        }
+        return TlsSettings.fromProperties(values, option + " " + file);
     }
 
-    /** The keys of a client properties file, all of them tls.* keys; none without a file. */
+    /** The keys of a client properties file: tls.* keys and token.file; none without a file. */
     private static Map<String, String> commandConfig(Path file, String option) {
         if (file == null) {
             return Map.of();
@@ -93,10 +144,10 @@ final class ClientOptions implements AutoCloseable {
             throw new TidemarkException(ErrorCode.INVALID_CONFIG, "cannot read " + option + " " + file + ": " + e);
         }
         TreeSet<String> unknown = new TreeSet<>(values.keySet());
-        unknown.removeAll(TlsSettings.KEYS);
+        unknown.removeAll(KEYS);
         if (!unknown.isEmpty()) {
             throw new TidemarkException(ErrorCode.INVALID_CONFIG, "unknown key(s) " + unknown + " in " + option + " "
-                    + file + "; known keys: " + new TreeSet<>(TlsSettings.KEYS));
+                    + file + "; known keys: " + new TreeSet<>(KEYS));
         }
         return values;
     }
@@ -111,22 +162,28 @@ final class ClientOptions implements AutoCloseable {
         return adminConfig(bootstrap);
     }
 
-    /** An admin client's settings for {@code brokers} (other than {@code --bootstrap}), TLS as the options say. */
+    /**
+     * An admin client's settings for {@code brokers} (other than {@code --bootstrap}), TLS and token as the options
+     * say.
+     */
     AdminConfig.Builder adminConfig(String brokers) {
         AdminConfig.Builder config = AdminConfig.builder(brokers);
         tls().ifPresent(config::tls);
+        token().ifPresent(config::token);
         return config;
     }
 
     ProducerConfig.Builder producerConfig() {
         ProducerConfig.Builder config = ProducerConfig.builder(bootstrap);
         tls().ifPresent(config::tls);
+        token().ifPresent(config::token);
         return config;
     }
 
     ConsumerConfig.Builder consumerConfig() {
         ConsumerConfig.Builder config = ConsumerConfig.builder(bootstrap);
         tls().ifPresent(config::tls);
+        token().ifPresent(config::token);
         return config;
     }
 

@@ -27,15 +27,9 @@ import java.io.InputStream;
 import java.io.StringReader;
 import java.io.StringWriter;
 import java.math.BigInteger;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.FileAttribute;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -95,7 +89,6 @@ public final class ThrowawayCertificateAuthority {
 
     private static final String EC_CURVE = "secp256r1";
     private static final int SERIAL_BITS = 128;
-    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     /** A DNS label: letters, digits and hyphens, not at its ends, 63 characters at most (RFC 1035). */
     private static final String LABEL = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
     /** A DNS name of one or more labels, which may start with a wildcard label. */
@@ -413,40 +406,22 @@ public final class ThrowawayCertificateAuthority {
                 throw new IllegalStateException("cannot encode " + c.getSubjectX500Principal(), e);
             }
         }
-        writePem(file, pems, Set.of());
+        writePem(file, pems, false);
     }
 
     /** A key as unencrypted PKCS#8, which {@code getEncoded} of the JDK's EC and RSA private keys is. */
     private static void writeKey(Path file, PrivateKey key) throws IOException {
-        writePem(file, List.of(new PemObject("PRIVATE KEY", key.getEncoded())), OWNER_ONLY);
+        writePem(file, List.of(new PemObject("PRIVATE KEY", key.getEncoded())), true);
     }
 
-    /**
-     * Writes {@code pems} to a new file, with {@code permissions} at its creation if not empty and the file system
-     * has POSIX permissions, so a key is never readable by others, not even for a moment. A failed write leaves no
-     * file: a partial one would be kept as it is by the next {@code certs create}.
-     */
-    private static void writePem(Path file, List<PemObject> pems, Set<PosixFilePermission> permissions)
-            throws IOException {
+    /** Writes {@code pems} to a new file ({@link NewFiles#create}), readable by its owner only if {@code secret}. */
+    private static void writePem(Path file, List<PemObject> pems, boolean secret) throws IOException {
         StringWriter text = new StringWriter();
         try (PemWriter writer = new PemWriter(text)) {
             for (PemObject pem : pems) {
                 writer.writeObject(pem);
             }
         }
-        boolean posix = file.getFileSystem().supportedFileAttributeViews().contains("posix");
-        FileAttribute<?>[] attributes = permissions.isEmpty() || !posix ? new FileAttribute<?>[0]
-                : new FileAttribute<?>[]{PosixFilePermissions.asFileAttribute(permissions)};
-        SeekableByteChannel channel = Files.newByteChannel(file, Set.of(StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.WRITE), attributes);
-        try (channel) {
-            ByteBuffer bytes = StandardCharsets.US_ASCII.encode(text.toString());
-            while (bytes.hasRemaining()) {
-                channel.write(bytes);
-            }
-        } catch (IOException e) {
-            Files.deleteIfExists(file);
-            throw e;
-        }
+        NewFiles.create(file, text.toString(), secret);
     }
 }

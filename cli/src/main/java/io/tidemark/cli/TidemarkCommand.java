@@ -18,7 +18,7 @@ import java.io.PrintWriter;
                 PartitionsCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
                 OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, FailoverCommand.class,
                 PerfCommand.class, StorageDemoCommand.class, DumpLogCommand.class, ReplicasCommand.class,
-                CertsCommand.class, AclsCommand.class, CommandLine.HelpCommand.class})
+                CertsCommand.class, AclsCommand.class, TokensCommand.class, CommandLine.HelpCommand.class})
 public final class TidemarkCommand {
     public static final int USER_ERROR = 1;
 

@@ -6,9 +6,9 @@ import java.time.format.DateTimeParseException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses the times and durations users type: epoch milliseconds or ISO-8601 instants; 500ms, 10s, 5m, 2h. */
+/** Parses the times and durations users type: epoch milliseconds or ISO-8601 instants; 500ms, 10s, 5m, 2h, 30d. */
 final class TimeArguments {
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
 
     private TimeArguments() {
     }
@@ -26,7 +26,10 @@ final class TimeArguments {
         }
     }
 
-    /** A duration: a number with ms, s, m or h ({@code 500ms}, {@code 10s}), or ISO-8601 ({@code PT10S}). */
+    /**
+     * A duration: a number with ms, s, m, h or d ({@code 500ms}, {@code 10s}, {@code 30d}, a day being 24 hours), or
+     * ISO-8601 ({@code PT10S}).
+     */
     static Duration parseDuration(String what, String text) {
         Matcher m = DURATION.matcher(text);
         if (m.matches()) {
@@ -35,14 +38,15 @@ final class TimeArguments {
                 case "ms" -> Duration.ofMillis(n);
                 case "s" -> Duration.ofSeconds(n);
                 case "m" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
+                case "h" -> Duration.ofHours(n);
+                default -> Duration.ofDays(n);
             };
         }
         try {
             return Duration.parse(text);
         } catch (DateTimeParseException e) {
             throw new IllegalArgumentException(what + " '" + text + "' is not a duration: give a number with ms, "
-                    + "s, m or h (500ms, 10s, 5m) or ISO-8601 (PT10S)");
+                    + "s, m, h or d (500ms, 10s, 5m, 30d) or ISO-8601 (PT10S)");
         }
     }
 }

@@ -24,6 +24,7 @@ class ArgumentsTest {
         assertEquals(Duration.ofSeconds(10), TimeArguments.parseDuration("--timeout", "10s"));
         assertEquals(Duration.ofMinutes(5), TimeArguments.parseDuration("--timeout", "5m"));
         assertEquals(Duration.ofHours(2), TimeArguments.parseDuration("--timeout", "2h"));
+        assertEquals(Duration.ofDays(30), TimeArguments.parseDuration("--expires-in", "30d"));
         assertEquals(Duration.ofSeconds(3), TimeArguments.parseDuration("--timeout", "PT3S"));
         assertThrows(IllegalArgumentException.class, () -> TimeArguments.parseDuration("--timeout", "10 seconds"));
     }

@@ -1,24 +1,97 @@
 package io.tidemark.cli;
 
+import io.tidemark.cli.ThrowawayCertificateAuthority.Validity;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.tls.TlsSettings;
 import io.tidemark.proto.v1.ErrorCode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
+import javax.security.auth.x500.X500Principal;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** A client properties file (--command-config and the mirror's): its tls.* keys, and nothing else. */
+/** A client properties file (--command-config and the mirror's): its tls.* keys and token.file, and nothing else. */
 class ClientOptionsTest {
+    private static final String TOKEN = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl";
+
     @TempDir
     Path dir;
+
+    /** A CA bundle to turn TLS on with. */
+    private Path caFile() throws IOException {
+        ThrowawayCertificateAuthority.create(new X500Principal("CN=test CA"), Validity.from(Instant.parse("2026-12-01T00:00:00Z"),
+                Duration.ofDays(1)), new SecureRandom()).write(dir);
+        return dir.resolve(ThrowawayCertificateAuthority.CERTIFICATE_FILE);
+    }
+
+    @Test
+    void tokenFileInTheFileGivesEveryClientItsToken() throws IOException {
+        Path token = Files.writeString(dir.resolve("alice.token"), TOKEN + "\n");
+        Path file = Files.writeString(dir.resolve("alice.properties"), "tls.ca.file=" + caFile() + "\ntoken.file="
+                + token + "\n");
+        try (ClientOptions options = ClientOptions.of("127.0.0.1:9400", file)) {
+            assertEquals("BearerToken(" + token + ")", options.token().orElseThrow().toString());
+            options.adminConfig().build();
+            options.producerConfig().build();
+            options.consumerConfig().build();
+        }
+    }
+
+    @Test
+    void theTokenFileFlagWinsOverTheFile() throws IOException {
+        Path fromFile = Files.writeString(dir.resolve("file.token"), TOKEN + "\n");
+        Path fromFlag = Files.writeString(dir.resolve("flag.token"), TOKEN + "\n");
+        Path file = Files.writeString(dir.resolve("client.properties"), "tls.ca.file=" + caFile() + "\ntoken.file="
+                + fromFile + "\n");
+        try (ClientOptions options = new ClientOptions()) {
+            new CommandLine(options).parseArgs("--command-config", file.toString(), "--token-file",
+                    fromFlag.toString());
+            assertEquals("BearerToken(" + fromFlag + ")", options.token().orElseThrow().toString());
+        }
+        try (ClientOptions none = ClientOptions.of("127.0.0.1:9400", null)) {
+            assertEquals(Optional.empty(), none.token());
+        }
+    }
+
+    @Test
+    void aTokenWithoutTlsOrAMissingTokenFileIsRefused() throws IOException {
+        Path token = Files.writeString(dir.resolve("alice.token"), TOKEN + "\n");
+        Path plain = Files.writeString(dir.resolve("plain.properties"), "token.file=" + token + "\n");
+        try (ClientOptions options = ClientOptions.of("127.0.0.1:9400", plain)) {
+            TidemarkException e = assertThrows(TidemarkException.class, options::token);
+            assertEquals(ErrorCode.INVALID_CONFIG, e.code());
+            assertEquals("token.file " + token + " is set, but TLS is not: a token is sent only over TLS; set "
+                    + "tls.ca.file (or --tls-ca)", e.getMessage());
+        }
+        Path missing = dir.resolve("missing.token");
+        Path file = Files.writeString(dir.resolve("missing.properties"), "tls.ca.file=" + caFile() + "\ntoken.file="
+                + missing + "\n");
+        try (ClientOptions options = ClientOptions.of("127.0.0.1:9400", file)) {
+            TidemarkException e = assertThrows(TidemarkException.class, options::adminConfig);
+            assertEquals("token.file " + missing + " is missing; tidemark tokens create --out " + missing
+                    + " writes one", e.getMessage());
+        }
+    }
+
+    @Test
+    void theMirrorRefusesATokenItWouldNotSend() throws IOException {
+        Path file = Files.writeString(dir.resolve("source.properties"), "tls.ca.file=/c/ca.pem\ntoken.file=/c/t\n");
+        TidemarkException e = assertThrows(TidemarkException.class,
+                () -> ClientOptions.tlsSettings(file, "--source-command-config"));
+        assertEquals("--source-command-config " + file + " sets token.file, but the mirror does not send tokens; "
+                + "reach that cluster with a client certificate (tls.cert.file, tls.key.file)", e.getMessage());
+    }
 
     @Test
     void withoutAFileTheClientTalksPlainText() {
@@ -43,7 +116,7 @@ class ClientOptionsTest {
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertEquals("unknown key(s) [ssl.truststore] in --command-config " + file + "; known keys: "
                 + "[tls.broker.subjects, tls.ca.file, tls.cert.file, tls.client.auth, tls.key.file, tls.protocols, "
-                + "tls.reload.interval.ms]", unknown.getMessage());
+                + "tls.reload.interval.ms, token.file]", unknown.getMessage());
         Path missing = dir.resolve("missing.properties");
         TidemarkException unread = assertThrows(TidemarkException.class,
                 () -> ClientOptions.tlsSettings(missing, "--target-command-config"));

@@ -50,9 +50,9 @@ class PipelinePerfCommandTest {
                 "--record-size", "100"));
         assertEquals("error: --input and --output are both t: the pipeline would read its own copies",
                 refusal("--input", "t", "--output", "t", "--rate", "100", "--duration", "10s", "--record-size", "1"));
-        assertEquals("error: --commit-interval 'often' is not a duration: give a number with ms, s, m or h (500ms, "
-                + "10s, 5m) or ISO-8601 (PT10S)", refusal("--input", "in", "--output", "out", "--rate", "100",
-                "--duration", "10s", "--record-size", "1", "--commit-interval", "often"));
+        assertEquals("error: --commit-interval 'often' is not a duration: give a number with ms, s, m, h or d "
+                + "(500ms, 10s, 5m, 30d) or ISO-8601 (PT10S)", refusal("--input", "in", "--output", "out", "--rate",
+                "100", "--duration", "10s", "--record-size", "1", "--commit-interval", "often"));
         assertEquals(2, run("perf", "pipeline", "--input", "in", "--rate", "100", "--duration", "10s",
                 "--record-size", "1"), "--output is required");
     }

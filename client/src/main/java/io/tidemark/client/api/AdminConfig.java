@@ -1,9 +1,12 @@
 package io.tidemark.client.api;
 
 import io.grpc.ManagedChannel;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.tls.TlsMaterial;
 
 import java.time.Clock;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -17,7 +20,8 @@ import java.util.function.Function;
  *   <tr><td>request.timeout.ms</td><td>ms</td><td>30000</td><td>deadline of one call to one broker</td></tr>
  * </table>
  * The channel factory (default: plaintext netty, messages up to 64 MiB) makes the channel to a
- * {@code host:port}; tests pass in-process channels.
+ * {@code host:port}; tests pass in-process channels. A token ({@link Builder#token}) goes with every call, over TLS
+ * only.
  *
  * <p>Immutable.
  */
@@ -25,8 +29,17 @@ public final class AdminConfig {
     private final ConnectionSettings connection;
 
     private AdminConfig(Builder b) {
-        this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), Clock.systemUTC(),
-                b.channelFactory, b.requestTimeoutMs);
+        this(new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), Clock.systemUTC(), b.channelFactory,
+                Optional.ofNullable(b.token), b.requestTimeoutMs));
+    }
+
+    private AdminConfig(ConnectionSettings connection) {
+        this.connection = connection;
+    }
+
+    /** An admin that reaches the cluster as another client of it does: same brokers, channels, token and timeout. */
+    static AdminConfig of(ConnectionSettings connection) {
+        return new AdminConfig(connection);
     }
 
     /** A builder with every setting at its default; {@code bootstrap} is a comma-separated host:port list. */
@@ -45,7 +58,8 @@ public final class AdminConfig {
     /** Builds an {@link AdminConfig}; not thread-safe. Values are checked by {@link #build()}. */
     public static final class Builder {
         private final String bootstrap;
-        private Function<String, ManagedChannel> channelFactory = BrokerChannels::plaintext;
+        private Function<String, ManagedChannel> channelFactory = BrokerChannels.PLAINTEXT;
+        private BearerToken token;
         private long requestTimeoutMs = ConnectionSettings.DEFAULT_REQUEST_TIMEOUT_MS;
 
         private Builder(String bootstrap) {
@@ -64,6 +78,17 @@ public final class AdminConfig {
          */
         public Builder tls(TlsMaterial tls) {
             this.channelFactory = BrokerChannels.tls(tls);
+            return this;
+        }
+
+        /**
+         * Sends {@code token} with every call ({@code authorization: Bearer <token>}), for brokers that take tokens
+         * instead of client certificates. Needs TLS ({@link #tls}, or a {@link #channelFactory} of TLS channels): with
+         * the default plain-text channels {@link #build()} refuses it, and a call on another plain-text channel fails
+         * with AUTHENTICATION_FAILED without sending it.
+         */
+        public Builder token(BearerToken token) {
+            this.token = Objects.requireNonNull(token, "token");
             return this;
         }
 

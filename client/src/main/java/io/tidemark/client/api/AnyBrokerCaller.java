@@ -1,7 +1,7 @@
 package io.tidemark.client.api;
 
 import com.google.common.util.concurrent.ListenableFuture;
-import io.grpc.ManagedChannel;
+import io.grpc.Channel;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.AdminServiceGrpc;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
@@ -80,31 +80,31 @@ final class AnyBrokerCaller {
      * @param rpc  starts the call on the given channel, usually through {@link #broker}, {@link #admin} or
      *             {@link #group}
      */
-    <T> CompletableFuture<T> call(String what, Function<ManagedChannel, ListenableFuture<T>> rpc) {
+    <T> CompletableFuture<T> call(String what, Function<Channel, ListenableFuture<T>> rpc) {
         CompletableFuture<T> result = new CompletableFuture<>();
         List<String> tried = addresses;
         attempt(what, rpc, tried, Math.floorMod(preferred.get(), tried.size()), 0, null, result);
         return result;
     }
 
-    BrokerServiceGrpc.BrokerServiceFutureStub broker(ManagedChannel channel) {
+    BrokerServiceGrpc.BrokerServiceFutureStub broker(Channel channel) {
         return BrokerServiceGrpc.newFutureStub(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
     }
 
-    AdminServiceGrpc.AdminServiceFutureStub admin(ManagedChannel channel) {
+    AdminServiceGrpc.AdminServiceFutureStub admin(Channel channel) {
         return admin(channel, requestTimeoutMs);
     }
 
     /** An admin stub for a call that takes longer than {@code request.timeout.ms} on the broker. */
-    AdminServiceGrpc.AdminServiceFutureStub admin(ManagedChannel channel, long deadlineMs) {
+    AdminServiceGrpc.AdminServiceFutureStub admin(Channel channel, long deadlineMs) {
         return AdminServiceGrpc.newFutureStub(channel).withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS);
     }
 
-    GroupServiceGrpc.GroupServiceFutureStub group(ManagedChannel channel) {
+    GroupServiceGrpc.GroupServiceFutureStub group(Channel channel) {
         return GroupServiceGrpc.newFutureStub(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
     }
 
-    private <T> void attempt(String what, Function<ManagedChannel, ListenableFuture<T>> rpc, List<String> addresses,
+    private <T> void attempt(String what, Function<Channel, ListenableFuture<T>> rpc, List<String> addresses,
                              int start, int tried, TidemarkException last, CompletableFuture<T> result) {
         if (tried == addresses.size()) {
             result.completeExceptionally(new TidemarkException(ErrorCode.NOT_AVAILABLE, "no broker of "

@@ -1,7 +1,14 @@
 package io.tidemark.client.api;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.tls.TlsMaterial;
 
 import java.io.Closeable;
@@ -15,6 +22,10 @@ import java.util.function.Function;
  * down together by {@link #close}. One channel per address is enough: a channel multiplexes every concurrent call
  * to its broker over one connection.
  *
+ * <p>Every call of a client starts on a channel {@link #get} returns, so this is where the client's token is
+ * attached: with a {@link BearerToken} configured, each call carries it as its call credentials ({@code
+ * authorization: Bearer <token>}), and a call on a plain-text channel fails instead of sending it.
+ *
  * <p>Thread-safe: a concurrent map. A {@link #get} after {@link #close} fails with {@link IllegalStateException}.
  */
 final class BrokerChannels implements Closeable {
@@ -26,16 +37,27 @@ final class BrokerChannels implements Closeable {
     /** How long {@link #close} waits for calls to end before it cancels them, for all channels together. */
     private static final long SHUTDOWN_WAIT_MS = 5_000;
 
+    /**
+     * The default channel factory: plaintext netty to {@code host:port}, accepting messages up to 64 MiB. One
+     * instance, so that {@link ConnectionSettings} can tell it from the others and refuse a token with it.
+     */
+    static final Function<String, ManagedChannel> PLAINTEXT = BrokerChannels::plaintext;
+
     private final Function<String, ManagedChannel> factory;
-    private final ConcurrentHashMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final Optional<ClientInterceptor> credentials;
+    private final ConcurrentHashMap<String, Connection> channels = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    BrokerChannels(Function<String, ManagedChannel> factory) {
-        this.factory = factory;
+    /** A broker's channel, and the channel calls start on: the same one, or it with the token attached. */
+    private record Connection(ManagedChannel managed, Channel calls) {
     }
 
-    /** The default channel factory: plaintext netty to {@code host:port}, accepting messages up to 64 MiB. */
-    static ManagedChannel plaintext(String address) {
+    BrokerChannels(ConnectionSettings connection) {
+        this.factory = connection.channelFactory();
+        this.credentials = connection.token().map(BrokerChannels::carrying);
+    }
+
+    private static ManagedChannel plaintext(String address) {
         return TlsMaterial.channelTo(address, Optional.empty()).maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
                 .build();
     }
@@ -47,30 +69,49 @@ final class BrokerChannels implements Closeable {
     }
 
     /**
-     * The channel to {@code address} ({@code host:port}), made on first use. A channel whose last connection
-     * attempt failed reconnects at once instead of after gRPC's growing backoff (up to 2 minutes): a broker that
-     * was down is back within seconds, and this client's own retry backoff already paces the attempts.
+     * The channel to {@code address} ({@code host:port}), made on first use, whose calls carry the token when there
+     * is one. A channel whose last connection attempt failed reconnects at once instead of after gRPC's growing
+     * backoff (up to 2 minutes): a broker that was down is back within seconds, and this client's own retry backoff
+     * already paces the attempts.
      */
-    ManagedChannel get(String address) {
+    Channel get(String address) {
         if (closed) {
             throw new IllegalStateException("the client is closed; no new call to " + address + " can start");
         }
-        ManagedChannel channel = channels.computeIfAbsent(address, factory);
-        if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
-            channel.resetConnectBackoff();
+        Connection connection = channels.computeIfAbsent(address, this::connect);
+        if (connection.managed().getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+            connection.managed().resetConnectBackoff();
         }
-        return channel;
+        return connection.calls();
+    }
+
+    private Connection connect(String address) {
+        ManagedChannel channel = factory.apply(address);
+        return new Connection(channel, credentials.map(c -> ClientInterceptors.intercept(channel, c))
+                .orElse(channel));
+    }
+
+    /** Makes every call carry {@code token} as its call credentials. */
+    private static ClientInterceptor carrying(BearerToken token) {
+        return new ClientInterceptor() {
+            @Override
+            public <Q, A> ClientCall<Q, A> interceptCall(MethodDescriptor<Q, A> method, CallOptions options,
+                                                         Channel next) {
+                return next.newCall(method, options.withCallCredentials(token));
+            }
+        };
     }
 
     /** Shuts every channel down, waits up to 5 s in all for calls to end, then cancels the rest. */
     @Override
     public void close() {
         closed = true;
-        channels.values().forEach(ManagedChannel::shutdown);
+        channels.values().forEach(c -> c.managed().shutdown());
         long deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SHUTDOWN_WAIT_MS);
         try {
-            for (ManagedChannel channel : channels.values()) {
-                channel.awaitTermination(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            for (Connection connection : channels.values()) {
+                connection.managed().awaitTermination(Math.max(0, deadlineNanos - System.nanoTime()),
+                        TimeUnit.NANOSECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -82,6 +123,6 @@ final class BrokerChannels implements Closeable {
     /** Shuts every channel down at once, cancelling the calls in flight (their callers see NOT_AVAILABLE). */
     void closeNow() {
         closed = true;
-        channels.values().forEach(ManagedChannel::shutdownNow);
+        channels.values().forEach(c -> c.managed().shutdownNow());
     }
 }

@@ -1,9 +1,11 @@
 package io.tidemark.client.api;
 
 import io.grpc.ManagedChannel;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.tls.TlsMaterial;
 
 import java.time.Clock;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -48,7 +50,8 @@ import static io.tidemark.client.api.ConfigChecks.inRange;
  *       fetch.max.wait.ms on top)</td></tr>
  * </table>
  * The clock (default {@link Clock#systemUTC()}) times retry backoffs. The channel factory (default: plaintext
- * netty, messages up to 64 MiB) makes the channel to a {@code host:port}; tests pass in-process channels.
+ * netty, messages up to 64 MiB) makes the channel to a {@code host:port}; tests pass in-process channels. A token
+ * ({@link Builder#token}) goes with every call, over TLS only.
  *
  * <p>Immutable.
  */
@@ -99,7 +102,7 @@ public final class ConsumerConfig {
 
     private ConsumerConfig(Builder b) {
         this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), b.clock, b.channelFactory,
-                b.requestTimeoutMs);
+                Optional.ofNullable(b.token), b.requestTimeoutMs);
         if (b.group != null && b.group.isBlank()) {
             throw new IllegalArgumentException("group = \"" + b.group + "\" is not allowed; it must be a non-blank"
                     + " name, or not set for a consumer without a group");
@@ -184,7 +187,8 @@ public final class ConsumerConfig {
     public static final class Builder {
         private final String bootstrap;
         private Clock clock = Clock.systemUTC();
-        private Function<String, ManagedChannel> channelFactory = BrokerChannels::plaintext;
+        private Function<String, ManagedChannel> channelFactory = BrokerChannels.PLAINTEXT;
+        private BearerToken token;
         private long requestTimeoutMs = ConnectionSettings.DEFAULT_REQUEST_TIMEOUT_MS;
         private String group;
         private String groupInstanceId;
@@ -220,6 +224,17 @@ public final class ConsumerConfig {
          */
         public Builder tls(TlsMaterial tls) {
             this.channelFactory = BrokerChannels.tls(tls);
+            return this;
+        }
+
+        /**
+         * Sends {@code token} with every call ({@code authorization: Bearer <token>}), for brokers that take tokens
+         * instead of client certificates. Needs TLS ({@link #tls}, or a {@link #channelFactory} of TLS channels): with
+         * the default plain-text channels {@link #build()} refuses it, and a call on another plain-text channel fails
+         * with AUTHENTICATION_FAILED without sending it.
+         */
+        public Builder token(BearerToken token) {
+            this.token = Objects.requireNonNull(token, "token");
             return this;
         }
 

@@ -311,10 +311,7 @@ public final class ConsumerRuntime implements Closeable {
                 producer.initTransactions();
             }
             if (tiers != null || settings.partitions != null) {
-                ConnectionSettings connection = settings.consumer.connection();
-                try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(String.join(",",
-                                connection.bootstrap())).channelFactory(connection.channelFactory())
-                        .requestTimeoutMs(connection.requestTimeoutMs()).build())) {
+                try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.of(settings.consumer.connection()))) {
                     if (tiers != null) {
                         DelayTierTopics.ensure(admin, retryTopicOf(settings), tiers);
                     }

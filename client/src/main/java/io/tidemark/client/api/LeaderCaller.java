@@ -2,7 +2,7 @@ package io.tidemark.client.api;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
-import io.grpc.ManagedChannel;
+import io.grpc.Channel;
 import io.grpc.stub.AbstractStub;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
@@ -137,7 +137,7 @@ final class LeaderCaller {
         return coordinatorCall(TransactionServiceGrpc::newFutureStub, rpc);
     }
 
-    private <S extends AbstractStub<S>, T> CompletableFuture<T> coordinatorCall(Function<ManagedChannel, S> newStub,
+    private <S extends AbstractStub<S>, T> CompletableFuture<T> coordinatorCall(Function<Channel, S> newStub,
                                                                                Function<S, ListenableFuture<T>> rpc) {
         return call(COORDINATOR_PARTITION, channel -> {
             S stub = newStub.apply(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
@@ -146,7 +146,7 @@ final class LeaderCaller {
         });
     }
 
-    private BrokerServiceGrpc.BrokerServiceFutureStub stub(ManagedChannel channel, long timeoutMs) {
+    private BrokerServiceGrpc.BrokerServiceFutureStub stub(Channel channel, long timeoutMs) {
         BrokerServiceGrpc.BrokerServiceFutureStub stub = BrokerServiceGrpc.newFutureStub(channel)
                 .withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
         return callbacks == Callbacks.TRANSPORT_THREAD ? stub.withExecutor(MoreExecutors.directExecutor()) : stub;
@@ -156,7 +156,7 @@ final class LeaderCaller {
      * Calls {@code rpc} on {@code tp}'s leader, {@link #ATTEMPTS} times at most; the future fails with the last
      * failure itself (a TidemarkException), not the CompletionException the composed attempts wrap it in.
      */
-    private <T> CompletableFuture<T> call(TopicPartition tp, Function<ManagedChannel, ListenableFuture<T>> rpc) {
+    private <T> CompletableFuture<T> call(TopicPartition tp, Function<Channel, ListenableFuture<T>> rpc) {
         return callAt(tp, address -> GrpcFutures.start(() -> rpc.apply(channels.get(address))));
     }
 

@@ -96,7 +96,7 @@ public final class PartitionWriter implements Closeable {
     public PartitionWriter(ProducerConfig config) {
         ConnectionSettings connection = config.connection();
         this.clock = connection.clock();
-        this.channels = new BrokerChannels(connection.channelFactory());
+        this.channels = new BrokerChannels(connection);
         this.metadata = new ClusterMetadata(new AnyBrokerCaller(connection.bootstrap(), channels,
                 connection.requestTimeoutMs()));
         this.leaders = new LeaderCaller(metadata, channels, connection.requestTimeoutMs(),

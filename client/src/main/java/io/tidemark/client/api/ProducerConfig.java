@@ -1,10 +1,12 @@
 package io.tidemark.client.api;
 
 import io.grpc.ManagedChannel;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.tls.TlsMaterial;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -63,7 +65,8 @@ import static io.tidemark.client.api.ConfigChecks.notAbove;
  * </table>
  * The clock (default {@link Clock#systemUTC()}) gives SendTime when a record carries none, batch ages, backoffs
  * and delivery deadlines. The channel factory (default: plaintext netty, messages up to 64 MiB) makes the
- * channel to a {@code host:port}; tests pass in-process channels.
+ * channel to a {@code host:port}; tests pass in-process channels. A token ({@link Builder#token}) goes with every
+ * call, over TLS only.
  *
  * <p>Immutable.
  */
@@ -102,7 +105,7 @@ public final class ProducerConfig {
 
     private ProducerConfig(Builder b) {
         this.connection = new ConnectionSettings(ConfigChecks.bootstrap(b.bootstrap), b.clock, b.channelFactory,
-                b.requestTimeoutMs);
+                Optional.ofNullable(b.token), b.requestTimeoutMs);
         this.maxRequestBytes = (int) inRange("max.request.bytes", b.maxRequestBytes, MIN_REQUEST_BYTES,
                 MAX_REQUEST_BYTES_LIMIT, "bytes");
         this.batchSizeBytes = (int) inRange("batch.size", b.batchSizeBytes, 1, maxRequestBytes,
@@ -197,7 +200,8 @@ public final class ProducerConfig {
     public static final class Builder {
         private final String bootstrap;
         private Clock clock = Clock.systemUTC();
-        private Function<String, ManagedChannel> channelFactory = BrokerChannels::plaintext;
+        private Function<String, ManagedChannel> channelFactory = BrokerChannels.PLAINTEXT;
+        private BearerToken token;
         private long requestTimeoutMs = ConnectionSettings.DEFAULT_REQUEST_TIMEOUT_MS;
         private long batchSizeBytes = DEFAULT_BATCH_SIZE_BYTES;
         private long lingerMs = DEFAULT_LINGER_MS;
@@ -233,6 +237,17 @@ public final class ProducerConfig {
          */
         public Builder tls(TlsMaterial tls) {
             this.channelFactory = BrokerChannels.tls(tls);
+            return this;
+        }
+
+        /**
+         * Sends {@code token} with every call ({@code authorization: Bearer <token>}), for brokers that take tokens
+         * instead of client certificates. Needs TLS ({@link #tls}, or a {@link #channelFactory} of TLS channels): with
+         * the default plain-text channels {@link #build()} refuses it, and a call on another plain-text channel fails
+         * with AUTHENTICATION_FAILED without sending it.
+         */
+        public Builder token(BearerToken token) {
+            this.token = Objects.requireNonNull(token, "token");
             return this;
         }
 

@@ -69,7 +69,7 @@ public final class TidemarkAdmin implements Closeable {
     public TidemarkAdmin(AdminConfig config) {
         ConnectionSettings connection = config.connection();
         this.requestTimeoutMs = connection.requestTimeoutMs();
-        this.channels = new BrokerChannels(connection.channelFactory());
+        this.channels = new BrokerChannels(connection);
         this.anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels, connection.requestTimeoutMs());
         this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),
                 LeaderCaller.Callbacks.TRANSPORT_THREAD);

@@ -98,7 +98,7 @@ public final class TidemarkConsumer implements Closeable {
         this.autoCommit = autoCommit;
         ConnectionSettings connection = config.connection();
         this.clock = connection.clock();
-        this.channels = new BrokerChannels(connection.channelFactory());
+        this.channels = new BrokerChannels(connection);
         AnyBrokerCaller anyBroker = new AnyBrokerCaller(connection.bootstrap(), channels,
                 connection.requestTimeoutMs());
         this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),

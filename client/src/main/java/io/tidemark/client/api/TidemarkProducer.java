@@ -72,7 +72,7 @@ public final class TidemarkProducer implements Closeable {
         this.config = config;
         ConnectionSettings connection = config.connection();
         this.clock = connection.clock();
-        this.channels = new BrokerChannels(connection.channelFactory());
+        this.channels = new BrokerChannels(connection);
         this.metadata = new ClusterMetadata(new AnyBrokerCaller(connection.bootstrap(), channels,
                 connection.requestTimeoutMs()));
         this.partitioner = new Partitioner(new Random());

@@ -1,12 +1,17 @@
 package io.tidemark.client.api;
 
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.Record;
@@ -67,6 +72,8 @@ final class FakeCluster implements AutoCloseable {
     final List<io.tidemark.proto.v1.ReassignPartitionRequest> reassignments = new CopyOnWriteArrayList<>();
     /** Every call as "method@node", in arrival order. */
     final List<String> calls = new CopyOnWriteArrayList<>();
+    /** The authorization header of every call ("" for none), in arrival order. */
+    final List<String> authorizations = new CopyOnWriteArrayList<>();
     /** Produce calls as they arrived, appended or not: "topic-partition:records". */
     final List<String> produceRequests = new CopyOnWriteArrayList<>();
     /** Per ProduceMany call: "node:batches". */
@@ -120,11 +127,24 @@ final class FakeCluster implements AutoCloseable {
             try {
                 servers.add(InProcessServerBuilder.forName(address).addService(new FakeBrokerService(this, id))
                         .addService(new FakeGroupService(this, id)).addService(new FakeAdminService(this, id))
-                        .build().start());
+                        .intercept(recordingAuthorization()).build().start());
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
         }
+    }
+
+    /** Records each call's authorization header in {@link #authorizations}. */
+    ServerInterceptor recordingAuthorization() {
+        return new ServerInterceptor() {
+            @Override
+            public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata headers,
+                                                               ServerCallHandler<Q, A> next) {
+                String authorization = headers.get(BearerToken.AUTHORIZATION);
+                authorizations.add(authorization == null ? "" : authorization);
+                return next.startCall(call, headers);
+            }
+        };
     }
 
     String address(int nodeId) {

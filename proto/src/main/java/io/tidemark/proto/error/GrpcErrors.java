@@ -31,6 +31,9 @@ import java.util.regex.Pattern;
  *       or a plain-text peer; any status carrying a TLS-only broker's GOAWAY to a plain-text client</td><td>TLS could
  *       not be set up: a certificate refused on either side, none shown where one is required, a client or a broker
  *       in plain text</td><td>AUTHENTICATION_FAILED (the same call gets the same)</td></tr>
+ *   <tr><td>UNAUTHENTICATED</td><td>the call's credentials refused to go out (a token on a plain-text channel,
+ *       {@link io.tidemark.proto.auth.BearerToken}), or a server refused them without an ErrorDetail</td>
+ *       <td>AUTHENTICATION_FAILED</td></tr>
  *   <tr><td>UNAVAILABLE, any other description</td><td>connect refused; connection reset ("io exception", an
  *       IOException cause); "Network closed for unknown reason"; a GOAWAY; "channel closed" with a cause; a channel
  *       shut down; RST_STREAM REFUSED_STREAM or NO_ERROR</td><td rowspan="5">NOT_AVAILABLE (retriable)</td></tr>
@@ -147,6 +150,9 @@ public final class GrpcErrors {
             return new TidemarkException(ErrorCode.AUTHENTICATION_FAILED, "TLS could not be set up with the broker ("
                     + "check tls.ca.file, tls.cert.file and tls.key.file, or --command-config, against the broker's "
                     + "TLS settings): " + describe(grpc));
+        }
+        if (grpc.getCode() == Status.Code.UNAUTHENTICATED) {
+            return new TidemarkException(ErrorCode.AUTHENTICATION_FAILED, describe(grpc));
         }
         if (NOT_ANSWERED.contains(grpc.getCode())) {
             return new TidemarkException(ErrorCode.NOT_AVAILABLE, describe(grpc));
