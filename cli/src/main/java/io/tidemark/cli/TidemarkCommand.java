@@ -18,7 +18,8 @@ import java.io.PrintWriter;
                 PartitionsCommand.class, TopicsCommand.class, ProduceCommand.class, ConsumeCommand.class,
                 OffsetsCommand.class, GroupsCommand.class, MirrorCommand.class, FailoverCommand.class,
                 PerfCommand.class, StorageDemoCommand.class, DumpLogCommand.class, ReplicasCommand.class,
-                CertsCommand.class, AclsCommand.class, TokensCommand.class, CommandLine.HelpCommand.class})
+                CertsCommand.class, AclsCommand.class, TokensCommand.class, QuotasCommand.class,
+                CommandLine.HelpCommand.class})
 public final class TidemarkCommand {
     public static final int USER_ERROR = 1;
 
@@ -26,8 +27,11 @@ public final class TidemarkCommand {
         System.exit(commandLine(new PrintWriter(System.out, true), new PrintWriter(System.err, true)).execute(args));
     }
 
-    /** The command line with its error handling, writing to {@code out} and {@code err}. */
-    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+    /**
+     * The command line with its error handling, writing to {@code out} and {@code err}; also how tests run a command
+     * in their own JVM.
+     */
+    public static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine commandLine = new CommandLine(new TidemarkCommand());
         commandLine.setCaseInsensitiveEnumValuesAllowed(true);
         commandLine.setOut(out);

@@ -1,6 +1,10 @@
 package io.tidemark.it;
 
+import io.tidemark.cli.TidemarkCommand;
+
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,7 +14,10 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Runs the built {@code tidemark} jar as a process, the way a user runs {@code ./tidemark}. */
+/**
+ * Runs the built {@code tidemark} jar as a process, the way a user runs {@code ./tidemark}; or a command in this JVM
+ * ({@link #inProcess}), for commands a test runs many times, without a JVM's start each.
+ */
 final class Tidemark {
     /** Above the 120 s `local up` waits for a cluster, so its own diagnosis gets printed. */
     private static final long COMMAND_TIMEOUT_SECONDS = 180;
@@ -48,5 +55,14 @@ final class Tidemark {
 
     static Result run(Path workDir, String... args) throws IOException, InterruptedException {
         return runWithInput(workDir, "", args);
+    }
+
+    /** Runs a command in this JVM, as {@code TidemarkCommand.main} would, without exiting. */
+    static Result inProcess(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exitCode = TidemarkCommand.commandLine(new PrintWriter(out, true), new PrintWriter(err, true))
+                .execute(args);
+        return new Result(exitCode, out.toString(), err.toString());
     }
 }

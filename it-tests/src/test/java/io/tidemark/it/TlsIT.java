@@ -11,7 +11,9 @@ import io.tidemark.client.api.TidemarkAdmin;
 import io.tidemark.client.api.TidemarkConsumer;
 import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
+import io.tidemark.core.auth.TokenKeyFormat;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.tls.TlsMaterial;
@@ -21,7 +23,10 @@ import io.tidemark.proto.v1.AclOperation;
 import io.tidemark.proto.v1.AclPatternType;
 import io.tidemark.proto.v1.AclPermission;
 import io.tidemark.proto.v1.AclResourceType;
+import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.FetchResponse;
 import io.tidemark.proto.v1.GetMetadataSnapshotRequest;
 import io.tidemark.proto.v1.ReplicaServiceGrpc;
 import org.junit.jupiter.api.AfterAll;
@@ -51,8 +56,10 @@ import java.nio.file.StandardCopyOption;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
+import java.security.interfaces.ECPrivateKey;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -275,12 +282,7 @@ class TlsIT {
      */
     @Test
     void aMirrorCopiesBetweenTwoTlsClusters() throws Exception {
-        Path into = Files.createDirectories(dir.resolve("into"));
-        ThrowawayCertificateAuthority.load(certs, RANDOM).issue(new X500Principal("CN=broker-1"),
-                ThrowawayCertificateAuthority.Usage.BROKER, ThrowawayCertificateAuthority.AltNames.of(List.of(
-                        "localhost", "127.0.0.1")), ThrowawayCertificateAuthority.Validity.from(
-                        Instant.now().minusSeconds(60), Duration.ofDays(1)))
-                .write(into.resolve("broker.pem"), into.resolve("broker.key"));
+        Path into = brokerCertificate("into");
         Path adminConfig = certs.resolve("admin.properties");
         Path mirrorConfig = clientConfig(client(ThrowawayCertificateAuthority.load(certs, RANDOM), "mirror",
                 ThrowawayCertificateAuthority.Validity.from(Instant.now().minusSeconds(60), Duration.ofDays(1))));
@@ -355,7 +357,7 @@ class TlsIT {
                     before.getMessage());
             assertEquals(List.of(), aliceAdmin.listTopics(false), "no topic alice may describe");
 
-            Tidemark.Result added = Tidemark.run(dir, "acls", "add", "--allow-principal", "User:alice",
+            Tidemark.Result added = Tidemark.inProcess("acls", "add", "--allow-principal", "User:alice",
                     "--operation", "write", "--topic", "acl-orders", "--bootstrap", bootstrap(), "--command-config",
                     certs.resolve("admin.properties").toString());
             assertEquals(0, added.exitCode(), added.out() + added.err());
@@ -364,7 +366,7 @@ class TlsIT {
             assertEquals(0, producer.send(new ProducerRecord("acl-orders", 0, null,
                     "allowed".getBytes(StandardCharsets.UTF_8))).join().offset());
 
-            Tidemark.Result removed = Tidemark.run(dir, "acls", "remove", "--principal", "User:alice", "--topic",
+            Tidemark.Result removed = Tidemark.inProcess("acls", "remove", "--principal", "User:alice", "--topic",
                     "acl-orders", "--bootstrap", bootstrap(), "--command-config",
                     certs.resolve("admin.properties").toString());
             assertEquals(0, removed.exitCode(), removed.out() + removed.err());
@@ -389,6 +391,131 @@ class TlsIT {
                     + "add", replicas.getMessage());
         } finally {
             channel.shutdownNow();
+        }
+    }
+
+    /**
+     * A client without a certificate authenticates with a token ({@code tidemark tokens create}, signed with the key
+     * whose public half the broker holds) to a broker that asks for client certificates without requiring them (one
+     * broker in this JVM): its calls are its subject's, held to that principal's ACLs; without a token it is
+     * anonymous; an expired token and one signed with another key are refused with AUTHENTICATION_FAILED saying why.
+     */
+    @Test
+    void aClientWithATokenIsItsSubjectAndABadTokenIsRefused() throws Exception {
+        Path tokens = Files.createDirectories(dir.resolve("tokens"));
+        Tidemark.Result keys = Tidemark.inProcess("tokens", "create-key-pair", "--dir", tokens.toString());
+        assertEquals(0, keys.exitCode(), keys.out() + keys.err());
+        Path carolToken = token(tokens.resolve("token-private.pem"), "carol", "1d");
+        Path expired = token(tokens.resolve("token-private.pem"), "carol", "1s");
+        Path forgedKey = Files.writeString(tokens.resolve("other-private.pem"), TokenKeyFormat.privatePem(
+                (ECPrivateKey) TokenKeyFormat.generate(RANDOM).getPrivate()));
+        Path forged = token(forgedKey, "admin", "1d");
+        Path broker = brokerCertificate("token-broker");
+        try (InJvmCluster cluster = InJvmCluster.start(broker, 1, Map.of("tls.ca.file",
+                     certs.resolve("ca.pem").toString(), "tls.cert.file", broker.resolve("broker.pem").toString(),
+                     "tls.key.file", broker.resolve("broker.key").toString(), "tls.client.auth", "requested",
+                     "super.users", "User:admin", "tls.principal.mapping.rules", "RULE:^CN=([^,]+)$/$1/,DEFAULT",
+                     "auth.token.public.key.file", tokens.resolve("token-public.pem").toString()));
+             TidemarkAdmin tidemark = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).tls(admin).build());
+             TlsMaterial caOnly = TlsMaterial.load(TlsSettings.client(certs.resolve("ca.pem"), Optional.empty(),
+                     Optional.empty()));
+             TidemarkAdmin anonymous = new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).tls(caOnly)
+                     .build());
+             TidemarkAdmin carol = tokenAdmin(cluster, caOnly, carolToken);
+             TidemarkAdmin late = tokenAdmin(cluster, caOnly, expired);
+             TidemarkAdmin forger = tokenAdmin(cluster, caOnly, forged)) {
+            tidemark.createTopic("token-topic", 1, 1, Map.of());
+            tidemark.createAcls(List.of(allow("carol", AclResourceType.TOPIC, "token-topic", AclOperation.DESCRIBE)));
+            assertEquals(List.of("token-topic"), carol.listTopics(false).stream().map(t -> t.getName()).toList());
+            TidemarkException other = refusal(() -> carol.describeTopics(List.of("no-grant")));
+            assertEquals(ErrorCode.TOPIC_AUTHORIZATION_FAILED, other.code(), other.getMessage());
+            assertTrue(other.getMessage().startsWith("User:carol may not DESCRIBE topic 'no-grant'"),
+                    other.getMessage());
+            assertEquals(List.of(), anonymous.listTopics(false), "User:ANONYMOUS may see nothing");
+
+            await().atMost(WAIT).untilAsserted(() -> {
+                TidemarkException refused = refusal(() -> late.listTopics(false));
+                assertEquals(ErrorCode.AUTHENTICATION_FAILED, refused.code(), refused.getMessage());
+                assertTrue(refused.getMessage().contains("expired"), refused.getMessage());
+            });
+            TidemarkException refused = refusal(() -> forger.listTopics(false));
+            assertEquals(ErrorCode.AUTHENTICATION_FAILED, refused.code(), refused.getMessage());
+            assertTrue(refused.getMessage().contains("does not verify against the key"), refused.getMessage());
+        }
+    }
+
+    /** A token for {@code subject} made by {@code tidemark tokens create}, in a file. */
+    private static Path token(Path privateKey, String subject, String expiresIn) throws Exception {
+        Path file = privateKey.resolveSibling(subject + "-" + expiresIn + "-" + privateKey.getFileName() + ".token");
+        Tidemark.Result minted = Tidemark.inProcess("tokens", "create", "--private-key", privateKey.toString(),
+                "--subject", subject, "--expires-in", expiresIn, "--out", file.toString());
+        assertEquals(0, minted.exitCode(), minted.out() + minted.err());
+        return file;
+    }
+
+    private static TidemarkAdmin tokenAdmin(InJvmCluster cluster, TlsMaterial tls, Path token) {
+        return new TidemarkAdmin(AdminConfig.builder(cluster.bootstrap()).tls(tls).requestTimeoutMs(30_000)
+                .token(BearerToken.fromFile(token, InstantSource.system())).build());
+    }
+
+    /** A directory holding a broker certificate of the cluster's CA (CN=broker-1, for 127.0.0.1). */
+    private static Path brokerCertificate(String name) throws IOException {
+        Path into = Files.createDirectories(dir.resolve(name));
+        ThrowawayCertificateAuthority.load(certs, RANDOM).issue(new X500Principal("CN=broker-1"),
+                ThrowawayCertificateAuthority.Usage.BROKER, ThrowawayCertificateAuthority.AltNames.of(List.of(
+                        "localhost", "127.0.0.1")), ThrowawayCertificateAuthority.Validity.from(
+                        Instant.now().minusSeconds(60), Duration.ofDays(1)))
+                .write(into.resolve("broker.pem"), into.resolve("broker.key"));
+        return into;
+    }
+
+    /**
+     * A principal's own fetch quota ({@code tidemark quotas set}) holds back its fetches once it is over the rate and
+     * its burst, each answer saying by how much; {@code tidemark quotas remove} gives it the brokers' default
+     * (unlimited) again.
+     */
+    @Test
+    void aPrincipalOverItsQuotaIsHeldBackAndToldByHowMuch() throws Exception {
+        Path dave = clientConfig(client(ThrowawayCertificateAuthority.load(certs, RANDOM), "dave",
+                ThrowawayCertificateAuthority.Validity.from(Instant.now().minusSeconds(60), Duration.ofDays(1))));
+        int leader;
+        try (TidemarkAdmin tidemark = new TidemarkAdmin(AdminConfig.builder(bootstrap()).tls(admin).build());
+             TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).tls(admin)
+                     .build())) {
+            tidemark.createTopic("quota-topic", 1, 3, Map.of());
+            tidemark.createAcls(List.of(allow("dave", AclResourceType.TOPIC, "quota-topic", AclOperation.READ)));
+            producer.send(new ProducerRecord("quota-topic", 0, null, new byte[2_000])).join();
+            leader = tidemark.metadata(List.of("quota-topic")).getTopics(0).getPartitions(0).getLeaderNodeId();
+        }
+        Tidemark.Result set = Tidemark.inProcess("quotas", "set", "--principal", "User:dave",
+                "--fetch-bytes-per-second", "10000", "--bootstrap", bootstrap(), "--command-config",
+                certs.resolve("admin.properties").toString());
+        assertEquals(0, set.exitCode(), set.out() + set.err());
+        FetchRequest fetch = FetchRequest.newBuilder().setTopic("quota-topic").setPartition(0).setOffset(0)
+                .setMaxBytes(1 << 20).build();
+        try (TlsMaterial daveTls = TlsMaterial.load(TlsSettings.fromProperties(BrokerConfig.readFile(dave),
+                "dave.properties").orElseThrow())) {
+            ManagedChannel channel = TlsMaterial.channelTo("127.0.0.1:" + (basePort + 10 * (leader - 1)),
+                    Optional.of(daveTls)).build();
+            try {
+                BrokerServiceGrpc.BrokerServiceBlockingStub broker = BrokerServiceGrpc.newBlockingStub(channel);
+                FetchResponse first = broker.fetch(fetch);
+                assertTrue(first.getBatches().size() > 2_000, "the record's batch: " + first.getBatches().size());
+                assertEquals(0, first.getThrottleTimeMs(), "within the burst");
+                List<Long> throttles = new ArrayList<>();
+                for (int i = 0; i < 20 && throttles.stream().allMatch(t -> t == 0); i++) {
+                    throttles.add(broker.fetch(fetch).getThrottleTimeMs());
+                }
+                long held = throttles.get(throttles.size() - 1);
+                assertTrue(held > 0 && held <= 10_000 && throttles.size() >= 4, "20 fetches of 2 KB go over 10 KB/s "
+                        + "and its second of burst, after 4 at least: " + throttles);
+                Tidemark.Result removed = Tidemark.inProcess("quotas", "remove", "--principal", "User:dave",
+                        "--bootstrap", bootstrap(), "--command-config", certs.resolve("admin.properties").toString());
+                assertEquals(0, removed.exitCode(), removed.out() + removed.err());
+                await().atMost(WAIT).until(() -> broker.fetch(fetch).getThrottleTimeMs() == 0);
+            } finally {
+                channel.shutdownNow();
+            }
         }
     }
 

@@ -59,8 +59,8 @@ import static io.tidemark.proto.v1.AclResourceType.TOPIC;
  *       asks nothing of the topic either)</td></tr>
  *   <tr><td>CreateTopic; DeleteTopic; AlterTopicConfig</td><td>CREATE on the cluster or the topic; DELETE; ALTER on
  *       the topic</td></tr>
- *   <tr><td>ClusterStatus, DescribeAcls; TransferLeadership, ReassignPartition, CreateAcls, DeleteAcls</td>
- *       <td>DESCRIBE; ALTER on the cluster</td></tr>
+ *   <tr><td>ClusterStatus, DescribeAcls, DescribeClientQuotas; TransferLeadership, ReassignPartition, CreateAcls,
+ *       DeleteAcls, AlterClientQuotas</td><td>DESCRIBE; ALTER on the cluster</td></tr>
  *   <tr><td>CommitOffsets; DeleteOffsets</td><td>READ; DELETE on the group, and READ on each topic</td></tr>
  *   <tr><td>FetchOffsets</td><td>DESCRIBE on the group and each topic named; for every partition, those of topics
  *       the caller may DESCRIBE</td></tr>
@@ -130,6 +130,8 @@ public final class AccessRules {
         r.request(AdminServiceGrpc.getCreateAclsMethod(), (a, q) -> a.requireCluster(ALTER));
         r.request(AdminServiceGrpc.getDeleteAclsMethod(), (a, q) -> a.requireCluster(ALTER));
         r.request(AdminServiceGrpc.getDescribeAclsMethod(), (a, q) -> a.requireCluster(DESCRIBE));
+        r.request(AdminServiceGrpc.getAlterClientQuotasMethod(), (a, q) -> a.requireCluster(ALTER));
+        r.request(AdminServiceGrpc.getDescribeClientQuotasMethod(), (a, q) -> a.requireCluster(DESCRIBE));
 
         r.request(GroupServiceGrpc.getCommitOffsetsMethod(), (a, q) -> commitOffsets(a, q));
         r.add(GroupServiceGrpc.getFetchOffsetsMethod(), (a, q) -> fetchOffsets(a, (FetchOffsetsRequest) q),

@@ -3,9 +3,11 @@ package io.tidemark.core.auth;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -21,7 +23,9 @@ import java.util.stream.Collectors;
  *       open to everyone;</li>
  *   <li>{@code tls.principal.mapping.rules}: how a client certificate's subject becomes a principal's name
  *       ({@link PrincipalMapper}, Kafka's {@code ssl.principal.mapping.rules}); {@code DEFAULT}, the whole subject,
- *       by default.</li>
+ *       by default;</li>
+ *   <li>{@code auth.token.public.key.file}: the public key tokens are checked with ({@link TokenVerifier}); without
+ *       it the broker takes no tokens; {@code auth.token.audience}: the audience a token must name, when set.</li>
  * </ul>
  *
  * @param brokersByCertificate whether brokers are told from clients by their certificates (the broker speaks TLS):
@@ -29,13 +33,14 @@ import java.util.stream.Collectors;
  *                             told apart, and those services answer every caller
  */
 public record AuthSettings(boolean authorizerEnabled, Set<Principal> superUsers, boolean allowEveryoneIfNoAclFound,
-                           PrincipalMapper mapper, boolean brokersByCertificate) {
+                           PrincipalMapper mapper, boolean brokersByCertificate, Optional<Path> tokenPublicKey,
+                           Optional<String> tokenAudience) {
     public static final String AUTHORIZER_ENABLED = "authorizer.enabled";
     public static final String SUPER_USERS = "super.users";
     public static final String ALLOW_EVERYONE_IF_NO_ACL_FOUND = "allow.everyone.if.no.acl.found";
     public static final String MAPPING_RULES = PrincipalMapper.PRINCIPAL_MAPPING_RULES;
     public static final Set<String> KEYS = Set.of(AUTHORIZER_ENABLED, SUPER_USERS, ALLOW_EVERYONE_IF_NO_ACL_FOUND,
-            MAPPING_RULES);
+            MAPPING_RULES, TokenVerifier.PUBLIC_KEY_FILE, TokenVerifier.AUDIENCE);
 
     public AuthSettings {
         superUsers = Set.copyOf(superUsers);
@@ -52,7 +57,9 @@ public record AuthSettings(boolean authorizerEnabled, Set<Principal> superUsers,
         return new AuthSettings(flag(file, AUTHORIZER_ENABLED, tls, source), superUsers(file.getOrDefault(SUPER_USERS,
                 ""), source), flag(file, ALLOW_EVERYONE_IF_NO_ACL_FOUND, false, source),
                 PrincipalMapper.parse(file.getOrDefault(MAPPING_RULES,
-                PrincipalMapper.DEFAULT_PRINCIPAL_MAPPING_RULES)), tls);
+                PrincipalMapper.DEFAULT_PRINCIPAL_MAPPING_RULES)), tls,
+                Optional.ofNullable(file.get(TokenVerifier.PUBLIC_KEY_FILE)).map(Path::of),
+                Optional.ofNullable(file.get(TokenVerifier.AUDIENCE)));
     }
 
     private static boolean flag(Map<String, String> file, String key, boolean byDefault, String source) {

@@ -9,7 +9,9 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerTransportFilter;
+import io.tidemark.proto.auth.BearerToken;
 import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.v1.ErrorCode;
 
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
@@ -26,6 +28,10 @@ import java.util.regex.Pattern;
  * against the CA) the principal its subject maps to ({@link PrincipalMapper}) and whether it is a broker (the
  * subject matches {@code tls.broker.subjects}). A connection without a certificate is {@link Principal#ANONYMOUS}.
  * A certificate no mapping rule takes fails each call of the connection with AUTHENTICATION_FAILED naming the subject.
+ *
+ * <p>A call carrying a token ({@code authorization: Bearer <token>}, {@link BearerToken}) is made by the token's
+ * principal instead, checked at each call ({@link TokenVerifier}: signature, expiry), whatever certificate the
+ * connection showed; a token the broker cannot take fails the call with AUTHENTICATION_FAILED saying why.
  */
 public final class Authenticator extends ServerTransportFilter implements ServerInterceptor {
     private static final Attributes.Key<Identity> IDENTITY = Attributes.Key.create("tidemark-identity");
@@ -36,11 +42,16 @@ public final class Authenticator extends ServerTransportFilter implements Server
 
     private final PrincipalMapper mapper;
     private final Optional<Pattern> brokerSubjects;
+    private final Optional<TokenVerifier> tokens;
 
-    /** @param brokerSubjects the subjects of brokers' certificates; empty in plain text */
-    public Authenticator(PrincipalMapper mapper, Optional<Pattern> brokerSubjects) {
+    /**
+     * @param brokerSubjects the subjects of brokers' certificates; empty in plain text
+     * @param tokens         checks the tokens clients send; empty when the broker takes none
+     */
+    public Authenticator(PrincipalMapper mapper, Optional<Pattern> brokerSubjects, Optional<TokenVerifier> tokens) {
         this.mapper = mapper;
         this.brokerSubjects = brokerSubjects;
+        this.tokens = tokens;
     }
 
     @Override
@@ -82,10 +93,29 @@ public final class Authenticator extends ServerTransportFilter implements Server
         if (identity == null) {
             throw new IllegalStateException("a call on a connection the authenticator did not see ready");
         }
-        if (identity.refused().isPresent()) {
-            return Refusal.close(call, identity.refused().get());
+        String authorization = headers.get(BearerToken.AUTHORIZATION);
+        Caller caller = identity.caller();
+        try {
+            if (authorization != null) {
+                caller = new Caller(tokenPrincipal(authorization), caller.host(), false);
+            } else if (identity.refused().isPresent()) {
+                throw identity.refused().get();
+            }
+        } catch (TidemarkException e) {
+            return Refusal.close(call, e);
         }
-        return Contexts.interceptCall(Context.current().withValue(Caller.KEY, identity.caller()), call, headers,
-                next);
+        return Contexts.interceptCall(Context.current().withValue(Caller.KEY, caller), call, headers, next);
+    }
+
+    private Principal tokenPrincipal(String authorization) {
+        if (tokens.isEmpty()) {
+            throw new TidemarkException(ErrorCode.AUTHENTICATION_FAILED, "this broker takes no tokens ("
+                    + TokenVerifier.PUBLIC_KEY_FILE + " is not set): connect with a client certificate");
+        }
+        if (!authorization.startsWith(BearerToken.SCHEME)) {
+            throw new TidemarkException(ErrorCode.AUTHENTICATION_FAILED, "the authorization header is not '"
+                    + BearerToken.SCHEME + "<token>'");
+        }
+        return tokens.get().verify(authorization.substring(BearerToken.SCHEME.length()));
     }
 }

@@ -45,6 +45,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                            long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
                            long produceBacklogMaxBytes, int maxConnectionsPerIp, int maxPartitionsPerCluster,
+                           long quotaProduceBytesPerSecond, long quotaFetchBytesPerSecond,
                            long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
                            GroupSettings groups, Optional<TlsSettings> tls, AuthSettings auth,
                            Map<String, String> topicDefaults) {
@@ -82,6 +83,15 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "Most partitions the cluster's topics may have together; a create beyond it is refused with "
                     + "INVALID_REQUEST naming the count. Checked by the broker taking the create, against the topics "
                     + "it knows: two creates at once on different brokers may pass it by the smaller one.");
+    public static final ConfigKey QUOTA_PRODUCE_BYTES_PER_SECOND = new ConfigKey("quota.produce.bytes.per.second",
+            LONG, -1, "bytes", atLeastOrUnlimited(1),
+            "Bytes a second each principal may produce through this broker, unless tidemark quotas gives it its own "
+                    + "(Kafka's producer_byte_rate). A principal above it gets its answers late, by the time that "
+                    + "brings it back within the rate, and told so in throttle_time_ms. Brokers are never held.");
+    public static final ConfigKey QUOTA_FETCH_BYTES_PER_SECOND = new ConfigKey("quota.fetch.bytes.per.second",
+            LONG, -1, "bytes", atLeastOrUnlimited(1),
+            "Bytes a second each principal may fetch through this broker, as quota.produce.bytes.per.second "
+                    + "(Kafka's consumer_byte_rate).");
     public static final ConfigKey MAX_OFFSETS_PER_COMMIT = new ConfigKey("max.offsets.per.commit", INT, 10_000,
             "offsets", atLeast(1, 1_000_000), "Most partitions one CommitOffsets request may carry.");
     public static final ConfigKey RETENTION_CHECK_INTERVAL_MS = new ConfigKey("retention.check.interval.ms", LONG,
@@ -197,6 +207,12 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             atLeast(1, 100_000),
             "Most members a consumer group may have; a join beyond it is refused with INVALID_REQUEST, so one "
                     + "misbehaving application cannot grow a coordinator's memory without bound.");
+    public static final ConfigKey GROUP_MAX_COUNT = new ConfigKey("group.max.count", INT, 100_000, "groups",
+            atLeast(1, 10_000_000),
+            "Most consumer groups the cluster keeps (with members or committed offsets); a heartbeat or offset commit "
+                    + "that would start one more is refused with INVALID_REQUEST naming the count, so clients "
+                    + "inventing group names cannot grow the coordinator's memory and __group_offsets without bound. "
+                    + "Groups without members leave by offsets.retention.minutes or tidemark groups delete.");
     public static final ConfigKey OFFSETS_RETENTION_MINUTES = new ConfigKey("offsets.retention.minutes", LONG,
             10_080, "min", atLeast(1, 5_256_000),
             "A consumer group without members whose last commit and last membership change are older than this "
@@ -205,13 +221,13 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
 
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_CONNECTIONS_PER_IP, MAX_PARTITIONS_PER_CLUSTER,
-            MAX_OFFSETS_PER_COMMIT, RETENTION_CHECK_INTERVAL_MS,
-            FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
+            QUOTA_PRODUCE_BYTES_PER_SECOND, QUOTA_FETCH_BYTES_PER_SECOND, MAX_OFFSETS_PER_COMMIT,
+            RETENTION_CHECK_INTERVAL_MS, FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
             PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
             LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL, GROUP_SESSION_TIMEOUT_MS,
-            GROUP_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, OFFSETS_RETENTION_MINUTES);
+            GROUP_HEARTBEAT_INTERVAL_MS, GROUP_MAX_SIZE, GROUP_MAX_COUNT, OFFSETS_RETENTION_MINUTES);
 
     /** Every broker key, {@link #CLUSTER_NAME} and {@link #KEYS}: what docs/configuration.md lists. */
     public static final List<DeclaredKey> ALL_KEYS = Stream.<DeclaredKey>concat(Stream.of(CLUSTER_NAME),
@@ -234,7 +250,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     }
 
     /** The consumer group keys, typed. */
-    public record GroupSettings(long sessionTimeoutMs, long heartbeatIntervalMs, int maxSize,
+    public record GroupSettings(long sessionTimeoutMs, long heartbeatIntervalMs, int maxSize, int maxCount,
                                 long offsetsRetentionMs) {
         public GroupSettings {
             if (heartbeatIntervalMs >= sessionTimeoutMs) {
@@ -318,6 +334,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX),
                 value(values, PRODUCER_ID_EXPIRATION_MS), value(values, PRODUCE_BACKLOG_MAX_BYTES),
                 (int) value(values, MAX_CONNECTIONS_PER_IP), (int) value(values, MAX_PARTITIONS_PER_CLUSTER),
+                value(values, QUOTA_PRODUCE_BYTES_PER_SECOND), value(values, QUOTA_FETCH_BYTES_PER_SECOND),
                 value(values, CLOCK_OFFSET_MS),
                 new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
                         value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
@@ -326,7 +343,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 new LeaderBalance(value(values, LEADER_BALANCE_ENABLED) == 1, value(values, LEADER_BALANCE_INTERVAL_MS),
                         (int) value(values, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL)),
                 new GroupSettings(value(values, GROUP_SESSION_TIMEOUT_MS), value(values, GROUP_HEARTBEAT_INTERVAL_MS),
-                        (int) value(values, GROUP_MAX_SIZE),
+                        (int) value(values, GROUP_MAX_SIZE), (int) value(values, GROUP_MAX_COUNT),
                         TimeUnit.MINUTES.toMillis(value(values, OFFSETS_RETENTION_MINUTES))),
                 tls, AuthSettings.fromProperties(file, fileName, tls.isPresent()), topicDefaults);
     }

@@ -138,7 +138,8 @@ public final class GroupCoordinator {
      *
      * @param assignorName the assignor a new group takes; empty for {@value UniformAssignor#NAME}
      * @throws TidemarkException NOT_LEADER/NOT_AVAILABLE when this broker does not coordinate groups now;
-     *                           INVALID_REQUEST for an unknown assignor; GROUP_TOO_LARGE for a join beyond
+     *                           INVALID_REQUEST for an unknown assignor or a new group beyond group.max.count
+     *                           ({@link GroupOffsetStore#checkRoomFor}); GROUP_TOO_LARGE for a join beyond
      *                           group.consumer.max.size; and what {@link ConsumerGroup#heartbeat} throws. The stored
      *                           future fails GROUP_TOO_LARGE when the change would make the group's state larger than
      *                           a record of the topic takes: the group is then as it was stored last.
@@ -150,6 +151,7 @@ public final class GroupCoordinator {
         expireSessions(nowMs);
         ConsumerGroup group = groups.get(groupId);
         if (group == null) {
+            store.checkRoomFor(groupId, settings.maxCount());
             group = new ConsumerGroup(groupId, assignor(assignorName), settings.sessionTimeoutMs(), memberIds);
         }
         if (group.size() >= settings.maxSize() && group.addsMember(heartbeat)) {

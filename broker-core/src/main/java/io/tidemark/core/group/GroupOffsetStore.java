@@ -18,9 +18,11 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 import java.time.InstantSource;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -445,6 +447,26 @@ public final class GroupOffsetStore {
                 ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
         sorted.putAll(groups.getOrDefault(group, Map.of()));
         return sorted;
+    }
+
+    /**
+     * Lets a commit or a join start {@code group} when the store knows it already or holds fewer than
+     * {@code maxCount} groups (with offsets or a stored membership).
+     *
+     * @throws TidemarkException INVALID_REQUEST naming the count and the key
+     */
+    public void checkRoomFor(String group, int maxCount) {
+        catchUp();
+        if (groups.containsKey(group) || groupStates.containsKey(group)) {
+            return;
+        }
+        Set<String> known = new HashSet<>(groups.keySet());
+        known.addAll(groupStates.keySet());
+        if (known.size() >= maxCount) {
+            throw new TidemarkException(ErrorCode.INVALID_REQUEST, "group '" + group + "' would be one more than the "
+                    + known.size() + " the cluster keeps, the most group.max.count allows; delete unused groups "
+                    + "(tidemark groups delete) or raise it");
+        }
     }
 
     public SortedSet<String> groups() {

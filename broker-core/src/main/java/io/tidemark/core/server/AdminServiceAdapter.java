@@ -9,12 +9,16 @@ import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.AdminServiceGrpc;
+import io.tidemark.proto.v1.AlterClientQuotasRequest;
+import io.tidemark.proto.v1.AlterClientQuotasResponse;
 import io.tidemark.proto.v1.CreateAclsRequest;
 import io.tidemark.proto.v1.CreateAclsResponse;
 import io.tidemark.proto.v1.DeleteAclsRequest;
 import io.tidemark.proto.v1.DeleteAclsResponse;
 import io.tidemark.proto.v1.DescribeAclsRequest;
 import io.tidemark.proto.v1.DescribeAclsResponse;
+import io.tidemark.proto.v1.DescribeClientQuotasRequest;
+import io.tidemark.proto.v1.DescribeClientQuotasResponse;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
 import io.tidemark.proto.v1.AlterTopicConfigResponse;
 import io.tidemark.proto.v1.PartitionRef;
@@ -44,7 +48,7 @@ import java.util.List;
 /**
  * Topic administration over gRPC: create, delete, list, describe, alter config, the cluster's status (with its
  * name, this broker's {@code cluster.name}, and the largest batch it takes), and moving a partition's leadership or
- * replicas; the cluster's ACLs (add, remove, describe).
+ * replicas; the cluster's ACLs (add, remove, describe) and principals' own quotas (alter, describe).
  */
 final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
     private static final long DEFAULT_REASSIGN_TIMEOUT_MS = 60_000;
@@ -178,6 +182,23 @@ final class AdminServiceAdapter extends AdminServiceGrpc.AdminServiceImplBase {
         responses.respond(observer, () -> DescribeAclsResponse.newBuilder().addAllBindings(cluster.acls().index()
                 .bindings().stream().filter(binding -> AclBindingRules.matches(request.getFilter(), binding))
                 .toList()).build());
+    }
+
+    @Override
+    public void alterClientQuotas(AlterClientQuotasRequest request,
+                                  StreamObserver<AlterClientQuotasResponse> observer) {
+        responses.respond(observer, () -> {
+            cluster.quotas().alter(request.getQuotasList());
+            return AlterClientQuotasResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void describeClientQuotas(DescribeClientQuotasRequest request,
+                                     StreamObserver<DescribeClientQuotasResponse> observer) {
+        responses.respond(observer, () -> DescribeClientQuotasResponse.newBuilder().addAllQuotas(cluster.quotas()
+                .quotas().values().stream().filter(quota -> request.getPrincipal().isEmpty()
+                        || request.getPrincipal().equals(quota.getPrincipal())).toList()).build());
     }
 
     private static TopicDescription describe(Topic topic) {

@@ -6,6 +6,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.auth.Authorizer;
 import io.tidemark.core.auth.CallAccess;
+import io.tidemark.core.auth.Caller;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.log.AppendState;
 import io.tidemark.core.log.HeldOrigin;
@@ -14,6 +15,7 @@ import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
+import io.tidemark.core.quota.ClientQuotas;
 import io.tidemark.core.topic.InternalTopicWrites;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
@@ -74,15 +76,17 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     private final Responses responses;
     private final Executor pool;
     private final Authorizer authorizer;
+    private final ClientQuotas quotas;
 
     /**
      * @param pool answers the long-polling fetches that waited: the append that wakes them completes on a partition
      *             group's apply thread, which must never read a segment or write an answer for a client
      * @param authorizer decides whether the caller may write each batch's topic (AccessRules leaves that to the
      *                   service, so that a refused batch fails alone)
+     * @param quotas     holds back the answers of principals over their produce or fetch quota
      */
     BrokerServiceAdapter(Topics topics, BrokerConfig config, ClusterView cluster, BrokerMetrics metrics,
-                         Executor pool, Authorizer authorizer) {
+                         Executor pool, Authorizer authorizer, ClientQuotas quotas) {
         this.topics = topics;
         this.config = config;
         this.cluster = cluster;
@@ -90,11 +94,15 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         this.responses = new Responses(metrics);
         this.pool = pool;
         this.authorizer = authorizer;
+        this.quotas = quotas;
     }
 
     @Override
     public void produce(ProduceRequest request, StreamObserver<ProduceResponse> observer) {
-        store(request).whenComplete((response, failure) -> {
+        long throttleMs = quotas.produced(Caller.current(), request.getBatch().size());
+        store(request).thenCompose(response -> throttleMs == 0 ? CompletableFuture.completedFuture(response)
+                : held(response.toBuilder().setThrottleTimeMs(throttleMs).build(), throttleMs))
+                .whenComplete((response, failure) -> {
             if (failure != null) {
                 responses.fail(observer, failure);
                 return;
@@ -106,7 +114,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     @Override
     public void produceMany(ProduceManyRequest request, StreamObserver<ProduceManyResponse> observer) {
-        storeAll(request).thenAccept(answer -> {
+        storeAllWithinQuota(request).thenAccept(answer -> {
             observer.onNext(answer);
             observer.onCompleted();
         });
@@ -114,7 +122,29 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     @Override
     public StreamObserver<ProduceStreamRequest> produceStream(StreamObserver<ProduceStreamResponse> observer) {
-        return new ProduceStreamCall(this::storeAll, (ServerCallStreamObserver<ProduceStreamResponse>) observer);
+        return new ProduceStreamCall(this::storeAllWithinQuota,
+                (ServerCallStreamObserver<ProduceStreamResponse>) observer);
+    }
+
+    /**
+     * {@link #storeAll}, the request's bytes counted against the caller's produce quota: an answer over it goes out
+     * late, by the throttle time it carries ({@link ClientQuotas}).
+     */
+    private CompletableFuture<ProduceManyResponse> storeAllWithinQuota(ProduceManyRequest request) {
+        long bytes = 0;
+        for (ProduceRequest batch : request.getBatchesList()) {
+            bytes += batch.getBatch().size();
+        }
+        long throttleMs = quotas.produced(Caller.current(), bytes);
+        CompletableFuture<ProduceManyResponse> stored = storeAll(request);
+        return throttleMs == 0 ? stored : stored.thenCompose(answer -> held(answer.toBuilder()
+                .setThrottleTimeMs(throttleMs).build(), throttleMs));
+    }
+
+    /** Completes with {@code answer} once {@code throttleMs} passed, on the pool. */
+    private <T> CompletableFuture<T> held(T answer, long throttleMs) {
+        return CompletableFuture.supplyAsync(() -> answer, CompletableFuture.delayedExecutor(throttleMs,
+                TimeUnit.MILLISECONDS, pool));
     }
 
     /**
@@ -162,6 +192,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     @Override
     public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
         Timer.Context timer = metrics.fetchLatency().time();
+        Caller caller = Caller.current();
         Topic topic;
         Partition partition;
         CompletableFuture<Void> appended;
@@ -181,11 +212,12 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             return;
         }
         if (!waitForData) {
-            answerFetch(request, topic.id(), partition, observer, timer);
+            answerFetch(request, topic.id(), partition, observer, timer, caller);
             return;
         }
         appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
-                .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition, observer, timer), pool);
+                .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition, observer, timer, caller),
+                        pool);
     }
 
     /**
@@ -226,26 +258,40 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         }
     }
 
+    /**
+     * Reads and answers a fetch; an answer over the caller's fetch quota goes out late, by the throttle time it
+     * carries ({@link ClientQuotas}).
+     */
     private void answerFetch(FetchRequest request, UUID topicId, Partition partition,
-                             StreamObserver<FetchResponse> observer, Timer.Context timer) {
-        responses.respond(observer, () -> {
-            try {
-                LogReadResult read = readCommitted(request)
-                        ? partition.readCommitted(request.getOffset(), request.getMaxBytes())
-                        : partition.read(request.getOffset(), request.getMaxBytes());
-                metrics.fetched(read.batches().remaining());
-                FetchResponse.Builder response = FetchResponse.newBuilder()
-                        .setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
-                        .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset())
-                        .setTopicId(TopicIds.toBytes(topicId)).setLastStableOffset(read.lastStableOffset());
-                for (AppendState.AbortedTransaction aborted : read.abortedTransactions()) {
-                    response.addAbortedTransactions(AbortedTransaction.newBuilder().setProducerId(aborted.producerId())
-                            .setFirstOffset(aborted.firstOffset()).setLastOffset(aborted.lastOffset()));
-                }
-                return response.build();
-            } finally {
-                timer.stop();
+                             StreamObserver<FetchResponse> observer, Timer.Context timer, Caller caller) {
+        FetchResponse.Builder response;
+        try {
+            LogReadResult read = readCommitted(request)
+                    ? partition.readCommitted(request.getOffset(), request.getMaxBytes())
+                    : partition.read(request.getOffset(), request.getMaxBytes());
+            metrics.fetched(read.batches().remaining());
+            response = FetchResponse.newBuilder().setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
+                    .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset())
+                    .setTopicId(TopicIds.toBytes(topicId)).setLastStableOffset(read.lastStableOffset());
+            for (AppendState.AbortedTransaction aborted : read.abortedTransactions()) {
+                response.addAbortedTransactions(AbortedTransaction.newBuilder().setProducerId(aborted.producerId())
+                        .setFirstOffset(aborted.firstOffset()).setLastOffset(aborted.lastOffset()));
             }
+        } catch (RuntimeException e) {
+            timer.stop();
+            responses.fail(observer, e);
+            return;
+        }
+        timer.stop();
+        long throttleMs = quotas.fetched(caller, response.getBatches().size());
+        if (throttleMs == 0) {
+            observer.onNext(response.build());
+            observer.onCompleted();
+            return;
+        }
+        held(response.setThrottleTimeMs(throttleMs).build(), throttleMs).thenAccept(held -> {
+            observer.onNext(held);
+            observer.onCompleted();
         });
     }
 

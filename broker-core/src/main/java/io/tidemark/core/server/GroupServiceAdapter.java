@@ -84,6 +84,7 @@ final class GroupServiceAdapter extends GroupServiceGrpc.GroupServiceImplBase {
             Map<TopicPartition, Committed> offsets = offsets(topics, config, request.getOffsetsList());
             coordinator.checkCommit(request.getGroup(), request.getMemberId(), request.getMemberEpoch(),
                     offsets.keySet());
+            store.checkRoomFor(request.getGroup(), config.groups().maxCount());
             store.commit(request.getGroup(), offsets);
             return CommitOffsetsResponse.getDefaultInstance();
         });

@@ -13,11 +13,11 @@ import io.tidemark.core.config.HostPort;
 import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
+import io.tidemark.core.quota.ClientQuotas;
 import io.tidemark.core.topic.Topics;
 import io.tidemark.core.txn.MarkerWriter;
 import io.tidemark.core.txn.TransactionCoordinator;
 import io.tidemark.proto.tls.TlsMaterial;
-import io.tidemark.proto.tls.TlsSettings;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.ErrorCode;
 
@@ -58,11 +58,14 @@ public final class GrpcEndpoint implements Closeable {
      * @param transactions builds the transaction coordinator over the marker writer the endpoint makes (and closes)
      * @param tls          the broker's TLS material: the listener and its calls to other brokers speak TLS with it;
      *                     empty for plain text
+     * @param authenticator names each call's caller
      * @param authorizer   decides what each call's caller may do ({@link AccessRules})
+     * @param quotas       holds back the answers of principals over their produce or fetch quota
      */
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, GroupCoordinator coordinator,
                         Function<MarkerWriter, TransactionCoordinator> transactions, ClusterServices cluster,
-                        BrokerMetrics metrics, Optional<TlsMaterial> tls, Authorizer authorizer) {
+                        BrokerMetrics metrics, Optional<TlsMaterial> tls, Authenticator authenticator,
+                        Authorizer authorizer, ClientQuotas quotas) {
         this.markers = new LeaderMarkerWriter(topics, tls);
         this.transactions = transactions.apply(markers);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
@@ -71,14 +74,13 @@ public final class GrpcEndpoint implements Closeable {
                 .callExecutor(new CallExecutors(pool))
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
-                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool, authorizer))
+                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool, authorizer,
+                        quotas))
                 .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
                 .addService(ServerInterceptors.intercept(new GroupServiceAdapter(topics, groups, coordinator, config,
                         metrics), new ClientAddress()))
-                .addService(new TransactionServiceAdapter(topics, this.transactions, config, metrics));
+                .addService(new TransactionServiceAdapter(topics, this.transactions, groups, config, metrics));
         cluster.internalServices().forEach(builder::addService);
-        Authenticator authenticator = new Authenticator(config.auth().mapper(),
-                config.tls().map(TlsSettings::brokerSubjects));
         // The interceptor added last runs first: the authenticator names the caller the authorizer asks about.
         builder.intercept(new AuthorizingInterceptor(AccessRules.tidemark(), authorizer)).intercept(authenticator)
                 .addTransportFilter(authenticator);

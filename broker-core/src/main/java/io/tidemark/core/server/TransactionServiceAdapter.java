@@ -2,6 +2,7 @@ package io.tidemark.core.server;
 
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.BrokerMetrics.TransactionCall;
 import io.tidemark.core.partition.TopicPartition;
@@ -32,13 +33,16 @@ import java.util.concurrent.Callable;
 final class TransactionServiceAdapter extends TransactionServiceGrpc.TransactionServiceImplBase {
     private final Topics topics;
     private final TransactionCoordinator coordinator;
+    private final GroupOffsetStore store;
     private final BrokerConfig config;
     private final Responses responses;
     private final BrokerMetrics metrics;
 
-    TransactionServiceAdapter(Topics topics, TransactionCoordinator coordinator, BrokerConfig config,
-                              BrokerMetrics metrics) {
+    /** @param store where a transaction's offsets go: it bounds the number of groups ({@code group.max.count}) */
+    TransactionServiceAdapter(Topics topics, TransactionCoordinator coordinator, GroupOffsetStore store,
+                              BrokerConfig config, BrokerMetrics metrics) {
         this.topics = topics;
+        this.store = store;
         this.coordinator = coordinator;
         this.config = config;
         this.responses = new Responses(metrics);
@@ -81,6 +85,7 @@ final class TransactionServiceAdapter extends TransactionServiceGrpc.Transaction
     public void txnOffsetCommit(TxnOffsetCommitRequest request, StreamObserver<TxnOffsetCommitResponse> observer) {
         timed(TransactionCall.TXN_OFFSET_COMMIT, observer, () -> {
             GroupServiceAdapter.checkGroup(request.getGroup());
+            store.checkRoomFor(request.getGroup(), config.groups().maxCount());
             coordinator.commitOffsets(request.getTransactionalId(), request.getProducerId(),
                     epoch(request.getProducerEpoch()), request.getGroup(), request.getMemberId(),
                     request.getMemberEpoch(), GroupServiceAdapter.offsets(topics, config, request.getOffsetsList()));

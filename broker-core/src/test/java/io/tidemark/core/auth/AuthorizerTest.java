@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 import static io.tidemark.proto.v1.AclOperation.ALL;
@@ -46,7 +47,8 @@ class AuthorizerTest {
     private Authorizer authorizer(boolean enabled, boolean allowEveryoneIfNoAclFound, boolean tls,
                                   Principal... superUsers) {
         return new Authorizer(new AuthSettings(enabled, Set.of(superUsers), allowEveryoneIfNoAclFound,
-                PrincipalMapper.parse("DEFAULT"), tls), () -> new AclIndex(acls), registry);
+                PrincipalMapper.parse("DEFAULT"), tls, Optional.empty(), Optional.empty()), () -> new AclIndex(acls),
+                registry);
     }
 
     private static AclBinding binding(AclResourceType type, String name, AclPatternType pattern, String principal,

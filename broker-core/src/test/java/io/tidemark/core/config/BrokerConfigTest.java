@@ -33,11 +33,11 @@ class BrokerConfigTest {
         TidemarkException unknown = assertThrows(TidemarkException.class, () -> of(Map.of("retention.hours", "1")));
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertTrue(unknown.getMessage().startsWith("unknown key 'retention.hours' in broker.properties; known keys: "
-                + "allow.everyone.if.no.acl.found, authorizer.enabled, cleanup.policy, clock.offset.ms, cluster.name, "
-                + "delete.retention.ms, flush.check.interval.ms, "
+                + "allow.everyone.if.no.acl.found, auth.token.audience, auth.token.public.key.file, authorizer.enabled, "
+                + "cleanup.policy, clock.offset.ms, cluster.name, delete.retention.ms, flush.check.interval.ms, "
                 + "flush.messages, flush.ms, "
                 + "group.consumer.heartbeat.interval.ms, group.consumer.max.size, group.consumer.session.timeout.ms, "
-                + "index.interval.bytes, "), unknown.getMessage());
+                + "group.max.count, index.interval.bytes, "), unknown.getMessage());
         assertEquals("invalid value for max.fetch.wait.ms: 999999999 is not allowed; allowed: an integer in [0, 600000] (ms)",
                 assertThrows(TidemarkException.class, () -> of(Map.of("max.fetch.wait.ms", "999999999"))).getMessage());
         assertEquals("group.consumer.heartbeat.interval.ms 45000 must be below group.consumer.session.timeout.ms "

@@ -5,6 +5,7 @@ import io.grpc.stub.StreamObserver;
 import io.tidemark.core.auth.AclIndex;
 import io.tidemark.core.auth.Authorizer;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.quota.ClientQuotas;
 import io.tidemark.core.config.HostPort;
 import io.tidemark.core.config.TopicConfig;
 import io.tidemark.core.log.LogTestUtils;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class BrokerServiceAdapterTest {
     @TempDir
     Path dir;
+    private static final InstantSource CLOCK = InstantSource.fixed(java.time.Instant.ofEpochMilli(
+            LogTestUtils.BASE_MS));
     private final ExecutorService pool = Executors.newSingleThreadExecutor(r -> new Thread(r, "test-rpc-pool"));
 
     @AfterEach
@@ -51,13 +55,11 @@ class BrokerServiceAdapterTest {
     @Test
     void aLongPollingFetchWokenByAnAppendIsAnsweredOnThePoolNotOnTheAppendingThread() throws Exception {
         LocalPartition partition = LocalPartition.open(new TopicPartition("t", 0), 1, dir, TopicConfig.parse(Map.of()),
-                InstantSource.fixed(java.time.Instant.ofEpochMilli(LogTestUtils.BASE_MS)));
+                CLOCK);
         Topic topic = new Topic("t", new UUID(1, 1), 1, Map.of(), TopicConfig.parse(Map.of()), List.of(partition));
         BrokerConfig config = BrokerConfig.of(1, dir, new HostPort("127.0.0.1", 0), Optional.empty(), Map.of(),
                 "test");
-        BrokerServiceAdapter adapter = new BrokerServiceAdapter(new OneTopic(topic), config, List::of,
-                new BrokerMetrics(new MetricRegistry()), pool, new Authorizer(config.auth(), () -> AclIndex.EMPTY,
-                new MetricRegistry()));
+        BrokerServiceAdapter adapter = adapter(topic, config, ClientQuotas.UNLIMITED);
         CompletableFuture<String> answeredOn = new CompletableFuture<>();
         adapter.fetch(FetchRequest.newBuilder().setTopic("t").setPartition(0).setOffset(0).setMaxBytes(1 << 20)
                 .setMaxWaitMs(30_000).build(), new StreamObserver<>() {
@@ -79,6 +81,57 @@ class BrokerServiceAdapterTest {
         await().atMost(Duration.ofSeconds(10)).until(answeredOn::isDone);
         assertEquals("test-rpc-pool 1", answeredOn.join());
         partition.close();
+    }
+
+    private BrokerServiceAdapter adapter(Topic topic, BrokerConfig config, long fetchBytesPerSecond) {
+        return new BrokerServiceAdapter(new OneTopic(topic), config, List::of, new BrokerMetrics(new MetricRegistry()),
+                pool, new Authorizer(config.auth(), () -> AclIndex.EMPTY, new MetricRegistry()),
+                new ClientQuotas(ClientQuotas.UNLIMITED, fetchBytesPerSecond, Map::of, CLOCK, new MetricRegistry()));
+    }
+
+    /**
+     * A fetch answer over the principal's fetch quota says by how much it was held back: a second of burst, then
+     * the bytes over the rate (the clock stands still, so the second fetch of the same bytes waits their whole time).
+     */
+    @Test
+    void aFetchOverItsQuotaCarriesItsThrottleTime() throws Exception {
+        LocalPartition partition = LocalPartition.open(new TopicPartition("t", 0), 1, dir, TopicConfig.parse(Map.of()),
+                CLOCK);
+        Topic topic = new Topic("t", new UUID(1, 1), 1, Map.of(), TopicConfig.parse(Map.of()), List.of(partition));
+        BrokerConfig config = BrokerConfig.of(1, dir, new HostPort("127.0.0.1", 0), Optional.empty(), Map.of(),
+                "test");
+        partition.append(LogTestUtils.singleRecordBatch(0, LogTestUtils.BASE_MS)).join();
+        int bytes = (int) partition.read(0, 1 << 20).batches().remaining();
+        BrokerServiceAdapter adapter = adapter(topic, config, bytes * 4L);
+        FetchRequest fetch = FetchRequest.newBuilder().setTopic("t").setPartition(0).setOffset(0).setMaxBytes(1 << 20)
+                .build();
+        List<Long> throttles = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            throttles.add(fetchNow(adapter, fetch).getThrottleTimeMs());
+        }
+        assertEquals(List.of(0L, 0L, 0L, 0L, 250L, 500L), throttles, "4 fetches of the rate's quarter fit the burst");
+        partition.close();
+    }
+
+    private static FetchResponse fetchNow(BrokerServiceAdapter adapter, FetchRequest request) {
+        CompletableFuture<FetchResponse> answer = new CompletableFuture<>();
+        adapter.fetch(request, new StreamObserver<>() {
+            @Override
+            public void onNext(FetchResponse response) {
+                answer.complete(response);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                answer.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(answer::isDone);
+        return answer.join();
     }
 
     private record OneTopic(Topic topic) implements Topics {

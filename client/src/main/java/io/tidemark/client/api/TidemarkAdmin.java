@@ -5,7 +5,9 @@ import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.AclBinding;
 import io.tidemark.proto.v1.AclFilter;
+import io.tidemark.proto.v1.AlterClientQuotasRequest;
 import io.tidemark.proto.v1.AlterTopicConfigRequest;
+import io.tidemark.proto.v1.ClientQuota;
 import io.tidemark.proto.v1.ClusterStatusRequest;
 import io.tidemark.proto.v1.ClusterStatusResponse;
 import io.tidemark.proto.v1.CreateAclsRequest;
@@ -15,12 +17,13 @@ import io.tidemark.proto.v1.DeleteGroupRequest;
 import io.tidemark.proto.v1.DeleteOffsetsRequest;
 import io.tidemark.proto.v1.DeleteTopicRequest;
 import io.tidemark.proto.v1.DescribeAclsRequest;
+import io.tidemark.proto.v1.DescribeClientQuotasRequest;
 import io.tidemark.proto.v1.DescribeGroupRequest;
 import io.tidemark.proto.v1.DescribeGroupResponse;
-import io.tidemark.proto.v1.ErrorCode;
-import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.DescribeTopicsRequest;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.FetchRequest;
+import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.ListGroupsRequest;
 import io.tidemark.proto.v1.ListTopicsRequest;
 import io.tidemark.proto.v1.MetadataRequest;
@@ -29,9 +32,9 @@ import io.tidemark.proto.v1.OriginOffsetResponse;
 import io.tidemark.proto.v1.ReassignPartitionRequest;
 import io.tidemark.proto.v1.TopicDescription;
 import io.tidemark.proto.v1.TopicPartitionRef;
+import io.tidemark.proto.v1.TopicSummary;
 import io.tidemark.proto.v1.TransferLeadershipRequest;
 import io.tidemark.proto.v1.TransferLeadershipResponse;
-import io.tidemark.proto.v1.TopicSummary;
 
 import java.io.Closeable;
 import java.util.Collection;
@@ -195,6 +198,30 @@ public final class TidemarkAdmin implements Closeable {
         DescribeAclsRequest request = DescribeAclsRequest.newBuilder().setFilter(filter).build();
         return await(anyBroker.call("DescribeAcls",
                 channel -> anyBroker.admin(channel).describeAcls(request))).getBindingsList();
+    }
+
+    /**
+     * Sets principals' own quotas, each replacing what the principal had (both rates 0: removed, the brokers'
+     * defaults apply again); answered once the broker asked applies them.
+     *
+     * @throws TidemarkException INVALID_REQUEST for a quota that is not valid; CLUSTER_AUTHORIZATION_FAILED without
+     *                           ALTER on the cluster
+     */
+    public void alterClientQuotas(List<ClientQuota> quotas) {
+        AlterClientQuotasRequest request = AlterClientQuotasRequest.newBuilder().addAllQuotas(quotas).build();
+        await(anyBroker.call("AlterClientQuotas", channel -> anyBroker.admin(channel).alterClientQuotas(request)));
+    }
+
+    /**
+     * Principals' own quotas, sorted by principal.
+     *
+     * @param principal {@code User:NAME}, or empty for every principal with quotas of its own
+     * @throws TidemarkException CLUSTER_AUTHORIZATION_FAILED without DESCRIBE on the cluster
+     */
+    public List<ClientQuota> describeClientQuotas(String principal) {
+        DescribeClientQuotasRequest request = DescribeClientQuotasRequest.newBuilder().setPrincipal(principal).build();
+        return await(anyBroker.call("DescribeClientQuotas",
+                channel -> anyBroker.admin(channel).describeClientQuotas(request))).getQuotasList();
     }
 
     /** @param topics empty for every topic */

@@ -3,7 +3,9 @@ package io.tidemark.replication.cluster;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import com.google.common.base.Throwables;
+import io.tidemark.core.auth.Authenticator;
 import io.tidemark.core.auth.Authorizer;
+import io.tidemark.core.auth.TokenVerifier;
 import io.tidemark.core.config.BrokerConfig;
 import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.txn.TransactionCoordinator;
@@ -11,6 +13,7 @@ import io.tidemark.core.group.GroupOffsetStore;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.metrics.MetricsEndpoint;
 import io.tidemark.core.partition.Partition;
+import io.tidemark.core.quota.ClientQuotas;
 import io.tidemark.core.server.BoundedPool;
 import io.tidemark.core.server.ClusterServices;
 import io.tidemark.core.server.GrpcEndpoint;
@@ -20,6 +23,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.mirror.MirrorStateFormat;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.tls.TlsMaterial;
+import io.tidemark.proto.tls.TlsSettings;
 import io.tidemark.replication.partition.GroupAllOrNoneAppender;
 import io.tidemark.replication.partition.ProduceBacklog;
 import io.tidemark.replication.raft.RaftGroups;
@@ -190,8 +194,13 @@ public final class ClusterNode implements Closeable {
                 new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
-                        new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes(), acls),
-                metrics, tls, new Authorizer(config.auth(), acls::index, registry)).start();
+                        new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes(), acls,
+                new ReplicatedQuotas(metadata, metadataMachine)),
+                metrics, tls, new Authenticator(config.auth().mapper(), config.tls().map(TlsSettings::brokerSubjects),
+                config.auth().tokenPublicKey().map(key -> new TokenVerifier(key, config.auth().tokenAudience(),
+                        clock))), new Authorizer(config.auth(), acls::index, registry),
+                new ClientQuotas(config.quotaProduceBytesPerSecond(), config.quotaFetchBytesPerSecond(),
+                        metadataMachine::quotas, clock, registry)).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen(), tls);
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, grpc.transactions(),

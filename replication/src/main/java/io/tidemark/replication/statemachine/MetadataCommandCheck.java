@@ -2,6 +2,7 @@ package io.tidemark.replication.statemachine;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.tidemark.core.auth.AclBindingRules;
+import io.tidemark.core.quota.ClientQuotas;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.AclBinding;
@@ -23,7 +24,7 @@ import java.util.regex.Pattern;
  * characters; a created topic's partitions numbered from 0, each with replicas (distinct, not negative) and no group
  * (the group picks those), a topic id of 0 or 16 bytes; a reassignment's partition not negative; replicas distinct
  * brokers of the cluster (members of the metadata group); ACL bindings to add valid as stored
- * ({@link AclBindingRules#checked}). Whatever reaches the Raft port could submit one; the brokers submit only such.
+ * ({@link AclBindingRules#checked}); quotas valid ({@link ClientQuotas#checked}). Whatever reaches the Raft port could submit one; the brokers submit only such.
  *
  * <p>Stateless.
  */
@@ -56,6 +57,7 @@ final class MetadataCommandCheck {
             case CREATE_ACLS -> command.getCreateAcls().getBindingsList().forEach(MetadataCommandCheck::checkAcl);
             case DELETE_ACLS -> {
             }
+            case ALTER_QUOTAS -> command.getAlterQuotas().getQuotasList().forEach(ClientQuotas::checked);
             default -> throw invalid("a MetadataCommand without a command");
         }
         return command;

@@ -5,6 +5,7 @@ import io.tidemark.core.auth.AclIndex;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.AclBinding;
+import io.tidemark.proto.v1.ClientQuota;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.ErrorDetail;
 import io.tidemark.proto.v1.MetadataCommand;
@@ -32,6 +33,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -47,8 +49,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The metadata group's state machine (the controller): the cluster's topics with their config overrides and
- * the replicas of every partition, with the target of a reassignment under way, and the cluster's ACLs (bindings
- * added and removed as sets: adding one held, or removing one not held, changes nothing). Entries are
+ * the replicas of every partition, with the target of a reassignment under way, the cluster's ACLs (bindings
+ * added and removed as sets: adding one held, or removing one not held, changes nothing) and principals' own quotas
+ * (each change replaces a principal's). Entries are
  * {@link MetadataCommand}s; applying one checks it against the state (a topic created twice, an unknown topic or
  * partition, a reassignment that conflicts with the one under way) and answers a {@link MetadataReply}, the same
  * on every member. Each applied change is passed to a {@link Listener}, which starts or stops the partition groups this
@@ -76,7 +79,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * submitter read the assignment a moment earlier).
  *
  * <p>Threading: applied, snapshotted and reloaded on Ratis' updater thread (restored first when Ratis starts the
- * group); {@link #topics()}, {@link #groups()}, {@link #acls()} and {@link #latestSnapshot()} may be read from any
+ * group); {@link #topics()}, {@link #groups()}, {@link #acls()}, {@link #quotas()} and {@link #latestSnapshot()} may be read from any
  * thread.
  */
 public final class MetadataStateMachine extends InstallableStateMachine {
@@ -106,6 +109,8 @@ public final class MetadataStateMachine extends InstallableStateMachine {
     private final SnapshotSource leaderSnapshots;
     private volatile MetadataSnapshot latestSnapshot;
     private volatile AclIndex acls = AclIndex.EMPTY;
+    /** Principals' own quotas, by principal; replaced whole at each change. */
+    private volatile Map<String, ClientQuota> quotas = Map.of();
 
     /** @param leaderSnapshots where a member behind the leader's purged log fetches the leader's snapshot */
     public MetadataStateMachine(Listener listener, SnapshotSource leaderSnapshots) {
@@ -150,6 +155,7 @@ public final class MetadataStateMachine extends InstallableStateMachine {
     private void restore(MetadataSnapshot snapshot) {
         groups.restore(snapshot.getGroupsList());
         acls = new AclIndex(snapshot.getAclsList());
+        quotas = byPrincipal(snapshot.getQuotasList());
         Map<String, TopicAssignment> restored = new HashMap<>();
         snapshot.getTopicsList().forEach(topic -> restored.put(topic.getName(), topic));
         for (TopicAssignment before : topics()) {
@@ -198,7 +204,8 @@ public final class MetadataStateMachine extends InstallableStateMachine {
             return RaftLog.INVALID_LOG_INDEX;
         }
         record(MetadataSnapshot.newBuilder().setTerm(applied.getTerm()).setIndex(applied.getIndex())
-                .addAllTopics(topics()).addAllGroups(groups()).addAllAcls(acls.bindings()).build());
+                .addAllTopics(topics()).addAllGroups(groups()).addAllAcls(acls.bindings())
+                .addAllQuotas(quotas.values()).build());
         return applied.getIndex();
     }
 
@@ -257,6 +264,17 @@ public final class MetadataStateMachine extends InstallableStateMachine {
 
     public Optional<PartitionGroupRecord> group(UUID id) {
         return groups.group(id);
+    }
+
+    /** Principals' own quotas as applied here, by principal, sorted. */
+    public Map<String, ClientQuota> quotas() {
+        return quotas;
+    }
+
+    private static Map<String, ClientQuota> byPrincipal(List<ClientQuota> quotas) {
+        Map<String, ClientQuota> sorted = new TreeMap<>();
+        quotas.forEach(quota -> sorted.put(quota.getPrincipal(), quota));
+        return Collections.unmodifiableMap(sorted);
     }
 
     /** The cluster's ACLs as applied here. */
@@ -340,6 +358,17 @@ public final class MetadataStateMachine extends InstallableStateMachine {
                 Set<AclBinding> held = new LinkedHashSet<>(acls.bindings());
                 held.addAll(command.getCreateAcls().getBindingsList());
                 acls = new AclIndex(held);
+            }
+            case ALTER_QUOTAS -> {
+                Map<String, ClientQuota> altered = new TreeMap<>(quotas);
+                for (ClientQuota quota : command.getAlterQuotas().getQuotasList()) {
+                    if (quota.getProduceBytesPerSecond() == 0 && quota.getFetchBytesPerSecond() == 0) {
+                        altered.remove(quota.getPrincipal());
+                    } else {
+                        altered.put(quota.getPrincipal(), quota);
+                    }
+                }
+                quotas = Collections.unmodifiableMap(altered);
             }
             case DELETE_ACLS -> {
                 Set<AclBinding> held = new LinkedHashSet<>(acls.bindings());

@@ -44,7 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class GroupCoordinatorTest {
     private static final long RETENTION_MS = 7 * 24 * 3_600_000L;
-    private static final GroupSettings SETTINGS = new GroupSettings(45_000, 5_000, 1_000, RETENTION_MS);
+    private static final GroupSettings SETTINGS = new GroupSettings(45_000, 5_000, 1_000, 100, RETENTION_MS);
 
     @TempDir
     Path dir;
@@ -253,7 +253,7 @@ class GroupCoordinatorTest {
     @Test
     void aJoinBeyondTheMostMembersIsRefusedGroupTooLarge() throws Exception {
         one.leads = true;
-        GroupCoordinator small = new GroupCoordinator(one, one.store, new GroupSettings(45_000, 5_000, 1,
+        GroupCoordinator small = new GroupCoordinator(one, one.store, new GroupSettings(45_000, 5_000, 1, 100,
                 RETENTION_MS), clock, () -> ids.remove(0));
         small.heartbeat("g", new ConsumerGroup.Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "c", "h:1",
                 Set.of("orders"), null, Set.of()), "").stored().get();
@@ -262,6 +262,24 @@ class GroupCoordinatorTest {
                         Set.of()), ""));
         assertEquals(ErrorCode.GROUP_TOO_LARGE, full.code());
         assertEquals("group g has 1 members, the most group.consumer.max.size allows", full.getMessage());
+    }
+
+    @Test
+    void aJoinStartingAGroupBeyondTheMostGroupsIsRefused() throws Exception {
+        one.leads = true;
+        GroupCoordinator few = new GroupCoordinator(one, one.store, new GroupSettings(45_000, 5_000, 10, 1,
+                RETENTION_MS), clock, () -> ids.remove(0));
+        few.heartbeat("g", new ConsumerGroup.Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "c", "h:1",
+                Set.of("orders"), null, Set.of()), "").stored().get();
+        TidemarkException full = assertThrows(TidemarkException.class, () -> few.heartbeat("h",
+                new ConsumerGroup.Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "c", "h:1", Set.of("orders"), null,
+                        Set.of()), ""));
+        assertEquals(ErrorCode.INVALID_REQUEST, full.code());
+        assertEquals("group 'h' would be one more than the 1 the cluster keeps, the most group.max.count allows; "
+                + "delete unused groups (tidemark groups delete) or raise it", full.getMessage());
+        few.heartbeat("g", new ConsumerGroup.Heartbeat("", ConsumerGroup.JOIN_EPOCH, null, "d", "h:2",
+                Set.of("orders"), null, Set.of()), "").stored().get();
+        assertEquals(2, few.membership("g").members().size(), "a group it keeps takes members");
     }
 
     /**

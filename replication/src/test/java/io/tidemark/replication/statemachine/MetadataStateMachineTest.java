@@ -8,6 +8,8 @@ import io.tidemark.proto.v1.AclOperation;
 import io.tidemark.proto.v1.AclPatternType;
 import io.tidemark.proto.v1.AclPermission;
 import io.tidemark.proto.v1.AclResourceType;
+import io.tidemark.proto.v1.AlterClientQuotasRequest;
+import io.tidemark.proto.v1.ClientQuota;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MetadataCommand;
 import io.tidemark.proto.v1.MetadataReply;
@@ -355,7 +357,7 @@ class MetadataStateMachineTest {
     }
 
     @Test
-    void aclsAreAddedAndRemovedAsSetsAndKeptThroughASnapshot() throws IOException {
+    void aclsAndQuotasAreChangedAndKeptThroughASnapshot() throws IOException {
         start(machine, "member");
         AclBinding readOrders = acl("orders", AclOperation.READ);
         AclBinding writeOrders = acl("orders", AclOperation.WRITE);
@@ -368,12 +370,20 @@ class MetadataStateMachineTest {
                 .addBindings(acl("gone", AclOperation.READ))).build());
         assertEquals(List.of(readEvents, readOrders), machine.acls().bindings(), "each once, sorted; a binding not "
                 + "held is not removed twice");
-        assertEquals(3, machine.takeSnapshot());
+        ClientQuota alice = ClientQuota.newBuilder().setPrincipal("User:alice").setProduceBytesPerSecond(100).build();
+        ClientQuota bob = ClientQuota.newBuilder().setPrincipal("User:bob").setFetchBytesPerSecond(-1).build();
+        apply(MetadataCommand.newBuilder().setAlterQuotas(AlterClientQuotasRequest.newBuilder().addQuotas(bob)
+                .addQuotas(alice)).build());
+        apply(MetadataCommand.newBuilder().setAlterQuotas(AlterClientQuotasRequest.newBuilder()
+                .addQuotas(ClientQuota.newBuilder().setPrincipal("User:bob"))).build());
+        assertEquals(List.of(alice), List.copyOf(machine.quotas().values()), "bob's removed by rates of 0");
+        assertEquals(5, machine.takeSnapshot());
         stopLast();
 
         MetadataStateMachine restarted = start(newMachine(new ArrayList<>(), node -> CompletableFuture.failedFuture(
                 new IllegalStateException("no install"))), "member");
         assertEquals(List.of(readEvents, readOrders), restarted.acls().bindings());
+        assertEquals(machine.quotas(), restarted.quotas());
     }
 
     private static AclBinding acl(String topic, AclOperation operation) {
