@@ -24,7 +24,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -33,10 +32,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One party's TLS material loaded from its {@link TlsSettings}: its certificate and key, and the CA bundle its peers'
- * certificates must chain to, each read again every {@code tls.reload.interval.ms} (grpc-java's
- * {@link AdvancedTlsX509KeyManager} and {@link AdvancedTlsX509TrustManager}), so a rotated certificate or CA bundle is
- * taken by the next handshake without a restart; a file that does not parse at a reload leaves the last good
- * material in use. Gives the Netty contexts of gRPC servers and channels, and the JSSE managers Ratis' transport
+ * certificates must chain to, held by grpc-java's {@link AdvancedTlsX509KeyManager} and
+ * {@link AdvancedTlsX509TrustManager} and loaded again within {@code tls.reload.interval.ms} of a change
+ * ({@link FileReload}), so a rotated certificate or CA bundle is taken by the next handshake without a restart; a file
+ * that does not load leaves the last good material in use. Gives the Netty contexts of gRPC servers and channels, and the JSSE managers Ratis' transport
  * takes.
  *
  * <p>As a client it checks the server's certificate against the CA and the host name it dialled (the certificate's
@@ -53,7 +52,6 @@ public final class TlsMaterial implements Closeable {
     private final PeerTrustManager peers;
     private final PeerTrustManager brokers;
     private final ScheduledExecutorService reloads;
-    private final List<Closeable> reloading = new ArrayList<>();
     /** Made on first use and kept: its managers take the reloaded files. */
     private volatile SslContext clientContext;
 
@@ -87,16 +85,16 @@ public final class TlsMaterial implements Closeable {
         }
         try {
             readable(TlsSettings.CA_FILE, settings.caFile());
-            long interval = settings.reloadIntervalMs();
-            material.reloading.add(material.asServer.updateTrustCredentials(settings.caFile().toFile(), interval,
-                    TimeUnit.MILLISECONDS, material.reloads)::close);
-            material.reloading.add(material.asClient.updateTrustCredentials(settings.caFile().toFile(), interval,
-                    TimeUnit.MILLISECONDS, material.reloads)::close);
+            Path ca = settings.caFile();
+            material.watch(new FileReload("the CA bundle " + ca, List.of(ca), () -> {
+                material.asServer.updateTrustCredentials(ca.toFile());
+                material.asClient.updateTrustCredentials(ca.toFile());
+            }));
             if (settings.certFile().isPresent()) {
                 Path cert = readable(TlsSettings.CERT_FILE, settings.certFile().get());
                 Path key = readable(TlsSettings.KEY_FILE, settings.keyFile().orElseThrow());
-                material.reloading.add(material.keys.updateIdentityCredentials(cert.toFile(), key.toFile(), interval,
-                        TimeUnit.MILLISECONDS, material.reloads)::close);
+                material.watch(new FileReload("the certificate " + cert + " and key " + key, List.of(cert, key),
+                        () -> material.keys.updateIdentityCredentials(cert.toFile(), key.toFile())));
             }
             return material;
         } catch (IOException | GeneralSecurityException | RuntimeException e) {
@@ -208,15 +206,14 @@ public final class TlsMaterial implements Closeable {
         return file;
     }
 
+    /** Runs {@code reload} every {@code tls.reload.interval.ms}. */
+    private void watch(FileReload reload) {
+        reloads.scheduleWithFixedDelay(reload, settings.reloadIntervalMs(), settings.reloadIntervalMs(),
+                TimeUnit.MILLISECONDS);
+    }
+
     @Override
     public void close() {
-        for (Closeable handle : reloading) {
-            try {
-                handle.close();
-            } catch (IOException e) {
-                throw new IllegalStateException("stopping a TLS reload cannot fail", e);
-            }
-        }
         reloads.shutdownNow();
     }
 
