@@ -394,6 +394,12 @@ class SingleBrokerIT {
         assertTrue(badConfig.err().contains("INVALID_CONFIG: invalid value for retention.ms: 'soon' is not an integer"),
                 badConfig.err());
 
+        Tidemark.Result huge = tidemark("", "topics", "create", "--bootstrap", b, "--topic", "huge",
+                "--partitions", "100000");
+        assertEquals(1, huge.exitCode());
+        assertTrue(huge.err().contains("INVALID_REQUEST: a topic needs 1 to 10000 partitions "
+                + "(max.partitions.per.topic), not 100000"), huge.err());
+
         ManagedChannel channel = NettyChannelBuilder.forTarget(b).usePlaintext().build();
         try {
             StatusRuntimeException garbage = assertThrows(StatusRuntimeException.class, () ->

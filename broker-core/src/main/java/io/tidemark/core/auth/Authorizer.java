@@ -54,11 +54,6 @@ public final class Authorizer {
         }
     }
 
-    /** Whether ACLs are enforced. */
-    public boolean enabled() {
-        return settings.authorizerEnabled();
-    }
-
     /**
      * Lets the call go on when the caller may do the operation on the resource.
      *

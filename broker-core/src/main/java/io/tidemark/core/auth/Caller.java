@@ -15,9 +15,4 @@ public record Caller(Principal principal, String host, boolean broker) {
         Caller caller = KEY.get();
         return caller == null ? new Caller(Principal.ANONYMOUS, "", false) : caller;
     }
-
-    @Override
-    public String toString() {
-        return principal + (broker ? " (broker)" : "") + " from " + host;
-    }
 }
