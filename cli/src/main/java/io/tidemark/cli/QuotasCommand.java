@@ -65,11 +65,7 @@ final class QuotasCommand {
      * @throws ParameterException for a principal not of the form User:NAME, no rate, or a rate below -1 or 0
      */
     static ClientQuota quota(CommandSpec spec, String principal, Long produce, Long fetch) {
-        try {
-            Principal.parse(principal, "--principal");
-        } catch (TidemarkException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
-        }
+        checkPrincipal(spec, principal);
         if (produce == null && fetch == null) {
             throw new ParameterException(spec.commandLine(), "give --produce-bytes-per-second, "
                     + "--fetch-bytes-per-second or both");
@@ -84,6 +80,15 @@ final class QuotasCommand {
                 .setFetchBytesPerSecond(fetch == null ? 0 : fetch).build();
     }
 
+    /** @throws ParameterException for a principal not of the form TYPE:NAME */
+    private static void checkPrincipal(CommandSpec spec, String principal) {
+        try {
+            Principal.parse(principal, "--principal");
+        } catch (TidemarkException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
     @Command(name = "remove", mixinStandardHelpOptions = true, description = "Remove a principal's own rates: the "
             + "brokers' defaults apply to it again.")
     static final class Remove implements Callable<Integer> {
@@ -96,11 +101,7 @@ final class QuotasCommand {
 
         @Override
         public Integer call() {
-            try {
-                Principal.parse(principal, "--principal");
-            } catch (TidemarkException e) {
-                throw new ParameterException(spec.commandLine(), e.getMessage());
-            }
+            checkPrincipal(spec, principal);
             try (TidemarkAdmin admin = client.admin()) {
                 admin.alterClientQuotas(List.of(ClientQuota.newBuilder().setPrincipal(principal).build()));
             }
