@@ -46,7 +46,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
                            long produceBacklogMaxBytes, int maxConnectionsPerIp, int maxPartitionsPerCluster,
                            long quotaProduceBytesPerSecond, long quotaFetchBytesPerSecond,
-                           long clockOffsetMs, RaftTuning raft, LeaderBalance leaderBalance,
+                           long clockOffsetMs, long receiveTimeMaxAheadMs, RaftTuning raft, LeaderBalance leaderBalance,
                            GroupSettings groups, Optional<TlsSettings> tls, AuthSettings auth,
                            Map<String, String> topicDefaults) {
     public static final TextKey CLUSTER_NAME = new TextKey("cluster.name", Optional.empty(),
@@ -137,6 +137,13 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             "For tests only: shifts this broker's clock by this much, to run brokers whose clocks disagree "
                     + "(ReceiveTime stays monotonic through leader changes between them). Leave it at 0.");
 
+    public static final ConfigKey RECEIVE_TIME_MAX_AHEAD_MS = new ConfigKey("receive.time.max.ahead.ms", LONG,
+            60_000, "ms", atLeast(1_000, 86_400_000),
+            "Furthest ahead of the cluster's clock (the median of the brokers' clocks, from their probes) a leader "
+                    + "stamps ReceiveTime: a broker whose clock jumps ahead stamps the median plus this instead, logs "
+                    + "an error and shows how far ahead it is in clock.ahead-of-cluster.ms, so it cannot pin its "
+                    + "partitions' ReceiveTime, and their retention, in the future. A broker with no other to compare "
+                    + "with (a cluster of one) stamps by its own clock.");
     public static final ConfigKey RAFT_ELECTION_TIMEOUT_MIN_MS = new ConfigKey("raft.election.timeout.min.ms", LONG,
             200, "ms", atLeast(50, 60_000),
             "A follower that hears nothing from its leader for a random time between this and the max starts an "
@@ -223,7 +230,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_CONNECTIONS_PER_IP, MAX_PARTITIONS_PER_CLUSTER,
             QUOTA_PRODUCE_BYTES_PER_SECOND, QUOTA_FETCH_BYTES_PER_SECOND, MAX_OFFSETS_PER_COMMIT,
             RETENTION_CHECK_INTERVAL_MS, FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
-            PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, CLOCK_OFFSET_MS, RAFT_ELECTION_TIMEOUT_MIN_MS,
+            PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, CLOCK_OFFSET_MS, RECEIVE_TIME_MAX_AHEAD_MS,
+            RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
             LEADER_BALANCE_INTERVAL_MS, LEADER_BALANCE_MAX_TRANSFERS_PER_INTERVAL, GROUP_SESSION_TIMEOUT_MS,
@@ -335,7 +343,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, PRODUCER_ID_EXPIRATION_MS), value(values, PRODUCE_BACKLOG_MAX_BYTES),
                 (int) value(values, MAX_CONNECTIONS_PER_IP), (int) value(values, MAX_PARTITIONS_PER_CLUSTER),
                 value(values, QUOTA_PRODUCE_BYTES_PER_SECOND), value(values, QUOTA_FETCH_BYTES_PER_SECOND),
-                value(values, CLOCK_OFFSET_MS),
+                value(values, CLOCK_OFFSET_MS), value(values, RECEIVE_TIME_MAX_AHEAD_MS),
                 new RaftTuning(value(values, RAFT_ELECTION_TIMEOUT_MIN_MS), value(values, RAFT_ELECTION_TIMEOUT_MAX_MS),
                         value(values, RAFT_LOG_SEGMENT_BYTES), value(values, RAFT_LOG_WRITE_BUFFER_BYTES),
                         value(values, RAFT_SNAPSHOT_INTERVAL_ENTRIES), value(values, RAFT_LOG_SYNC) == 1,

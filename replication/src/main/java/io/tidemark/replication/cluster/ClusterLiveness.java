@@ -74,6 +74,7 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
     private final int nodeId;
     private final ClusterMembers members;
     private final InstantSource clock;
+    private final ClusterClock clusterClock;
     private final Optional<TlsMaterial> tls;
     private final ProbeResults results = new ProbeResults(SILENCE_MS_MAX);
     private final ClusterNameAgreement names;
@@ -87,10 +88,12 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
     /**
      * @param clusterName this broker's cluster.name, "" for none
      * @param tls         this broker's TLS material, for its probes; empty for plain text
+     * @param clusterClock told each other broker's clock from its answers
      */
     public ClusterLiveness(int nodeId, String clusterName, ClusterMembers members, InstantSource clock,
-                           Optional<TlsMaterial> tls) {
+                           Optional<TlsMaterial> tls, ClusterClock clusterClock) {
         this.nodeId = nodeId;
+        this.clusterClock = clusterClock;
         this.members = members;
         this.clock = clock;
         this.tls = tls;
@@ -121,9 +124,14 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
         }
         ClusterServiceGrpc.newStub(channel).withDeadlineAfter(PROBE_DEADLINE_MS, TimeUnit.MILLISECONDS)
                 .probe(ProbeRequest.newBuilder().setFromNodeId(nodeId).build(), new StreamObserver<>() {
+                    private final long sentNanos = clusterClock.nowNanos();
+
                     @Override
                     public void onNext(ProbeResponse response) {
                         answered(member, response);
+                        if (response.getNodeId() == member && response.getClockMs() > 0) {
+                            clusterClock.heard(member, response.getClockMs(), sentNanos, clusterClock.nowNanos());
+                        }
                     }
 
                     @Override

@@ -129,6 +129,8 @@ public final class ClusterNode implements Closeable {
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef),
                 snapshotSource::latestMetadataSnapshot);
         CatchUp catchUp = new CatchUp(snapshotSource, copyChunkBytes, clock);
+        // ReceiveTime is stamped by this clock: the broker's own, bounded ahead by the cluster's median.
+        ClusterClock stampClock = new ClusterClock(clock, System::nanoTime, config.receiveTimeMaxAheadMs());
         RunningDivisions divisions = new RunningDivisions();
         DiskStoppedReplicas diskStopped = new DiskStoppedReplicas();
         // The partition groups' snapshot writes: one thread, so their fsyncs take turns on the disk.
@@ -139,7 +141,7 @@ public final class ClusterNode implements Closeable {
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
-                        : new GroupStateMachine(config::topicConfig, localClient, catchUp, clock,
+                        : new GroupStateMachine(config::topicConfig, localClient, catchUp, stampClock,
                                 new GroupReplicaListener(divisions, replicasRef, diskStopped), snapshotWriter))
                 .setParameters(transport.parameters())
                 .setOption(RaftStorage.StartupOption.RECOVER)
@@ -151,7 +153,8 @@ public final class ClusterNode implements Closeable {
         RaftClient admin = transport.client(metadataGroup).build();
         MetadataGroup metadata = new MetadataGroup(transport.client(metadataGroup).build(), metadataMachine);
         String clusterName = config.clusterName().orElse("");
-        ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock, tls);
+        ClusterLiveness liveness = new ClusterLiveness(config.nodeId(), clusterName, members, clock, tls,
+                stampClock);
         ProduceBacklog backlog = new ProduceBacklog(config.produceBacklogMaxBytes());
         PartitionReplicas replicas = new PartitionReplicas(config.nodeId(), members, server, divisions, admin,
                 config::topicConfig, liveness, metadata, snapshotSource, clock, raftStorageDir,
@@ -161,6 +164,7 @@ public final class ClusterNode implements Closeable {
         BrokerMetrics metrics = new BrokerMetrics(registry);
         registry.gauge("produce.backlog.bytes", () -> (Gauge<Long>) backlog::heldBytes);
         registry.gauge("replicas.disk.stopped", () -> (Gauge<Integer>) diskStopped::count);
+        registry.gauge("clock.ahead-of-cluster.ms", () -> (Gauge<Long>) stampClock::aheadMs);
         ReplicatedTopics topics = new ReplicatedTopics(members, config.maxPartitionsPerTopic(),
                 config.maxPartitionsPerCluster(),
                 config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
@@ -193,7 +197,7 @@ public final class ClusterNode implements Closeable {
                 TransactionCoordinator.DEFAULT_MAX_TIMEOUT_MS),
                 new ClusterServices(liveness, leadership,
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
-                List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness),
+                List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness, clock),
                         new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes(), acls,
                 new ReplicatedQuotas(metadata, metadataMachine)),
                 metrics, tls, new Authenticator(config.auth().mapper(), config.tls().map(TlsSettings::brokerSubjects),
