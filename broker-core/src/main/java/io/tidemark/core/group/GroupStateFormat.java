@@ -26,6 +26,8 @@ import java.nio.charset.StandardCharsets;
 final class GroupStateFormat {
     static final short KEY_KIND = 2;
     private static final short VERSION = 1;
+    private static final int GROUP_LENGTH_OFFSET = 2;
+    private static final int GROUP_OFFSET = GROUP_LENGTH_OFFSET + 2;
 
     private GroupStateFormat() {
     }
@@ -46,15 +48,25 @@ final class GroupStateFormat {
         return ByteBuffer.allocate(2 + bytes.length).putShort(VERSION).put(bytes).array();
     }
 
+    /** @throws IllegalStateException when the key is shorter than the group its length announces */
     static String readGroup(byte[] key) {
-        ByteBuffer buffer = ByteBuffer.wrap(key);
-        buffer.getShort();
-        byte[] group = new byte[buffer.getShort()];
-        buffer.get(group);
-        return new String(group, StandardCharsets.UTF_8);
+        if (key.length < GROUP_OFFSET) {
+            throw new IllegalStateException("group state key of " + key.length
+                    + " bytes is shorter than its kind and length");
+        }
+        int length = ByteBuffer.wrap(key).getShort(GROUP_LENGTH_OFFSET);
+        if (length < 0 || length > key.length - GROUP_OFFSET) {
+            throw new IllegalStateException("group state key of " + key.length + " bytes announces a group of " + length
+                    + " bytes");
+        }
+        return new String(key, GROUP_OFFSET, length, StandardCharsets.UTF_8);
     }
 
+    /** @throws IllegalStateException when the value is of another version or does not parse */
     static ConsumerGroupState readValue(byte[] value) {
+        if (value.length < 2) {
+            throw new IllegalStateException("group state value of " + value.length + " bytes has no version");
+        }
         ByteBuffer buffer = ByteBuffer.wrap(value);
         short version = buffer.getShort();
         if (version != VERSION) {

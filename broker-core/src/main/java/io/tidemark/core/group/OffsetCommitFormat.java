@@ -2,6 +2,7 @@ package io.tidemark.core.group;
 
 import io.tidemark.core.partition.TopicPartition;
 
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
@@ -53,20 +54,35 @@ final class OffsetCommitFormat {
                 .putLong(value.commitTimeMs()).putInt(metadata.length).put(metadata).array();
     }
 
+    /** @throws IllegalStateException when the bytes are not a key of version 1, naming what is wrong */
     static Key readKey(byte[] bytes) {
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
-        checkVersion(buffer.getShort(), "key");
-        String group = readString(buffer, buffer.getShort());
-        String topic = readString(buffer, buffer.getShort());
-        return new Key(group, new TopicPartition(topic, buffer.getInt()));
+        try {
+            checkVersion(buffer.getShort(), "key");
+            String group = readString(buffer, buffer.getShort(), "key");
+            String topic = readString(buffer, buffer.getShort(), "key");
+            return new Key(group, new TopicPartition(topic, buffer.getInt()));
+        } catch (BufferUnderflowException e) {
+            throw truncated("key", bytes);
+        }
     }
 
+    /** @throws IllegalStateException when the bytes are not a value of version 1, naming what is wrong */
     static Value readValue(byte[] bytes) {
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
-        checkVersion(buffer.getShort(), "value");
-        long offset = buffer.getLong();
-        long commitTime = buffer.getLong();
-        return new Value(offset, commitTime, readString(buffer, buffer.getInt()));
+        try {
+            checkVersion(buffer.getShort(), "value");
+            long offset = buffer.getLong();
+            long commitTime = buffer.getLong();
+            return new Value(offset, commitTime, readString(buffer, buffer.getInt(), "value"));
+        } catch (BufferUnderflowException e) {
+            throw truncated("value", bytes);
+        }
+    }
+
+    private static IllegalStateException truncated(String what, byte[] bytes) {
+        return new IllegalStateException("offset commit " + what + " of " + bytes.length
+                + " bytes ends inside a field");
     }
 
     private static void checkVersion(short version, String what) {
@@ -76,7 +92,12 @@ final class OffsetCommitFormat {
         }
     }
 
-    private static String readString(ByteBuffer buffer, int length) {
+    /** Reads a string of {@code length} bytes, after checking they are there: the length is read from the record. */
+    private static String readString(ByteBuffer buffer, int length, String what) {
+        if (length < 0 || length > buffer.remaining()) {
+            throw new IllegalStateException("offset commit " + what + " holds a string of " + length + " bytes where "
+                    + buffer.remaining() + " are left");
+        }
         byte[] bytes = new byte[length];
         buffer.get(bytes);
         return new String(bytes, StandardCharsets.UTF_8);

@@ -28,6 +28,8 @@ import java.nio.charset.StandardCharsets;
 public final class TransactionStateFormat {
     static final short KEY_KIND = 3;
     private static final short VERSION = 1;
+    private static final int ID_LENGTH_OFFSET = 2;
+    private static final int ID_OFFSET = ID_LENGTH_OFFSET + 2;
 
     private TransactionStateFormat() {
     }
@@ -47,16 +49,25 @@ public final class TransactionStateFormat {
         return ByteBuffer.allocate(2 + bytes.length).putShort(VERSION).put(bytes).array();
     }
 
+    /** @throws IllegalStateException when the key is shorter than the id its length announces */
     public static String readTransactionalId(byte[] key) {
-        ByteBuffer buffer = ByteBuffer.wrap(key);
-        buffer.getShort();
-        byte[] id = new byte[buffer.getShort()];
-        buffer.get(id);
-        return new String(id, StandardCharsets.UTF_8);
+        if (key.length < ID_OFFSET) {
+            throw new IllegalStateException("transaction state key of " + key.length
+                    + " bytes is shorter than its kind and length");
+        }
+        int length = ByteBuffer.wrap(key).getShort(ID_LENGTH_OFFSET);
+        if (length < 0 || length > key.length - ID_OFFSET) {
+            throw new IllegalStateException("transaction state key of " + key.length + " bytes announces an id of "
+                    + length + " bytes");
+        }
+        return new String(key, ID_OFFSET, length, StandardCharsets.UTF_8);
     }
 
     /** @throws IllegalStateException when the value is of another version or does not parse */
     public static TransactionState readValue(byte[] value) {
+        if (value.length < 2) {
+            throw new IllegalStateException("transaction state value of " + value.length + " bytes has no version");
+        }
         ByteBuffer buffer = ByteBuffer.wrap(value);
         short version = buffer.getShort();
         if (version != VERSION) {

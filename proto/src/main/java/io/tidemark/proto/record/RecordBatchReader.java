@@ -19,12 +19,22 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
 public final class RecordBatchReader {
     private final RecordCursor cursor = new RecordCursor();
 
-    /** Every record of every whole batch between the buffer's position and limit, in log order. */
+    /**
+     * Every record of every whole batch between the buffer's position and limit, in log order. Bytes nobody validated
+     * (a client's batch for an internal topic) are read too: a batch shorter than its header, or a record that runs
+     * past its batch, throws a {@code RecordFormatException} saying where, and the read always ends.
+     */
     public List<Record> records(ByteBuffer batches) {
         List<Record> records = new ArrayList<>();
         int position = batches.position();
         while (batches.limit() - position >= LOG_OVERHEAD_BYTES) {
             int size = totalSize(batches, position);
+            if (size < HEADER_SIZE_BYTES) {
+                // a length below the header's would step the position back, or not at all: a read that never ends
+                throw new RecordFormatException("the batch at position " + position + " has length "
+                        + (size - LOG_OVERHEAD_BYTES) + ", shorter than its header (" + (HEADER_SIZE_BYTES
+                        - LOG_OVERHEAD_BYTES) + " bytes after its first " + LOG_OVERHEAD_BYTES + ")");
+            }
             if (size > batches.limit() - position) {
                 break;
             }

@@ -11,9 +11,10 @@ import static io.tidemark.proto.record.RecordBatchFormat.*;
 
 /**
  * Checks that bytes are one well-formed batch of {@link RecordBatchFormat}: lengths, magic, CRC, attributes,
- * every record's layout, offset deltas 0..n-1, First and Max SendTime agreeing with the records, and every
- * SendTime inside a {@link SendTimeWindow}. Nothing is appended to a log before this passed, so bad input
- * never damages a log; recovery uses the same checks to find where a torn tail begins.
+ * an idempotent producer's id, epoch and base sequence not negative, every record's layout, offset deltas 0..n-1,
+ * First and Max SendTime agreeing with the records, and every SendTime inside a {@link SendTimeWindow}. Nothing is
+ * appended to a log before this passed, so bad input never damages a log; recovery uses the same checks to find where
+ * a torn tail begins.
  *
  * <p>Walks the records once with a reusable cursor and allocates nothing unless it throws.
  * Not thread-safe: each log owns one and uses it under its append lock.
@@ -43,6 +44,7 @@ public final class RecordBatchValidator {
                     computed, totalSize - CRC_COVERED_FROM));
         }
         checkAttributes(buffer, position, totalSize);
+        checkProducer(buffer, position);
         int count = recordCount(buffer, position);
         if (count < 1) {
             throw corrupt("record count " + count + " is below 1");
@@ -88,6 +90,26 @@ public final class RecordBatchValidator {
         }
         if (control(buffer, position)) {
             TransactionMarker.check(buffer, position, totalSize);
+        }
+    }
+
+    /**
+     * A data batch that names a producer (an id other than {@value RecordBatchFormat#NO_PRODUCER_ID}) is an idempotent
+     * producer's: its id, epoch and base sequence are not negative. A partition records the batch's sequences for its
+     * producer after writing it, and a negative one failed there: the batch stayed in the segment without its offsets
+     * counted, and the log did not open again. A marker's Base Sequence is {@value RecordBatchFormat#NO_SEQUENCE}
+     * ({@link TransactionMarker#check}).
+     */
+    private static void checkProducer(ByteBuffer buffer, int position) {
+        long producerId = producerId(buffer, position);
+        if (producerId == NO_PRODUCER_ID || control(buffer, position)) {
+            return;
+        }
+        if (producerId < 0 || producerEpoch(buffer, position) < 0 || baseSequence(buffer, position) < 0) {
+            throw corrupt("a batch of producer " + producerId + " needs a producer id, epoch and base sequence that "
+                    + "are not negative, not " + producerId + ", " + producerEpoch(buffer, position) + " and "
+                    + baseSequence(buffer, position) + " (a batch of no idempotent producer has producer id "
+                    + NO_PRODUCER_ID + ")");
         }
     }
 

@@ -85,6 +85,31 @@ class RecordBatchValidatorTest {
         assertEquals(false, control(transactional, 0));
     }
 
+    /**
+     * A batch that names a producer has its id, epoch and base sequence not negative: a base sequence of -1 with a
+     * producer id (the fuzzer's finding: a plain batch whose producer id became 965) passed, and the partition wrote
+     * the batch, failed to record its sequences, and did not open again (IdempotentProducerTest).
+     */
+    @Test
+    void aBatchThatNamesAProducerHasSequencesThatAreNotNegative() {
+        assertEquals("corrupt record batch: a batch of producer 965 needs a producer id, epoch and base sequence that "
+                + "are not negative, not 965, -1 and -1 (a batch of no idempotent producer has producer id -1)",
+                corruption(b -> b.putLong(PRODUCER_ID_OFFSET, 965).putShort(PRODUCER_EPOCH_OFFSET, (short) -1)
+                        .putInt(BASE_SEQUENCE_OFFSET, -1), true));
+        assertEquals("corrupt record batch: a batch of producer 965 needs a producer id, epoch and base sequence that "
+                + "are not negative, not 965, 0 and -7 (a batch of no idempotent producer has producer id -1)",
+                corruption(b -> b.putLong(PRODUCER_ID_OFFSET, 965).putShort(PRODUCER_EPOCH_OFFSET, (short) 0)
+                        .putInt(BASE_SEQUENCE_OFFSET, -7), true));
+        assertEquals("corrupt record batch: a batch of producer -2 needs a producer id, epoch and base sequence that "
+                + "are not negative, not -2, 0 and 0 (a batch of no idempotent producer has producer id -1)",
+                corruption(b -> b.putLong(PRODUCER_ID_OFFSET, -2).putShort(PRODUCER_EPOCH_OFFSET, (short) 0)
+                        .putInt(BASE_SEQUENCE_OFFSET, 0), true));
+        ByteBuffer idempotent = new RecordBatchBuilder().producer(965, (short) 0, Integer.MAX_VALUE)
+                .append(1_000, null, new byte[] {1}).build();
+        assertEquals(idempotent.limit(), validator.validate(idempotent, 0, idempotent.limit(),
+                SendTimeWindow.UNBOUNDED));
+    }
+
     @Test
     void markersHaveTheirFixedLayout() {
         ByteBuffer commit = TransactionMarker.build(7, (short) 3, true, 12, 5_000);
