@@ -6,9 +6,6 @@ import io.tidemark.proto.v1.ConsumerGroupState;
 
 import java.util.SplittableRandom;
 
-import static io.tidemark.proto.fuzz.FuzzFailure.check;
-import static io.tidemark.proto.fuzz.FuzzFailure.checkEquals;
-
 /**
  * {@link GroupStateFormat}'s readers on any bytes, as the group coordinator replays {@code __group_offsets}: an input
  * that {@link GroupStateFormat#isGroupStateKey} takes is read as a key, every input as a value; each gives a group or
@@ -18,6 +15,10 @@ import static io.tidemark.proto.fuzz.FuzzFailure.checkEquals;
  * <p>Stateless.
  */
 public final class GroupStateFormatFuzzTarget implements FuzzTarget {
+    private static final KeyedStateReads<ConsumerGroupState> READS = new KeyedStateReads<>(
+            GroupStateFormat::isGroupStateKey, GroupStateFormat::readGroup, GroupStateFormat::readValue,
+            GroupStateFormat::value);
+
     @Override
     public String name() {
         return "group-state";
@@ -35,25 +36,6 @@ public final class GroupStateFormatFuzzTarget implements FuzzTarget {
 
     @Override
     public String run(byte[] input) {
-        String key = "no key";
-        if (GroupStateFormat.isGroupStateKey(input)) {
-            try {
-                String group = GroupStateFormat.readGroup(input);
-                check(group.length() <= input.length, "a group of " + group.length() + " chars from " + input.length
-                        + " bytes");
-                key = "key " + ACCEPTED;
-            } catch (IllegalStateException e) {
-                key = "key " + REFUSED;
-            }
-        }
-        String value;
-        try {
-            ConsumerGroupState state = GroupStateFormat.readValue(input);
-            checkEquals(state, GroupStateFormat.readValue(GroupStateFormat.value(state)), "the state read back");
-            value = "value " + ACCEPTED;
-        } catch (IllegalStateException e) {
-            value = "value " + REFUSED;
-        }
-        return (key.endsWith(ACCEPTED) || value.endsWith(ACCEPTED) ? ACCEPTED : REFUSED) + ": " + key + ", " + value;
+        return READS.run(input);
     }
 }

@@ -1,13 +1,11 @@
 package io.tidemark.core.txn;
 
+import io.tidemark.core.group.KeyedStateReads;
 import io.tidemark.proto.fuzz.FuzzTarget;
 import io.tidemark.proto.fuzz.RandomMessages;
 import io.tidemark.proto.v1.TransactionState;
 
 import java.util.SplittableRandom;
-
-import static io.tidemark.proto.fuzz.FuzzFailure.check;
-import static io.tidemark.proto.fuzz.FuzzFailure.checkEquals;
 
 /**
  * {@link TransactionStateFormat}'s readers on any bytes, as the transaction coordinator replays
@@ -19,6 +17,10 @@ import static io.tidemark.proto.fuzz.FuzzFailure.checkEquals;
  */
 public final class TransactionStateFormatFuzzTarget implements FuzzTarget {
     private static final String[] IDS = {"", "t", "payments-1", "ü-ñ-名", "x".repeat(255)};
+
+    private static final KeyedStateReads<TransactionState> READS = new KeyedStateReads<>(
+            TransactionStateFormat::isTransactionStateKey, TransactionStateFormat::readTransactionalId,
+            TransactionStateFormat::readValue, TransactionStateFormat::value);
 
     @Override
     public String name() {
@@ -37,26 +39,6 @@ public final class TransactionStateFormatFuzzTarget implements FuzzTarget {
 
     @Override
     public String run(byte[] input) {
-        String key = "no key";
-        if (TransactionStateFormat.isTransactionStateKey(input)) {
-            try {
-                String id = TransactionStateFormat.readTransactionalId(input);
-                check(id.length() <= input.length, "an id of " + id.length() + " chars from " + input.length
-                        + " bytes");
-                key = "key " + ACCEPTED;
-            } catch (IllegalStateException e) {
-                key = "key " + REFUSED;
-            }
-        }
-        String value;
-        try {
-            TransactionState state = TransactionStateFormat.readValue(input);
-            checkEquals(state, TransactionStateFormat.readValue(TransactionStateFormat.value(state)),
-                    "the state read back");
-            value = "value " + ACCEPTED;
-        } catch (IllegalStateException e) {
-            value = "value " + REFUSED;
-        }
-        return (key.endsWith(ACCEPTED) || value.endsWith(ACCEPTED) ? ACCEPTED : REFUSED) + ": " + key + ", " + value;
+        return READS.run(input);
     }
 }
