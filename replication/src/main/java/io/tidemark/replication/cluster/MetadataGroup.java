@@ -46,9 +46,10 @@ public final class MetadataGroup implements Closeable {
     /**
      * Commits a command.
      *
+     * @return the index of the command's entry in the metadata log
      * @throws TidemarkException the error the state machine answered, or NOT_AVAILABLE when the group has no quorum
      */
-    public void submit(MetadataCommand command) {
+    public long submit(MetadataCommand command) {
         RaftClientReply reply;
         try {
             synchronized (client) {
@@ -70,6 +71,16 @@ public final class MetadataGroup implements Closeable {
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalStateException("unreadable metadata reply", e);
         }
+        return reply.getLogIndex();
+    }
+
+    /**
+     * Commits a command and waits until this broker applied it too (the leader may apply it first), so what this
+     * broker reads afterwards holds the change, whatever other commands came before or after it.
+     */
+    public void submitAndApply(MetadataCommand command, Duration timeout, String what) {
+        long index = submit(command);
+        await(() -> appliedIndex() >= index, timeout, what);
     }
 
     /** A topic's assignment as applied on this broker. */

@@ -37,9 +37,8 @@ final class ReplicatedAcls implements AclStore {
     @Override
     public void create(List<AclBinding> bindings) {
         List<AclBinding> stored = bindings.stream().map(AclBindingRules::checked).toList();
-        metadata.submit(MetadataCommand.newBuilder().setCreateAcls(AclChange.newBuilder().addAllBindings(stored))
-                .build());
-        metadata.await(() -> index().bindings().containsAll(stored), APPLY_TIMEOUT, "the ACLs added to be applied");
+        metadata.submitAndApply(MetadataCommand.newBuilder().setCreateAcls(AclChange.newBuilder()
+                .addAllBindings(stored)).build(), APPLY_TIMEOUT, "the ACLs added to be applied");
     }
 
     @Override
@@ -50,10 +49,8 @@ final class ReplicatedAcls implements AclStore {
         if (matched.isEmpty()) {
             return matched;
         }
-        metadata.submit(MetadataCommand.newBuilder().setDeleteAcls(AclChange.newBuilder().addAllBindings(matched))
-                .build());
-        metadata.await(() -> matched.stream().noneMatch(index().bindings()::contains), APPLY_TIMEOUT,
-                "the ACLs removed to be applied");
+        metadata.submitAndApply(MetadataCommand.newBuilder().setDeleteAcls(AclChange.newBuilder()
+                .addAllBindings(matched)).build(), APPLY_TIMEOUT, "the ACLs removed to be applied");
         return matched;
     }
 }

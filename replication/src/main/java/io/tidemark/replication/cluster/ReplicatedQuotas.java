@@ -34,14 +34,7 @@ final class ReplicatedQuotas implements QuotaStore {
     @Override
     public void alter(List<ClientQuota> quotas) {
         quotas.forEach(ClientQuotas::checked);
-        metadata.submit(MetadataCommand.newBuilder().setAlterQuotas(AlterClientQuotasRequest.newBuilder()
-                .addAllQuotas(quotas)).build());
-        metadata.await(() -> quotas.stream().allMatch(this::applied), APPLY_TIMEOUT, "the quotas to be applied");
-    }
-
-    private boolean applied(ClientQuota quota) {
-        ClientQuota held = quotas().get(quota.getPrincipal());
-        return quota.getProduceBytesPerSecond() == 0 && quota.getFetchBytesPerSecond() == 0 ? held == null
-                : quota.equals(held);
+        metadata.submitAndApply(MetadataCommand.newBuilder().setAlterQuotas(AlterClientQuotasRequest.newBuilder()
+                .addAllQuotas(quotas)).build(), APPLY_TIMEOUT, "the quotas to be applied");
     }
 }

@@ -144,18 +144,17 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
             }
             assignment.addPartitions(partition);
         }
-        metadata.submit(MetadataCommand.newBuilder().setCreateTopic(assignment).build());
-        metadata.await(() -> topics.containsKey(name) && topics.get(name).id().equals(id), APPLY_WAIT,
+        metadata.submitAndApply(MetadataCommand.newBuilder().setCreateTopic(assignment).build(), APPLY_WAIT,
                 "topic " + name + " (id " + id + ") to be applied here");
-        return topics.get(name);
+        return topic(name);
     }
 
     @Override
     public void delete(String name) {
         topic(name);
         InternalTopicWrites.checkChange(name, "delete");
-        metadata.submit(MetadataCommand.newBuilder().setDeleteTopic(name).build());
-        metadata.await(() -> !topics.containsKey(name), APPLY_WAIT, "the deletion of topic " + name);
+        metadata.submitAndApply(MetadataCommand.newBuilder().setDeleteTopic(name).build(), APPLY_WAIT,
+                "the deletion of topic " + name);
     }
 
     @Override
@@ -172,10 +171,8 @@ public final class ReplicatedTopics implements Topics, MetadataStateMachine.List
     private Topic setOverrides(String name, Map<String, String> overrides) {
         replicas.effectiveConfig(overrides);
         TopicAssignment current = metadata.assignment(name);
-        metadata.submit(MetadataCommand.newBuilder().setAlterTopic(current.toBuilder().clearOverrides()
-                .putAllOverrides(overrides)).build());
-        metadata.await(() -> topics.containsKey(name) && topics.get(name).overrides().equals(overrides), APPLY_WAIT,
-                "the new config of topic " + name);
+        metadata.submitAndApply(MetadataCommand.newBuilder().setAlterTopic(current.toBuilder().clearOverrides()
+                .putAllOverrides(overrides)).build(), APPLY_WAIT, "the new config of topic " + name);
         return topic(name);
     }
 
