@@ -25,11 +25,14 @@ final class BrokerProcess implements Closeable {
     private final Path err;
     private final int listenPort;
     private final List<String> extraArgs;
+    private final List<String> jvmOptions;
     private Process process;
     private int port;
 
-    private BrokerProcess(Path dataDir, Path logDir, int listenPort, List<String> extraArgs) {
+    private BrokerProcess(Path dataDir, Path logDir, int listenPort, List<String> jvmOptions,
+                          List<String> extraArgs) {
         this.dataDir = dataDir;
+        this.jvmOptions = jvmOptions;
         this.out = logDir.resolve("broker.out");
         this.err = logDir.resolve("broker.err");
         this.listenPort = listenPort;
@@ -46,7 +49,13 @@ final class BrokerProcess implements Closeable {
      * {@link FreePorts} found (its Raft server takes the range's Raft port, {@code port + 5}).
      */
     static BrokerProcess startListening(int port, Path dataDir, Path logDir, String... extraArgs) throws IOException {
-        BrokerProcess broker = new BrokerProcess(dataDir, logDir, port, List.of(extraArgs));
+        return startWithJvmOptions(List.of(), port, dataDir, logDir, extraArgs);
+    }
+
+    /** A broker on {@code port} (as {@link #startListening}) in a JVM started with {@code jvmOptions}. */
+    static BrokerProcess startWithJvmOptions(List<String> jvmOptions, int port, Path dataDir, Path logDir,
+                                             String... extraArgs) throws IOException {
+        BrokerProcess broker = new BrokerProcess(dataDir, logDir, port, jvmOptions, List.of(extraArgs));
         broker.startProcess();
         return broker;
     }
@@ -55,7 +64,7 @@ final class BrokerProcess implements Closeable {
         List<String> args = new ArrayList<>(List.of("broker", "--node-id", "1", "--data-dir", dataDir.toString(),
                 "--listen", "127.0.0.1:" + listenPort, "--raft-port", Integer.toString(listenPort + 5)));
         args.addAll(extraArgs);
-        process = new ProcessBuilder(Tidemark.command(args.toArray(String[]::new)))
+        process = new ProcessBuilder(Tidemark.command(jvmOptions, args.toArray(String[]::new)))
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(out.toFile()))
                 .redirectError(ProcessBuilder.Redirect.appendTo(err.toFile())).start();
         long before = countListening();

@@ -334,7 +334,7 @@ class FailoverIT {
         SourceCluster source = sourceCluster(nodesInA);
         String a = source.bootstrap();
         String b = broker("B").bootstrap();
-        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(3_000).build()));
+        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(15_000).build()));
         TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
         adminA.createTopic(TOPIC, PARTITIONS, 0, Map.of());
         closing(MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b, "--max-bytes-per-second",
@@ -580,7 +580,7 @@ class FailoverIT {
         BrokerProcess brokerA = broker("A");
         String a = brokerA.bootstrap();
         String b = broker("B").bootstrap();
-        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(3_000).build()));
+        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(15_000).build()));
         TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
         adminA.createTopic(TOPIC, PARTITIONS, 0, Map.of());
         closing(MirrorProcess.startTakingTargetName(dir, "mirror", a, "A", b));
@@ -673,7 +673,7 @@ class FailoverIT {
         BrokerProcess brokerA = broker("A", "retention.check.interval.ms=100");
         String a = brokerA.bootstrap();
         String b = broker("B").bootstrap();
-        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(3_000).build()));
+        TidemarkAdmin adminA = closing(new TidemarkAdmin(AdminConfig.builder(a).requestTimeoutMs(15_000).build()));
         TidemarkAdmin adminB = closing(new TidemarkAdmin(AdminConfig.builder(b).requestTimeoutMs(5_000).build()));
         TopicPartition tp = new TopicPartition("retained", 0);
         adminA.createTopic(tp.topic(), 1, 0, Map.of("segment.bytes", "1000"));

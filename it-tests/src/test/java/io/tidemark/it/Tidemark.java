@@ -21,6 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 final class Tidemark {
     /** Above the 120 s `local up` waits for a cluster, so its own diagnosis gets printed. */
     private static final long COMMAND_TIMEOUT_SECONDS = 180;
+    /** Where {@code local up} takes its brokers' JVM options from: they get the tests' ({@link TestJvmOptions}). */
+    private static final String LOCAL_BROKER_JAVA_OPTS = "TIDEMARK_BROKER_JAVA_OPTS";
 
     private Tidemark() {
     }
@@ -29,8 +31,16 @@ final class Tidemark {
     }
 
     static List<String> command(String... args) {
+        return command(List.of(), args);
+    }
+
+    /** The command line of {@code tidemark ARGS} in a JVM started with {@code jvmOptions} (-Xmx, say). */
+    static List<String> command(List<String> jvmOptions, String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-jar", System.getProperty("tidemark.jar")));
+                .toString()));
+        command.addAll(TestJvmOptions.get());
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-jar", System.getProperty("tidemark.jar")));
         command.addAll(List.of(args));
         return command;
     }
@@ -41,8 +51,10 @@ final class Tidemark {
         Path err = Files.createTempFile(workDir, "err", ".txt");
         Path in = Files.createTempFile(workDir, "in", ".txt");
         Files.writeString(in, stdin, StandardCharsets.UTF_8);
-        Process process = new ProcessBuilder(command(args)).redirectInput(in.toFile()).redirectOutput(out.toFile())
-                .redirectError(err.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(command(args)).redirectInput(in.toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile());
+        builder.environment().put(LOCAL_BROKER_JAVA_OPTS, String.join(" ", TestJvmOptions.get()));
+        Process process = builder.start();
         try {
             assertTrue(process.waitFor(COMMAND_TIMEOUT_SECONDS, TimeUnit.SECONDS),
                     "tidemark " + String.join(" ", args) + " finished within " + COMMAND_TIMEOUT_SECONDS + " s");

@@ -44,7 +44,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                            long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
-                           long produceBacklogMaxBytes, int maxConnectionsPerIp, int maxPartitionsPerCluster,
+                           long produceBacklogMaxBytes, long fetchMemoryMaxBytes, int maxConnectionsPerIp, int maxPartitionsPerCluster,
                            long quotaProduceBytesPerSecond, long quotaFetchBytesPerSecond,
                            long clockOffsetMs, long receiveTimeMaxAheadMs, RaftTuning raft, LeaderBalance leaderBalance,
                            GroupSettings groups, Optional<TlsSettings> tls, AuthSettings auth,
@@ -131,6 +131,14 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "retry after their backoff: partitions that cannot keep up (a slow disk, a group without a "
                     + "majority) slow their producers down instead of filling the heap. Metric: "
                     + "produce.backlog.bytes.");
+    public static final ConfigKey FETCH_MEMORY_MAX_BYTES = new ConfigKey("fetch.memory.max.bytes", LONG,
+            256L << 20, "bytes", atLeast(1L << 20, 1L << 40),
+            "Most bytes of fetch answers a broker holds, from the read of a partition until the answer left for the "
+                    + "client (gRPC keeps an answer the client does not read in its buffers). A fetch reads at most "
+                    + "the room left (still one whole batch when the first batch is larger), and is refused "
+                    + "NOT_AVAILABLE, which consumers retry after their backoff, when none is left: many large "
+                    + "fetches at once, or clients that fetch and never read, cannot take the broker's memory. "
+                    + "Metric: fetch.memory.bytes.");
 
     public static final ConfigKey CLOCK_OFFSET_MS = new ConfigKey("clock.offset.ms", LONG, 0, "ms",
             atLeast(-86_400_000, 86_400_000),
@@ -230,7 +238,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_CONNECTIONS_PER_IP, MAX_PARTITIONS_PER_CLUSTER,
             QUOTA_PRODUCE_BYTES_PER_SECOND, QUOTA_FETCH_BYTES_PER_SECOND, MAX_OFFSETS_PER_COMMIT,
             RETENTION_CHECK_INTERVAL_MS, FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
-            PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, CLOCK_OFFSET_MS, RECEIVE_TIME_MAX_AHEAD_MS,
+            PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, FETCH_MEMORY_MAX_BYTES, CLOCK_OFFSET_MS,
+            RECEIVE_TIME_MAX_AHEAD_MS,
             RAFT_ELECTION_TIMEOUT_MIN_MS,
             RAFT_ELECTION_TIMEOUT_MAX_MS, RAFT_LOG_SEGMENT_BYTES, RAFT_LOG_WRITE_BUFFER_BYTES,
             RAFT_SNAPSHOT_INTERVAL_ENTRIES, RAFT_LOG_SYNC, RAFT_GROUPS_PER_REPLICA_SET, LEADER_BALANCE_ENABLED,
@@ -341,6 +350,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
                 value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX),
                 value(values, PRODUCER_ID_EXPIRATION_MS), value(values, PRODUCE_BACKLOG_MAX_BYTES),
+                value(values, FETCH_MEMORY_MAX_BYTES),
                 (int) value(values, MAX_CONNECTIONS_PER_IP), (int) value(values, MAX_PARTITIONS_PER_CLUSTER),
                 value(values, QUOTA_PRODUCE_BYTES_PER_SECOND), value(values, QUOTA_FETCH_BYTES_PER_SECOND),
                 value(values, CLOCK_OFFSET_MS), value(values, RECEIVE_TIME_MAX_AHEAD_MS),

@@ -1,5 +1,6 @@
 package io.tidemark.core.server;
 
+import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Timer;
 import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -77,6 +78,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     private final Executor pool;
     private final Authorizer authorizer;
     private final ClientQuotas quotas;
+    private final FetchMemory fetchMemory;
 
     /**
      * @param pool answers the long-polling fetches that waited: the append that wakes them completes on a partition
@@ -95,6 +97,8 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         this.pool = pool;
         this.authorizer = authorizer;
         this.quotas = quotas;
+        this.fetchMemory = new FetchMemory(config.fetchMemoryMaxBytes());
+        metrics.registry().gauge("fetch.memory.bytes", () -> (Gauge<Long>) fetchMemory::heldBytes);
     }
 
     @Override
@@ -193,6 +197,11 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
         Timer.Context timer = metrics.fetchLatency().time();
         Caller caller = Caller.current();
+        FetchMemory.Lease memory = fetchMemory.lease();
+        if (observer instanceof ServerCallStreamObserver<FetchResponse> call) {
+            call.setOnCloseHandler(memory::close);
+            call.setOnCancelHandler(memory::close);
+        }
         Topic topic;
         Partition partition;
         CompletableFuture<Void> appended;
@@ -208,16 +217,17 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
                     ? partition.lastStableOffset() : partition.highWatermark());
         } catch (RuntimeException e) {
             timer.stop();
+            memory.close();
             responses.fail(observer, e);
             return;
         }
         if (!waitForData) {
-            answerFetch(request, topic.id(), partition, observer, timer, caller);
+            answerFetch(request, topic.id(), partition, new FetchAnswer(observer, memory, timer, caller));
             return;
         }
         appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
-                .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition, observer, timer, caller),
-                        pool);
+                .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition,
+                        new FetchAnswer(observer, memory, timer, caller)), pool);
     }
 
     /**
@@ -259,16 +269,39 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
     }
 
     /**
-     * Reads and answers a fetch; an answer over the caller's fetch quota goes out late, by the throttle time it
-     * carries ({@link ClientQuotas}).
+     * Where a fetch's answer goes and what it holds: the caller's observer, the answer's hold on the broker's fetch
+     * memory (given back by gRPC once the answer is sent or the call cancelled, or here for an observer that is not a
+     * gRPC call's), the latency timer, and the caller, whose fetch quota the answer counts against.
      */
-    private void answerFetch(FetchRequest request, UUID topicId, Partition partition,
-                             StreamObserver<FetchResponse> observer, Timer.Context timer, Caller caller) {
+    private record FetchAnswer(StreamObserver<FetchResponse> observer, FetchMemory.Lease memory,
+                               Timer.Context timer, Caller caller) {
+        void fail(Responses responses, RuntimeException e) {
+            timer.stop();
+            memory.close();
+            responses.fail(observer, e);
+        }
+
+        void send(FetchResponse response) {
+            observer.onNext(response);
+            observer.onCompleted();
+            if (!(observer instanceof ServerCallStreamObserver<?>)) {
+                memory.close();
+            }
+        }
+    }
+
+    /**
+     * Reads and answers a fetch, reading no more than the broker's fetch memory has room for ({@link FetchMemory});
+     * an answer over the caller's fetch quota goes out late, by the throttle time it carries ({@link ClientQuotas}).
+     */
+    private void answerFetch(FetchRequest request, UUID topicId, Partition partition, FetchAnswer answer) {
         FetchResponse.Builder response;
         try {
+            int maxBytes = answer.memory().take(request.getMaxBytes());
             LogReadResult read = readCommitted(request)
-                    ? partition.readCommitted(request.getOffset(), request.getMaxBytes())
-                    : partition.read(request.getOffset(), request.getMaxBytes());
+                    ? partition.readCommitted(request.getOffset(), maxBytes)
+                    : partition.read(request.getOffset(), maxBytes);
+            answer.memory().settle(read.batches().remaining());
             metrics.fetched(read.batches().remaining());
             response = FetchResponse.newBuilder().setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
                     .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset())
@@ -278,21 +311,16 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
                         .setFirstOffset(aborted.firstOffset()).setLastOffset(aborted.lastOffset()));
             }
         } catch (RuntimeException e) {
-            timer.stop();
-            responses.fail(observer, e);
+            answer.fail(responses, e);
             return;
         }
-        timer.stop();
-        long throttleMs = quotas.fetched(caller, response.getBatches().size());
+        answer.timer().stop();
+        long throttleMs = quotas.fetched(answer.caller(), response.getBatches().size());
         if (throttleMs == 0) {
-            observer.onNext(response.build());
-            observer.onCompleted();
+            answer.send(response.build());
             return;
         }
-        held(response.setThrottleTimeMs(throttleMs).build(), throttleMs).thenAccept(held -> {
-            observer.onNext(held);
-            observer.onCompleted();
-        });
+        held(response.setThrottleTimeMs(throttleMs).build(), throttleMs).thenAccept(answer::send);
     }
 
     @Override

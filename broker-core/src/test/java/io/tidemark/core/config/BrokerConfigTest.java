@@ -34,7 +34,8 @@ class BrokerConfigTest {
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertTrue(unknown.getMessage().startsWith("unknown key 'retention.hours' in broker.properties; known keys: "
                 + "allow.everyone.if.no.acl.found, auth.token.audience, auth.token.public.key.file, authorizer.enabled, "
-                + "cleanup.policy, clock.offset.ms, cluster.name, delete.retention.ms, flush.check.interval.ms, "
+                + "cleanup.policy, clock.offset.ms, cluster.name, delete.retention.ms, fetch.memory.max.bytes, "
+                + "flush.check.interval.ms, "
                 + "flush.messages, flush.ms, "
                 + "group.consumer.heartbeat.interval.ms, group.consumer.max.size, group.consumer.session.timeout.ms, "
                 + "group.max.count, index.interval.bytes, "), unknown.getMessage());
