@@ -2,13 +2,16 @@ package io.tidemark.replication.cluster;
 
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
-import io.tidemark.proto.tls.TlsMaterial;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.partition.PartitionLeader;
-import io.tidemark.proto.record.TopicIds;
 import io.tidemark.core.server.ClusterView;
+import io.tidemark.proto.error.GrpcErrors;
+import io.tidemark.proto.error.TidemarkException;
+import io.tidemark.proto.record.TopicIds;
+import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.ClusterServiceGrpc;
+import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.LeaderTerm;
 import io.tidemark.proto.v1.PeerAnswer;
 import io.tidemark.proto.v1.ProbeRequest;
@@ -25,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -70,6 +74,8 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
      * a 2 s interval made the cut-off old leader the leader again (NetworkPartitionIT).
      */
     static final long REACHED_MS_MAX = 2 * PROBE_INTERVAL_MS + PROBE_INTERVAL_MS / 2;
+    /** A member refusing this broker's connections is logged again after this long. */
+    private static final long REFUSAL_LOG_INTERVAL_MS = 60_000;
 
     private final int nodeId;
     private final ClusterMembers members;
@@ -79,6 +85,7 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
     private final ProbeResults results = new ProbeResults(SILENCE_MS_MAX);
     private final ClusterNameAgreement names;
     private final Map<Integer, ManagedChannel> channels = new HashMap<>();
+    private final Map<Integer, Long> refusalLoggedMs = new ConcurrentHashMap<>();
     private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-liveness");
         thread.setDaemon(true);
@@ -136,13 +143,35 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
 
                     @Override
                     public void onError(Throwable failure) {
-                        LOG.debug("Probe of node {} failed: {}", member, failure.toString());
+                        TidemarkException refused = GrpcErrors.fromThrowable(failure);
+                        if (refused.code() == ErrorCode.AUTHENTICATION_FAILED) {
+                            refusedConnection(member, refused);
+                        } else {
+                            LOG.debug("Probe of node {} failed: {}", member, failure.toString());
+                        }
                     }
 
                     @Override
                     public void onCompleted() {
                     }
                 });
+    }
+
+    /**
+     * Logs, at most once a minute per member, that a member refused this broker's connection (TLS on one side and
+     * not the other, or certificates of another CA): such a broker can never join its cluster, and Ratis would only
+     * log its failed votes at INFO.
+     */
+    private void refusedConnection(int member, TidemarkException refused) {
+        long nowMs = clock.millis();
+        Long lastMs = refusalLoggedMs.get(member);
+        if (lastMs == null || nowMs - lastMs >= REFUSAL_LOG_INTERVAL_MS) {
+            refusalLoggedMs.put(member, nowMs);
+            LOG.error("Node {} at {} refused this broker's connection, so this broker cannot work with it: the "
+                    + "brokers of a cluster must all run TLS with certificates of one CA ({}), or all plain text. {}",
+                    member, members.member(member).clientAddress(), tls.isPresent() ? "this broker runs TLS"
+                            : "this broker runs in plain text: give it the cluster's tls.* keys", refused.getMessage());
+        }
     }
 
     private void answered(int member, ProbeResponse response) {
