@@ -23,8 +23,8 @@ import io.tidemark.proto.v1.ProduceOutcome;
 import io.tidemark.proto.v1.ProduceRequest;
 import io.tidemark.proto.v1.ProduceResponse;
 import io.tidemark.proto.v1.TopicSummary;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -58,14 +58,8 @@ class ClientBoundsIT {
 
     @TempDir
     Path dir;
-    private final List<AutoCloseable> running = new ArrayList<>();
-
-    @AfterEach
-    void stopAll() throws Exception {
-        for (int i = running.size() - 1; i >= 0; i--) {
-            running.get(i).close();
-        }
-    }
+    @RegisterExtension
+    final StartedInTest running = new StartedInTest();
 
     private BrokerProcess broker(String... configLines) throws Exception {
         Path config = dir.resolve("broker.properties");

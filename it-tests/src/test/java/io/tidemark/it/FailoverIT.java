@@ -24,8 +24,8 @@ import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.GroupPartitionLag;
 import io.tidemark.proto.v1.MirrorCheckpoint;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -102,14 +102,8 @@ class FailoverIT {
     /** Kept when a test fails: the brokers' and the mirror's logs are in it. */
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
-    private final List<AutoCloseable> running = new ArrayList<>();
-
-    @AfterEach
-    void stopAll() throws Exception {
-        for (int i = running.size() - 1; i >= 0; i--) {
-            running.get(i).close();
-        }
-    }
+    @RegisterExtension
+    final StartedInTest running = new StartedInTest();
 
     /** Cluster A's processes: killed all at once, started again on their data. */
     private interface SourceCluster {

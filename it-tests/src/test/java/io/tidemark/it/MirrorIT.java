@@ -28,8 +28,8 @@ import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.MirrorCheckpoint;
 import io.tidemark.proto.v1.MirrorHeartbeat;
 import io.tidemark.proto.v1.MirrorStateRecord;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -72,14 +72,8 @@ class MirrorIT {
 
     @TempDir
     Path dir;
-    private final List<AutoCloseable> running = new ArrayList<>();
-
-    @AfterEach
-    void stopAll() throws Exception {
-        for (int i = running.size() - 1; i >= 0; i--) {
-            running.get(i).close();
-        }
-    }
+    @RegisterExtension
+    final StartedInTest running = new StartedInTest();
 
     /** A one-broker cluster named {@code name}, with broker config lines (key=value); its bootstrap. */
     private String cluster(String name, String... configLines) throws IOException {
