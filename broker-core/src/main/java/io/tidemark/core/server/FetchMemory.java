@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * much (and still one whole batch when the first is larger), and is refused NOT_AVAILABLE, retriable, when no room is
  * left. The overshoot of whole first batches is bounded by the threads that read at once.
  *
- * <p>Thread-safe, without a lock.
+ * <p>Thread-safe: the total is one atomic counter, shared without a lock; a {@link Lease}, which only the threads of
+ * its one fetch touch, locks itself.
  */
 final class FetchMemory {
     private final long maxBytes;
