@@ -62,11 +62,48 @@ final class ClientOptions implements AutoCloseable {
     private Optional<TlsMaterial> tls;
     private Optional<BearerToken> token;
 
+    /**
+     * The TLS flags of a command for a cluster other than {@code --bootstrap}'s (the mirror's source and target, the
+     * failover tool's target), named {@code PREFIX-ca}, {@code PREFIX-cert}, {@code PREFIX-key}; each over the key of
+     * the cluster's properties file, as {@code --tls-ca} is over {@code --command-config}'s.
+     */
+    record TlsFlags(String prefix, Path ca, Path cert, Path key) {
+        /** No flags: the properties file alone. */
+        static final TlsFlags NONE = new TlsFlags("--tls", null, null, null);
+
+        boolean any() {
+            return ca != null || cert != null || key != null;
+        }
+
+        void putInto(Map<String, String> values) {
+            put(values, TlsSettings.CA_FILE, ca);
+            put(values, TlsSettings.CERT_FILE, cert);
+            put(values, TlsSettings.KEY_FILE, key);
+        }
+
+        /** Where the settings come from, for errors: the file, the flags, or both. */
+        String where(Path file, String option) {
+            String flags = "the " + prefix + "-* flags";
+            if (file == null) {
+                return flags;
+            }
+            return option + " " + file + (any() ? " and " + flags : "");
+        }
+    }
+
     /** The options of a command that takes another cluster's bootstrap and client properties file than its own. */
     static ClientOptions of(String bootstrap, Path commandConfig) {
+        return of(bootstrap, commandConfig, TlsFlags.NONE);
+    }
+
+    /** The options of a command that takes another cluster's bootstrap, properties file and TLS flags. */
+    static ClientOptions of(String bootstrap, Path commandConfig, TlsFlags flags) {
         ClientOptions options = new ClientOptions();
         options.bootstrap = bootstrap;
         options.commandConfig = commandConfig;
+        options.tlsCa = flags.ca();
+        options.tlsCert = flags.cert();
+        options.tlsKey = flags.key();
         return options;
     }
 
@@ -117,19 +154,20 @@ final class ClientOptions implements AutoCloseable {
 
     /**
      * The TLS settings of a client properties file given as {@code option} (the mirror's {@code
-     * --source-command-config}, say); empty without a file or without tls.* keys in it. The mirror sends no token, so
-     * a file with {@code token.file} is refused rather than its token left out unsaid.
+     * --source-command-config}, say), with {@code flags} over its keys; empty without a file, flags or tls.* keys.
+     * The mirror sends no token, so a file with {@code token.file} is refused rather than its token left out unsaid.
      *
-     * @throws TidemarkException INVALID_CONFIG naming the file and what is wrong in it
+     * @throws TidemarkException INVALID_CONFIG naming the file or flags and what is wrong
      */
-    static Optional<TlsSettings> tlsSettings(Path file, String option) {
-        Map<String, String> values = commandConfig(file, option);
+    static Optional<TlsSettings> tlsSettings(Path file, String option, TlsFlags flags) {
+        Map<String, String> values = new HashMap<>(commandConfig(file, option));
         if (values.containsKey(BearerToken.FILE)) {
             throw new TidemarkException(ErrorCode.INVALID_CONFIG, option + " " + file + " sets " + BearerToken.FILE
                     + ", but the mirror does not send tokens; reach that cluster with a client certificate ("
                     + TlsSettings.CERT_FILE + ", " + TlsSettings.KEY_FILE + ")");
         }
-        return TlsSettings.fromProperties(values, option + " " + file);
+        flags.putInto(values);
+        return TlsSettings.fromProperties(values, flags.where(file, option));
     }
 
     /** The keys of a client properties file: tls.* keys and token.file; none without a file. */

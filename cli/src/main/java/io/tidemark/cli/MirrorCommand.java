@@ -67,6 +67,24 @@ final class MirrorCommand implements Callable<Integer> {
             description = "How to reach the target in TLS, as --source-command-config.")
     Path targetCommandConfig;
 
+    @Option(names = "--source-tls-ca", paramLabel = "FILE",
+            description = "The source's CA bundle, PEM (tls.ca.file of --source-command-config): speak TLS to it.")
+    Path sourceTlsCa;
+    @Option(names = "--source-tls-cert", paramLabel = "FILE",
+            description = "The mirror's certificate chain for the source, PEM (tls.cert.file).")
+    Path sourceTlsCert;
+    @Option(names = "--source-tls-key", paramLabel = "FILE",
+            description = "The mirror's private key for the source, PEM, PKCS#8 (tls.key.file).")
+    Path sourceTlsKey;
+    @Option(names = "--target-tls-ca", paramLabel = "FILE",
+            description = "The target's CA bundle, PEM (tls.ca.file of --target-command-config): speak TLS to it.")
+    Path targetTlsCa;
+    @Option(names = "--target-tls-cert", paramLabel = "FILE",
+            description = "The mirror's certificate chain for the target, PEM (tls.cert.file).")
+    Path targetTlsCert;
+    @Option(names = "--target-tls-key", paramLabel = "FILE",
+            description = "The mirror's private key for the target, PEM, PKCS#8 (tls.key.file).")
+    Path targetTlsKey;
     @Option(names = "--target-name",
             description = "The target cluster's name: records that crossed it are never copied into it (loops). "
                     + "Default: the target's cluster.name; needed for a target without one, refused when it differs.")
@@ -128,8 +146,10 @@ final class MirrorCommand implements Callable<Integer> {
         MirrorConfig config = MirrorConfig.of(source, sourceName, target, Optional.ofNullable(targetName), topics,
                 groups, topicPrefix).withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
                 .withMaxBytesPerSecond(maxBytesPerSecond).withDeadLetterTopic(Optional.ofNullable(deadLetterTopic))
-                .withTls(ClientOptions.tlsSettings(sourceCommandConfig, "--source-command-config"),
-                        ClientOptions.tlsSettings(targetCommandConfig, "--target-command-config"));
+                .withTls(ClientOptions.tlsSettings(sourceCommandConfig, "--source-command-config",
+                                new ClientOptions.TlsFlags("--source-tls", sourceTlsCa, sourceTlsCert, sourceTlsKey)),
+                        ClientOptions.tlsSettings(targetCommandConfig, "--target-command-config",
+                                new ClientOptions.TlsFlags("--target-tls", targetTlsCa, targetTlsCert, targetTlsKey)));
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen, Optional.empty());
@@ -174,6 +194,12 @@ final class MirrorCommand implements Callable<Integer> {
         @Option(names = "--target-command-config", paramLabel = "FILE",
                 description = "How to reach the target in TLS: a client properties file as the tools' --command-config.")
         Path targetCommandConfig;
+        @Option(names = "--target-tls-ca", paramLabel = "FILE", description = "The target's CA bundle, PEM.")
+        Path targetTlsCa;
+        @Option(names = "--target-tls-cert", paramLabel = "FILE", description = "This client's certificate chain, PEM.")
+        Path targetTlsCert;
+        @Option(names = "--target-tls-key", paramLabel = "FILE", description = "This client's private key, PEM.")
+        Path targetTlsKey;
         @Option(names = "--output", defaultValue = "text", description = "text, or json: one object per source a "
                 + "line.")
         OutputFormat output;
@@ -181,7 +207,8 @@ final class MirrorCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
-            try (ClientOptions client = ClientOptions.of(target, targetCommandConfig);
+            try (ClientOptions client = ClientOptions.of(target, targetCommandConfig,
+                    new ClientOptions.TlsFlags("--target-tls", targetTlsCa, targetTlsCert, targetTlsKey));
                  TidemarkAdmin admin = client.admin()) {
                 MirrorStatus status = new MirrorStatusReader(admin).read(Optional.ofNullable(sourceName));
                 out.print(output == OutputFormat.json ? MirrorStatusFormat.json(status)

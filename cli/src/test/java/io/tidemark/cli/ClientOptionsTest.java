@@ -20,9 +20,12 @@ import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A client properties file (--command-config and the mirror's): its tls.* keys and token.file, and nothing else. */
 class ClientOptionsTest {
+    private static final ClientOptions.TlsFlags NO_FLAGS = ClientOptions.TlsFlags.NONE;
+
     private static final String TOKEN = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl";
 
     @TempDir
@@ -85,24 +88,42 @@ class ClientOptionsTest {
     }
 
     @Test
+    void aClustersFlagsGoOverItsFileAndAloneTurnTlsOn() throws IOException {
+        Path file = Files.writeString(dir.resolve("target.properties"),
+                "tls.ca.file=/c/ca.pem\ntls.cert.file=/c/mirror.pem\ntls.key.file=/c/mirror.key\n");
+        TlsSettings over = ClientOptions.tlsSettings(file, "--target-command-config", new ClientOptions.TlsFlags(
+                "--target-tls", Path.of("/d/ca.pem"), null, null)).orElseThrow();
+        assertEquals(List.of(Path.of("/d/ca.pem"), Optional.of(Path.of("/c/mirror.pem"))),
+                List.of(over.caFile(), over.certFile()));
+        TlsSettings alone = ClientOptions.tlsSettings(null, "--source-command-config", new ClientOptions.TlsFlags(
+                "--source-tls", Path.of("/d/ca.pem"), Path.of("/d/m.pem"), Path.of("/d/m.key"))).orElseThrow();
+        assertEquals(List.of(Path.of("/d/ca.pem"), Optional.of(Path.of("/d/m.pem")), Optional.of(Path.of("/d/m.key"))),
+                List.of(alone.caFile(), alone.certFile(), alone.keyFile()));
+        TidemarkException half = assertThrows(TidemarkException.class, () -> ClientOptions.tlsSettings(null,
+                "--source-command-config", new ClientOptions.TlsFlags("--source-tls", null, Path.of("/d/m.pem"),
+                        null)));
+        assertTrue(half.getMessage().contains("the --source-tls-* flags"), half.getMessage());
+    }
+
+    @Test
     void theMirrorRefusesATokenItWouldNotSend() throws IOException {
         Path file = Files.writeString(dir.resolve("source.properties"), "tls.ca.file=/c/ca.pem\ntoken.file=/c/t\n");
         TidemarkException e = assertThrows(TidemarkException.class,
-                () -> ClientOptions.tlsSettings(file, "--source-command-config"));
+                () -> ClientOptions.tlsSettings(file, "--source-command-config", NO_FLAGS));
         assertEquals("--source-command-config " + file + " sets token.file, but the mirror does not send tokens; "
                 + "reach that cluster with a client certificate (tls.cert.file, tls.key.file)", e.getMessage());
     }
 
     @Test
     void withoutAFileTheClientTalksPlainText() {
-        assertEquals(Optional.empty(), ClientOptions.tlsSettings(null, "--command-config"));
+        assertEquals(Optional.empty(), ClientOptions.tlsSettings(null, "--command-config", NO_FLAGS));
     }
 
     @Test
     void aFileGivesTheCaAndTheClientsCertificate() throws IOException {
         Path file = Files.writeString(dir.resolve("admin.properties"),
                 "tls.ca.file=/c/ca.pem\ntls.cert.file=/c/admin.pem\ntls.key.file=/c/admin.key\n");
-        TlsSettings settings = ClientOptions.tlsSettings(file, "--source-command-config").orElseThrow();
+        TlsSettings settings = ClientOptions.tlsSettings(file, "--source-command-config", NO_FLAGS).orElseThrow();
         assertEquals(List.of(Path.of("/c/ca.pem"), Optional.of(Path.of("/c/admin.pem")),
                 Optional.of(Path.of("/c/admin.key"))), List.of(settings.caFile(), settings.certFile(),
                 settings.keyFile()));
@@ -112,14 +133,14 @@ class ClientOptionsTest {
     void anUnknownKeyOrAMissingFileIsRefusedNamingIt() throws IOException {
         Path file = Files.writeString(dir.resolve("typo.properties"), "tls.ca.file=/c/ca.pem\nssl.truststore=x\n");
         TidemarkException unknown = assertThrows(TidemarkException.class,
-                () -> ClientOptions.tlsSettings(file, "--command-config"));
+                () -> ClientOptions.tlsSettings(file, "--command-config", NO_FLAGS));
         assertEquals(ErrorCode.INVALID_CONFIG, unknown.code());
         assertEquals("unknown key(s) [ssl.truststore] in --command-config " + file + "; known keys: "
                 + "[tls.broker.subjects, tls.ca.file, tls.cert.file, tls.client.auth, tls.key.file, tls.protocols, "
                 + "tls.reload.interval.ms, token.file]", unknown.getMessage());
         Path missing = dir.resolve("missing.properties");
         TidemarkException unread = assertThrows(TidemarkException.class,
-                () -> ClientOptions.tlsSettings(missing, "--target-command-config"));
+                () -> ClientOptions.tlsSettings(missing, "--target-command-config", NO_FLAGS));
         assertEquals("cannot read --target-command-config " + missing + ": java.nio.file.NoSuchFileException: "
                 + missing, unread.getMessage());
     }

@@ -313,8 +313,9 @@ class TlsIT {
     void aMirrorCopiesBetweenTwoTlsClusters() throws Exception {
         Path into = brokerCertificate("into");
         Path adminConfig = certs.resolve("admin.properties");
-        Path mirrorConfig = clientConfig(client(ThrowawayCertificateAuthority.load(certs, RANDOM), "mirror",
-                ThrowawayCertificateAuthority.Validity.from(Instant.now().minusSeconds(60), Duration.ofDays(1))));
+        Path mirrorFiles = client(ThrowawayCertificateAuthority.load(certs, RANDOM), "mirror",
+                ThrowawayCertificateAuthority.Validity.from(Instant.now().minusSeconds(60), Duration.ofDays(1)));
+        Path mirrorConfig = clientConfig(mirrorFiles);
         try (TidemarkAdmin source = new TidemarkAdmin(AdminConfig.builder(bootstrap()).tls(admin).build());
              TidemarkProducer producer = new TidemarkProducer(ProducerConfig.builder(bootstrap()).tls(admin).build());
              InJvmCluster target = InJvmCluster.start(into, 1, Map.of("cluster.name", "into", "tls.ca.file",
@@ -338,8 +339,9 @@ class TlsIT {
                         .join();
             }
             try (MirrorProcess mirror = MirrorProcess.startTakingTargetName(dir, "tls-mirror", bootstrap(), "tlsdc",
-                    target.bootstrap(), "--topics", "mirrored", "--source-command-config", mirrorConfig.toString(),
-                    "--target-command-config", mirrorConfig.toString());
+                    target.bootstrap(), "--topics", "mirrored", "--source-tls-ca", certs.resolve("ca.pem").toString(),
+                    "--source-tls-cert", mirrorFiles.resolve("cert.pem").toString(), "--source-tls-key",
+                    mirrorFiles.resolve("key.pem").toString(), "--target-command-config", mirrorConfig.toString());
                  TidemarkConsumer copies = new TidemarkConsumer(ConsumerConfig.builder(target.bootstrap()).tls(admin)
                          .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).build())) {
                 List<String> read = new ArrayList<>();
