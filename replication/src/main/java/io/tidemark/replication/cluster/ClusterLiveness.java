@@ -107,11 +107,7 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
         this.names = new ClusterNameAgreement(clusterName);
         for (ClusterMembers.Member member : members.all()) {
             if (member.nodeId() != nodeId) {
-                // No retries: gRPC's transparent retry of a stream a GOAWAY closed unsent would spend the probe's
-                // deadline retrying a member that refuses this broker's TLS (or its lack), and the probe would fail
-                // DEADLINE_EXCEEDED instead of with the member's reason.
-                channels.put(member.nodeId(), TlsMaterial.channelTo(member.clientAddress(), tls).disableRetry()
-                        .build());
+                channels.put(member.nodeId(), TlsMaterial.channelTo(member.clientAddress(), tls).build());
             }
         }
     }
