@@ -189,6 +189,34 @@ class TlsIT {
     }
 
     /**
+     * A broker started in plain text as node 3 of the TLS cluster (its own ports and data) is refused by nodes 1 and 2
+     * (their Raft servers and client endpoints speak TLS only), and says so: an error naming each node and what to
+     * do, rather than only Ratis' failed votes at INFO.
+     */
+    @Test
+    void aPlainTextBrokerIsRefusedByTheTlsClusterAndSaysWhy() throws Exception {
+        int port = FreePorts.freeBasePort();
+        Path log = dir.resolve("plain-broker.log");
+        Process plain = new ProcessBuilder(Tidemark.command("broker", "--node-id", "3", "--data-dir",
+                dir.resolve("plain-broker").toString(), "--listen", "127.0.0.1:" + port, "--cluster",
+                "1=127.0.0.1:" + basePort + ":" + (basePort + 5) + ",2=127.0.0.1:" + (basePort + 10) + ":"
+                        + (basePort + 15) + ",3=127.0.0.1:" + port + ":" + (port + 5)))
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            for (int node = 1; node <= 2; node++) {
+                String refused = "Node " + node + " at 127.0.0.1:" + (basePort + 10 * (node - 1)) + " refused this "
+                        + "broker's connection, so this broker cannot work with it: the brokers of a cluster must all "
+                        + "run TLS with certificates of one CA (this broker runs in plain text: give it the cluster's "
+                        + "tls.* keys), or all plain text. TLS could not be set up";
+                await().atMost(WAIT).until(() -> Files.readString(log).contains(refused));
+            }
+            assertTrue(plain.isAlive(), "it keeps trying, as a broker whose peers are down does");
+        } finally {
+            plain.destroyForcibly().waitFor();
+        }
+    }
+
+    /**
      * The Raft port takes brokers only: a party without a certificate, and a client with one from the cluster's CA
      * (CN=admin, not a broker's subject), fail their handshake or first read; a broker's certificate gets through.
      */

@@ -5,13 +5,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.core.server.ClusterView;
-import io.tidemark.proto.error.GrpcErrors;
-import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.v1.BrokerStatus;
 import io.tidemark.proto.v1.ClusterServiceGrpc;
-import io.tidemark.proto.v1.ErrorCode;
 import io.tidemark.proto.v1.LeaderTerm;
 import io.tidemark.proto.v1.PeerAnswer;
 import io.tidemark.proto.v1.ProbeRequest;
@@ -28,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +47,8 @@ import java.util.concurrent.TimeUnit;
  * results and make no call of their own.
  *
  * <p>An answer also carries the member's {@code cluster.name}; one that differs from this broker's is logged as a
- * warning ({@link ClusterNameAgreement}), the member still counting as up.
+ * warning ({@link ClusterNameAgreement}), the member still counting as up. A member that refuses this broker's
+ * connections (TLS on one side only, or another CA) is logged as an error ({@link ConnectionRefusals}).
  *
  * <p>Threading: probes start on one thread, {@code tidemark-liveness}; answers arrive on gRPC's threads and go
  * into the thread-safe {@link ProbeResults}.
@@ -74,18 +71,15 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
      * a 2 s interval made the cut-off old leader the leader again (NetworkPartitionIT).
      */
     static final long REACHED_MS_MAX = 2 * PROBE_INTERVAL_MS + PROBE_INTERVAL_MS / 2;
-    /** A member refusing this broker's connections is logged again after this long. */
-    private static final long REFUSAL_LOG_INTERVAL_MS = 60_000;
 
     private final int nodeId;
     private final ClusterMembers members;
     private final InstantSource clock;
     private final ClusterClock clusterClock;
-    private final Optional<TlsMaterial> tls;
     private final ProbeResults results = new ProbeResults(SILENCE_MS_MAX);
     private final ClusterNameAgreement names;
     private final Map<Integer, ManagedChannel> channels = new HashMap<>();
-    private final Map<Integer, Long> refusalLoggedMs = new ConcurrentHashMap<>();
+    private final ConnectionRefusals refusals;
     private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "tidemark-liveness");
         thread.setDaemon(true);
@@ -103,8 +97,8 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
         this.clusterClock = clusterClock;
         this.members = members;
         this.clock = clock;
-        this.tls = tls;
         this.names = new ClusterNameAgreement(clusterName);
+        this.refusals = new ConnectionRefusals(nodeId, members, clock, tls);
         for (ClusterMembers.Member member : members.all()) {
             if (member.nodeId() != nodeId) {
                 channels.put(member.nodeId(), TlsMaterial.channelTo(member.clientAddress(), tls).build());
@@ -143,35 +137,14 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
 
                     @Override
                     public void onError(Throwable failure) {
-                        TidemarkException refused = GrpcErrors.fromThrowable(failure);
-                        if (refused.code() == ErrorCode.AUTHENTICATION_FAILED) {
-                            refusedConnection(member, refused);
-                        } else {
-                            LOG.debug("Probe of node {} failed: {}", member, failure.toString());
-                        }
+                        LOG.debug("Probe of node {} failed: {}", member, failure.toString());
+                        refusals.probeFailed(member, failure);
                     }
 
                     @Override
                     public void onCompleted() {
                     }
                 });
-    }
-
-    /**
-     * Logs, at most once a minute per member, that a member refused this broker's connection (TLS on one side and
-     * not the other, or certificates of another CA): such a broker can never join its cluster, and Ratis would only
-     * log its failed votes at INFO.
-     */
-    private void refusedConnection(int member, TidemarkException refused) {
-        long nowMs = clock.millis();
-        Long lastMs = refusalLoggedMs.get(member);
-        if (lastMs == null || nowMs - lastMs >= REFUSAL_LOG_INTERVAL_MS) {
-            refusalLoggedMs.put(member, nowMs);
-            LOG.error("Node {} at {} refused this broker's connection, so this broker cannot work with it: the "
-                    + "brokers of a cluster must all run TLS with certificates of one CA ({}), or all plain text. {}",
-                    member, members.member(member).clientAddress(), tls.isPresent() ? "this broker runs TLS"
-                            : "this broker runs in plain text: give it the cluster's tls.* keys", refused.getMessage());
-        }
     }
 
     private void answered(int member, ProbeResponse response) {
@@ -236,5 +209,6 @@ public final class ClusterLiveness implements ClusterView, KnownLeaders, LeaderB
     public void close() {
         executor.shutdownNow();
         channels.values().forEach(ManagedChannel::shutdownNow);
+        refusals.close();
     }
 }
