@@ -24,6 +24,7 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -44,20 +45,15 @@ final class ClientOptions implements AutoCloseable {
             + "certificate chain and PKCS#8 key, PEM, when the brokers ask for one), tls.protocols, token.file (this "
             + "client's token, sent over TLS with every call). tidemark certs create writes one per client.")
     Path commandConfig;
-    @Option(names = "--tls-ca", paramLabel = "FILE", description = "The CA bundle (PEM) the brokers' certificates "
-            + "chain to: speak TLS (tls.ca.file).")
-    Path tlsCa;
-    @Option(names = "--tls-cert", paramLabel = "FILE", description = "This client's certificate chain, PEM "
-            + "(tls.cert.file).")
-    Path tlsCert;
-    @Option(names = "--tls-key", paramLabel = "FILE", description = "This client's private key, PEM, PKCS#8 "
-            + "(tls.key.file).")
-    Path tlsKey;
+    @Mixin
+    TlsFlagOptions.Own tlsOptions;
     @Option(names = "--token-file", paramLabel = "FILE", description = "A file holding this client's token "
             + "(token.file), from tidemark tokens create --out: sent with every call, over TLS only, to brokers that "
             + "take tokens instead of client certificates; read again when it changes.")
     Path tokenFile;
 
+    /** The TLS flags when the options were made by {@link #of}, not parsed. */
+    private TlsFlags givenTlsFlags;
     private Map<String, String> settings;
     private Optional<TlsMaterial> tls;
     private Optional<BearerToken> token;
@@ -101,10 +97,12 @@ final class ClientOptions implements AutoCloseable {
         ClientOptions options = new ClientOptions();
         options.bootstrap = bootstrap;
         options.commandConfig = commandConfig;
-        options.tlsCa = flags.ca();
-        options.tlsCert = flags.cert();
-        options.tlsKey = flags.key();
+        options.givenTlsFlags = flags;
         return options;
+    }
+
+    private TlsFlags tlsFlags() {
+        return givenTlsFlags != null ? givenTlsFlags : tlsOptions != null ? tlsOptions.flags() : TlsFlags.NONE;
     }
 
     /**
@@ -114,8 +112,8 @@ final class ClientOptions implements AutoCloseable {
      */
     synchronized Optional<TlsMaterial> tls() {
         if (tls == null) {
-            tls = TlsMaterial.load(TlsSettings.fromProperties(settings(), commandConfig == null ? "the --tls-* flags"
-                    : commandConfig + " and the --tls-* flags"));
+            tls = TlsMaterial.load(TlsSettings.fromProperties(settings(),
+                    tlsFlags().where(commandConfig, "--command-config")));
         }
         return tls;
     }
@@ -143,9 +141,7 @@ final class ClientOptions implements AutoCloseable {
     private synchronized Map<String, String> settings() {
         if (settings == null) {
             Map<String, String> values = new HashMap<>(commandConfig(commandConfig, "--command-config"));
-            put(values, TlsSettings.CA_FILE, tlsCa);
-            put(values, TlsSettings.CERT_FILE, tlsCert);
-            put(values, TlsSettings.KEY_FILE, tlsKey);
+            tlsFlags().putInto(values);
             put(values, BearerToken.FILE, tokenFile);
             settings = Map.copyOf(values);
         }

@@ -49,14 +49,8 @@ final class FailoverCommand {
         @Option(names = "--command-config", paramLabel = "FILE", description = "How to reach the target in TLS: a "
                 + "client properties file (tls.ca.file, tls.cert.file, tls.key.file), as the other tools take.")
         Path commandConfig;
-        @Option(names = "--tls-ca", paramLabel = "FILE", description = "The target's CA bundle, PEM (tls.ca.file).")
-        Path tlsCa;
-        @Option(names = "--tls-cert", paramLabel = "FILE", description = "This client's certificate chain, PEM "
-                + "(tls.cert.file).")
-        Path tlsCert;
-        @Option(names = "--tls-key", paramLabel = "FILE", description = "This client's private key, PEM, PKCS#8 "
-                + "(tls.key.file).")
-        Path tlsKey;
+        @Mixin
+        TlsFlagOptions.Own tls;
         @Option(names = "--source-name", required = true,
                 description = "The dead cluster's name, as its mirror was given it (tidemark mirror --source-name).")
         String sourceName;
@@ -107,8 +101,7 @@ final class FailoverCommand {
         }
 
         TidemarkAdmin admin() {
-            return ClientOptions.of(target, commandConfig, new ClientOptions.TlsFlags("--tls", tlsCa, tlsCert, tlsKey))
-                    .admin();
+            return ClientOptions.of(target, commandConfig, tls.flags()).admin();
         }
 
         /** Reads the target's __mirror_state and plans, at the clock's time. */

@@ -10,6 +10,7 @@ import io.tidemark.mirror.status.MirrorStatus;
 import io.tidemark.mirror.status.MirrorStatusFormat;
 import io.tidemark.mirror.status.MirrorStatusReader;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
@@ -67,24 +68,10 @@ final class MirrorCommand implements Callable<Integer> {
             description = "How to reach the target in TLS, as --source-command-config.")
     Path targetCommandConfig;
 
-    @Option(names = "--source-tls-ca", paramLabel = "FILE",
-            description = "The source's CA bundle, PEM (tls.ca.file of --source-command-config): speak TLS to it.")
-    Path sourceTlsCa;
-    @Option(names = "--source-tls-cert", paramLabel = "FILE",
-            description = "The mirror's certificate chain for the source, PEM (tls.cert.file).")
-    Path sourceTlsCert;
-    @Option(names = "--source-tls-key", paramLabel = "FILE",
-            description = "The mirror's private key for the source, PEM, PKCS#8 (tls.key.file).")
-    Path sourceTlsKey;
-    @Option(names = "--target-tls-ca", paramLabel = "FILE",
-            description = "The target's CA bundle, PEM (tls.ca.file of --target-command-config): speak TLS to it.")
-    Path targetTlsCa;
-    @Option(names = "--target-tls-cert", paramLabel = "FILE",
-            description = "The mirror's certificate chain for the target, PEM (tls.cert.file).")
-    Path targetTlsCert;
-    @Option(names = "--target-tls-key", paramLabel = "FILE",
-            description = "The mirror's private key for the target, PEM, PKCS#8 (tls.key.file).")
-    Path targetTlsKey;
+    @Mixin
+    TlsFlagOptions.Source sourceTls;
+    @Mixin
+    TlsFlagOptions.Target targetTls;
     @Option(names = "--target-name",
             description = "The target cluster's name: records that crossed it are never copied into it (loops). "
                     + "Default: the target's cluster.name; needed for a target without one, refused when it differs.")
@@ -146,10 +133,8 @@ final class MirrorCommand implements Callable<Integer> {
         MirrorConfig config = MirrorConfig.of(source, sourceName, target, Optional.ofNullable(targetName), topics,
                 groups, topicPrefix).withIntervals(checkpointIntervalMs, heartbeatIntervalMs, discoveryIntervalMs)
                 .withMaxBytesPerSecond(maxBytesPerSecond).withDeadLetterTopic(Optional.ofNullable(deadLetterTopic))
-                .withTls(ClientOptions.tlsSettings(sourceCommandConfig, "--source-command-config",
-                                new ClientOptions.TlsFlags("--source-tls", sourceTlsCa, sourceTlsCert, sourceTlsKey)),
-                        ClientOptions.tlsSettings(targetCommandConfig, "--target-command-config",
-                                new ClientOptions.TlsFlags("--target-tls", targetTlsCa, targetTlsCert, targetTlsKey)));
+                .withTls(ClientOptions.tlsSettings(sourceCommandConfig, "--source-command-config", sourceTls.flags()),
+                        ClientOptions.tlsSettings(targetCommandConfig, "--target-command-config", targetTls.flags()));
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
         MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen, Optional.empty());
@@ -194,12 +179,8 @@ final class MirrorCommand implements Callable<Integer> {
         @Option(names = "--target-command-config", paramLabel = "FILE",
                 description = "How to reach the target in TLS: a client properties file as the tools' --command-config.")
         Path targetCommandConfig;
-        @Option(names = "--target-tls-ca", paramLabel = "FILE", description = "The target's CA bundle, PEM.")
-        Path targetTlsCa;
-        @Option(names = "--target-tls-cert", paramLabel = "FILE", description = "This client's certificate chain, PEM.")
-        Path targetTlsCert;
-        @Option(names = "--target-tls-key", paramLabel = "FILE", description = "This client's private key, PEM.")
-        Path targetTlsKey;
+        @Mixin
+        TlsFlagOptions.Target targetTls;
         @Option(names = "--output", defaultValue = "text", description = "text, or json: one object per source a "
                 + "line.")
         OutputFormat output;
@@ -207,8 +188,7 @@ final class MirrorCommand implements Callable<Integer> {
         @Override
         public Integer call() {
             PrintWriter out = spec.commandLine().getOut();
-            try (ClientOptions client = ClientOptions.of(target, targetCommandConfig,
-                    new ClientOptions.TlsFlags("--target-tls", targetTlsCa, targetTlsCert, targetTlsKey));
+            try (ClientOptions client = ClientOptions.of(target, targetCommandConfig, targetTls.flags());
                  TidemarkAdmin admin = client.admin()) {
                 MirrorStatus status = new MirrorStatusReader(admin).read(Optional.ofNullable(sourceName));
                 out.print(output == OutputFormat.json ? MirrorStatusFormat.json(status)
