@@ -2,6 +2,7 @@ package io.tidemark.core.group;
 
 import com.codahale.metrics.Counter;
 import io.tidemark.core.log.AppendResult;
+import io.tidemark.core.partition.AppendWaiters;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.record.Record;
@@ -421,11 +422,11 @@ public final class GroupOffsetStore {
     private static void awaitLocalReplica(Partition log, long end) throws InterruptedException, ExecutionException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LOCAL_REPLICA_WAIT_MS);
         while (log.highWatermark() < end) {
-            CompletableFuture<Void> next = log.nextAppend();
-            if (log.highWatermark() >= end) {
-                return;
-            }
-            try {
+            CompletableFuture<Void> next = new CompletableFuture<>();
+            try (AppendWaiters.Waiter waiter = log.awaitAppend(() -> next.complete(null))) {
+                if (log.highWatermark() >= end) {
+                    return;
+                }
                 next.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
                 LOG.warn("{} on this broker is behind the commit at offset {} after {} ms; answering anyway",

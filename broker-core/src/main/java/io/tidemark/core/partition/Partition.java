@@ -74,8 +74,14 @@ public interface Partition extends Closeable {
      */
     Optional<HeldOrigin> heldOrigin(OriginPartition origin);
 
-    /** Completes when the next batch is appended (for long-polling fetches); never exceptionally. */
-    CompletableFuture<Void> nextAppend();
+    /**
+     * Runs {@code onAppend} once when the next batch is appended or the partition goes away from this broker (for
+     * long-polling fetches), on the appending thread, so it must only hand off; at once when there is nothing to wait
+     * for. Close the waiter when no longer waiting.
+     *
+     * @throws io.tidemark.proto.error.TidemarkException as a read would, when this broker cannot serve the partition's reads
+     */
+    AppendWaiters.Waiter awaitAppend(Runnable onAppend);
 
     PartitionStatus status();
 

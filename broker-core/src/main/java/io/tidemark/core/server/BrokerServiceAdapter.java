@@ -14,6 +14,7 @@ import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.metrics.BrokerMetrics;
+import io.tidemark.core.partition.AppendWaiters;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.quota.ClientQuotas;
@@ -204,7 +205,8 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         }
         Topic topic;
         Partition partition;
-        CompletableFuture<Void> appended;
+        CompletableFuture<Void> appended = new CompletableFuture<>();
+        AppendWaiters.Waiter waiter = null;
         boolean waitForData;
         try {
             checkFetchLimits(request);
@@ -212,22 +214,29 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             pinnedId(request).ifPresent(topic::checkId);
             partition = topic.partition(request.getPartition());
             partition.checkClientReadable();
-            appended = partition.nextAppend();
+            waiter = partition.awaitAppend(() -> appended.complete(null));
             waitForData = request.getMaxWaitMs() > 0 && request.getOffset() == (readCommitted(request)
                     ? partition.lastStableOffset() : partition.highWatermark());
         } catch (RuntimeException e) {
+            if (waiter != null) {
+                waiter.close();
+            }
             timer.stop();
             memory.close();
             responses.fail(observer, e);
             return;
         }
+        AppendWaiters.Waiter waiting = waiter;
         if (!waitForData) {
+            waiting.close();
             answerFetch(request, topic.id(), partition, new FetchAnswer(observer, memory, timer, caller));
             return;
         }
-        appended.thenApply(v -> v).completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
-                .whenCompleteAsync((v, t) -> answerFetch(request, topic.id(), partition,
-                        new FetchAnswer(observer, memory, timer, caller)), pool);
+        appended.completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
+                .whenCompleteAsync((v, t) -> {
+                    waiting.close();
+                    answerFetch(request, topic.id(), partition, new FetchAnswer(observer, memory, timer, caller));
+                }, pool);
     }
 
     /**

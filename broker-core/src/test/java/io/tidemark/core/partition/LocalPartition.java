@@ -40,7 +40,7 @@ public final class LocalPartition implements Partition {
     private final InstantSource clock;
     private final Object appendLock = new Object();
     private final ThreadLocal<BatchAdmission> admissions = ThreadLocal.withInitial(BatchAdmission::new);
-    private volatile CompletableFuture<Void> nextAppend = new CompletableFuture<>();
+    private final AppendWaiters appendWaiters = new AppendWaiters();
 
     private LocalPartition(TopicPartition id, int nodeId, PartitionLog log, InstantSource clock) {
         this.id = id;
@@ -80,9 +80,7 @@ public final class LocalPartition implements Partition {
         } catch (TidemarkException e) {
             return CompletableFuture.failedFuture(e);
         }
-        CompletableFuture<Void> appended = nextAppend;
-        nextAppend = new CompletableFuture<>();
-        appended.complete(null);
+        appendWaiters.wake();
         return CompletableFuture.completedFuture(result);
     }
 
@@ -137,8 +135,8 @@ public final class LocalPartition implements Partition {
     }
 
     @Override
-    public CompletableFuture<Void> nextAppend() {
-        return nextAppend;
+    public AppendWaiters.Waiter awaitAppend(Runnable onAppend) {
+        return appendWaiters.await(onAppend);
     }
 
     @Override
@@ -168,6 +166,6 @@ public final class LocalPartition implements Partition {
     @Override
     public void close() throws IOException {
         log.close();
-        nextAppend.complete(null);
+        appendWaiters.wake();
     }
 }

@@ -5,6 +5,7 @@ import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.partition.AppendWaiters;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.core.partition.PartitionStatus;
@@ -111,8 +112,8 @@ public final class RemotePartition implements Partition {
     }
 
     @Override
-    public CompletableFuture<Void> nextAppend() {
-        return CompletableFuture.failedFuture(elsewhere());
+    public AppendWaiters.Waiter awaitAppend(Runnable onAppend) {
+        throw elsewhere();
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.tidemark.core.log.PartitionLog;
 import io.tidemark.core.log.RetentionResult;
 import io.tidemark.core.log.SegmentInfo;
 import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.partition.AppendWaiters;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionLeader;
 import io.tidemark.core.partition.PartitionStatus;
@@ -171,12 +172,14 @@ public final class ReplicatedPartition implements Partition {
     }
 
     @Override
-    public CompletableFuture<Void> nextAppend() {
+    public AppendWaiters.Waiter awaitAppend(Runnable onAppend) {
+        HostedPartition partition;
         try {
-            return hosted().nextAppend();
+            partition = hosted();
         } catch (TidemarkException e) {
-            return CompletableFuture.completedFuture(null);
+            return AppendWaiters.wokenNow(onAppend);
         }
+        return partition.awaitAppend(onAppend);
     }
 
     @Override

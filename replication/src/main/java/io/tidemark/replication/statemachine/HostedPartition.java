@@ -6,15 +6,15 @@ import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.proto.v1.PartitionState;
 
-import java.util.concurrent.CompletableFuture;
+import io.tidemark.core.partition.AppendWaiters;
 
 /**
  * A partition a group hosts on this replica: how the group's log names it (with the topic's overrides as the log last
  * set them), its log, and where it stands ({@link PartitionState}: live, moving in, moving out). Long-polling fetches
- * wait on {@link #nextAppend}.
+ * wait in {@link #awaitAppend}.
  *
  * <p>Thread-safe: the state machine appends and changes the state on its updater thread; readers read the log and
- * the state from any thread.
+ * the state from any thread; fetches wait and stop waiting on any thread.
  */
 public final class HostedPartition {
     private final PartitionKey key;
@@ -22,7 +22,7 @@ public final class HostedPartition {
     private final TopicPartition name;
     private final PartitionLog log;
     private volatile PartitionState state;
-    private volatile CompletableFuture<Void> nextAppend = new CompletableFuture<>();
+    private final AppendWaiters appendWaiters = new AppendWaiters();
 
     HostedPartition(GroupPartition partition, PartitionLog log, PartitionState state) {
         this.key = PartitionKey.of(partition);
@@ -63,16 +63,14 @@ public final class HostedPartition {
         this.state = state;
     }
 
-    /** Completes when the next batch is appended to this partition, or when the replica stops hosting it. */
-    public CompletableFuture<Void> nextAppend() {
-        return nextAppend;
+    /** Runs {@code onAppend} when the next batch is appended to this partition, or when the replica stops hosting it. */
+    public AppendWaiters.Waiter awaitAppend(Runnable onAppend) {
+        return appendWaiters.await(onAppend);
     }
 
     /** A batch was appended, or the partition is going away: wakes the fetches that wait. */
     void signal() {
-        CompletableFuture<Void> waiting = nextAppend;
-        nextAppend = new CompletableFuture<>();
-        waiting.complete(null);
+        appendWaiters.wake();
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.tidemark.core.log.HeldOrigin;
 import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
+import io.tidemark.core.partition.AppendWaiters;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.partition.PartitionStatus;
 import io.tidemark.core.partition.TopicPartition;
@@ -193,13 +194,14 @@ class GroupOffsetStoreTest {
         }
 
         @Override
-        public synchronized CompletableFuture<Void> nextAppend() {
+        public synchronized AppendWaiters.Waiter awaitAppend(Runnable onAppend) {
             if (notYetHere == null) {
-                return new CompletableFuture<>();
+                return new AppendWaiters().await(onAppend);
             }
             ByteBuffer batch = notYetHere;
             notYetHere = null;
-            return replica.append(batch).thenApply(stored -> null);
+            replica.append(batch).join();
+            return AppendWaiters.wokenNow(onAppend);
         }
 
         @Override
