@@ -125,7 +125,8 @@ public final class Mirror implements Closeable {
         this.consumer = new TidemarkConsumer(source.clock(clock)
                 .autoOffsetReset(ConsumerConfig.OffsetReset.EARLIEST).maxPollRecords(MAX_POLL_RECORDS)
                 .isolationLevel(ConsumerConfig.IsolationLevel.READ_COMMITTED)
-                .fetchMaxBytes(fetchMaxBytes(config.maxBytesPerSecond())).build());
+                .fetchMaxBytes(fetchMaxBytes(config.maxBytesPerSecond()))
+                .fetchRequestMaxBytes(fetchRequestMaxBytes(config.maxBytesPerSecond())).build());
         this.writer = new PartitionWriter(producer(config.targetBootstrap(), targetTls).clock(clock)
                 .maxRequestBytes(writerMaxRequestBytes(largestBatchBytes, config.maxBatchBytes())).build());
         this.stateProducer = new TidemarkProducer(producer(config.targetBootstrap(), targetTls).clock(clock)
@@ -333,6 +334,15 @@ public final class Mirror implements Closeable {
         }
         return (int) Math.min(ConsumerConfig.DEFAULT_FETCH_MAX_BYTES,
                 Math.max(MIN_LIMITED_FETCH_BYTES, maxBytesPerSecond / 10));
+    }
+
+    /**
+     * Bytes one fetch asks of a broker over all its partitions: the consumer's default, or under a rate limit the
+     * same tenth of a second's worth as {@link #fetchMaxBytes}, so several partitions do not make a burst together.
+     */
+    static int fetchRequestMaxBytes(long maxBytesPerSecond) {
+        return maxBytesPerSecond == 0 ? ConsumerConfig.DEFAULT_FETCH_REQUEST_MAX_BYTES
+                : fetchMaxBytes(maxBytesPerSecond);
     }
 
     private static ThreadFactory daemon(String name) {

@@ -12,4 +12,10 @@ class MirrorTest {
         assertEquals(5_000, Mirror.fetchMaxBytes(50_000));
         assertEquals(1 << 20, Mirror.fetchMaxBytes(100_000_000), "never above the default");
     }
+
+    @Test
+    void aRateLimitAlsoBoundsAFetchOfManyPartitions() {
+        assertEquals(16 << 20, Mirror.fetchRequestMaxBytes(0), "no limit: the consumer's default");
+        assertEquals(5_000, Mirror.fetchRequestMaxBytes(50_000));
+    }
 }

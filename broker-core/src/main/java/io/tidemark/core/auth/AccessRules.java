@@ -53,6 +53,8 @@ import static io.tidemark.proto.v1.AclResourceType.TOPIC;
  *   <tr><td>Produce, ProduceMany, ProduceStream</td><td>WRITE on each batch's topic, checked per batch by the broker
  *       service, so a refused batch fails alone</td></tr>
  *   <tr><td>Fetch; ListOffsets, OriginOffset</td><td>READ; DESCRIBE on the topic</td></tr>
+ *   <tr><td>FetchMany</td><td>READ on each partition's topic, checked per partition by the broker service, so a
+ *       refused partition fails alone</td></tr>
  *   <tr><td>Metadata, DescribeTopics; ListTopics</td><td>DESCRIBE on each topic named; an answer for every topic
  *       holds those the caller may DESCRIBE. Metadata of {@code __group_offsets} is open to every caller: its
  *       partitions' leaders are the group and transaction coordinators clients look for (Kafka's FindCoordinator
@@ -98,6 +100,7 @@ public final class AccessRules {
         r.add(BrokerServiceGrpc.getProduceManyMethod(), CHECKED_BY_SERVICE);
         r.add(BrokerServiceGrpc.getProduceStreamMethod(), CHECKED_BY_SERVICE);
         r.request(BrokerServiceGrpc.getFetchMethod(), (a, q) -> a.requireTopic(READ, q.getTopic()));
+        r.add(BrokerServiceGrpc.getFetchManyMethod(), CHECKED_BY_SERVICE);
         r.request(BrokerServiceGrpc.getListOffsetsMethod(), (a, q) -> a.requireTopic(DESCRIBE, q.getTopic()));
         r.request(BrokerServiceGrpc.getOriginOffsetMethod(), (a, q) -> a.requireTopic(DESCRIBE, q.getTopic()));
         r.add(BrokerServiceGrpc.getMetadataMethod(), (a, q) -> ((MetadataRequest) q).getTopicsList().stream()

@@ -2,16 +2,13 @@ package io.tidemark.core.server;
 
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Timer;
-import com.google.protobuf.UnsafeByteOperations;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.tidemark.core.auth.Authorizer;
 import io.tidemark.core.auth.CallAccess;
 import io.tidemark.core.auth.Caller;
 import io.tidemark.core.config.BrokerConfig;
-import io.tidemark.core.log.AppendState;
 import io.tidemark.core.log.HeldOrigin;
-import io.tidemark.core.log.LogReadResult;
 import io.tidemark.core.log.TimeLookup;
 import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.AppendWaiters;
@@ -21,11 +18,13 @@ import io.tidemark.core.quota.ClientQuotas;
 import io.tidemark.core.topic.InternalTopicWrites;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
-import io.tidemark.proto.v1.AbortedTransaction;
 import io.tidemark.proto.v1.BrokerInfo;
 import io.tidemark.proto.v1.AclOperation;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.FetchManyRequest;
+import io.tidemark.proto.v1.FetchManyResponse;
+import io.tidemark.proto.v1.FetchPartition;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
 import io.tidemark.proto.v1.IsolationLevel;
@@ -229,14 +228,95 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         AppendWaiters.Waiter waiting = waiter;
         if (!waitForData) {
             waiting.close();
-            answerFetch(request, topic.id(), partition, new FetchAnswer(observer, memory, timer, caller));
+            answerFetch(request, topic.id(), partition, new FetchAnswer<>(observer, memory, timer, caller));
             return;
         }
         appended.completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
                 .whenCompleteAsync((v, t) -> {
                     waiting.close();
-                    answerFetch(request, topic.id(), partition, new FetchAnswer(observer, memory, timer, caller));
+                    answerFetch(request, topic.id(), partition, new FetchAnswer<>(observer, memory, timer, caller));
                 }, pool);
+    }
+
+    /**
+     * Reads several partitions at once ({@link FetchManyCall}); when none has anything to answer, waits for the first
+     * append to any of them, up to max_wait_ms, as a Fetch does for its one partition. The answer takes room in the
+     * broker's fetch memory and counts against the caller's fetch quota as a Fetch's does.
+     */
+    @Override
+    public void fetchMany(FetchManyRequest request, StreamObserver<FetchManyResponse> observer) {
+        Timer.Context timer = metrics.fetchLatency().time();
+        Caller caller = Caller.current();
+        FetchMemory.Lease memory = fetchMemory.lease();
+        if (observer instanceof ServerCallStreamObserver<FetchManyResponse> call) {
+            call.setOnCloseHandler(memory::close);
+            call.setOnCancelHandler(memory::close);
+        }
+        FetchManyCall fetch;
+        try {
+            checkFetchManyLimits(request);
+            fetch = new FetchManyCall(request, topics, CallAccess.current(authorizer));
+        } catch (RuntimeException e) {
+            timer.stop();
+            memory.close();
+            responses.fail(observer, e);
+            return;
+        }
+        FetchAnswer<FetchManyResponse> answer = new FetchAnswer<>(observer, memory, timer, caller);
+        if (request.getMaxWaitMs() == 0 || fetch.anyReady()) {
+            answerFetchMany(request, fetch, answer);
+            return;
+        }
+        CompletableFuture<Void> appended = new CompletableFuture<>();
+        List<AppendWaiters.Waiter> waiters = fetch.awaitAnyAppend(() -> appended.complete(null));
+        if (fetch.anyReady()) {
+            appended.complete(null);
+        }
+        appended.completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
+                .whenCompleteAsync((v, t) -> {
+                    waiters.forEach(AppendWaiters.Waiter::close);
+                    answerFetchMany(request, fetch, answer);
+                }, pool);
+    }
+
+    private void checkFetchManyLimits(FetchManyRequest request) {
+        if (request.getMaxBytes() < 1) {
+            throw Responses.invalid("max_bytes " + request.getMaxBytes() + " is not allowed: at least 1 (the broker "
+                    + "answers at most " + config.maxFetchBytes() + ", max.fetch.bytes)");
+        }
+        if (request.getMaxWaitMs() < 0 || request.getMaxWaitMs() > config.maxFetchWaitMs()) {
+            throw Responses.invalid("max_wait_ms " + request.getMaxWaitMs() + " is not allowed: 0 to "
+                    + config.maxFetchWaitMs() + " (max.fetch.wait.ms)");
+        }
+        for (FetchPartition partition : request.getPartitionsList()) {
+            if (partition.getMaxBytes() < 1 || partition.getMaxBytes() > config.maxFetchBytes()) {
+                throw Responses.invalid("max_bytes " + partition.getMaxBytes() + " of " + partition.getTopic() + "-"
+                        + partition.getPartition() + " is not allowed: 1 to " + config.maxFetchBytes()
+                        + " (max.fetch.bytes)");
+            }
+        }
+    }
+
+    /** Reads and answers a FetchMany within the room the broker's fetch memory grants it, as {@link #answerFetch}. */
+    private void answerFetchMany(FetchManyRequest request, FetchManyCall fetch,
+                                 FetchAnswer<FetchManyResponse> answer) {
+        FetchManyCall.Read read;
+        try {
+            int room = answer.memory().take(Math.min(request.getMaxBytes(), config.maxFetchBytes()));
+            read = fetch.read(room, responses::refusal);
+            answer.memory().settle(read.bytes());
+            metrics.fetched(read.bytes());
+        } catch (RuntimeException e) {
+            answer.fail(responses, e);
+            return;
+        }
+        answer.timer().stop();
+        long throttleMs = quotas.fetched(answer.caller(), read.bytes());
+        if (throttleMs == 0) {
+            answer.send(read.answer().build());
+            return;
+        }
+        held(read.answer().setThrottleTimeMs(throttleMs).build(), throttleMs).thenAccept(answer::send);
     }
 
     /**
@@ -282,15 +362,15 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
      * memory (given back by gRPC once the answer is sent or the call cancelled, or here for an observer that is not a
      * gRPC call's), the latency timer, and the caller, whose fetch quota the answer counts against.
      */
-    private record FetchAnswer(StreamObserver<FetchResponse> observer, FetchMemory.Lease memory,
-                               Timer.Context timer, Caller caller) {
+    private record FetchAnswer<T>(StreamObserver<T> observer, FetchMemory.Lease memory, Timer.Context timer,
+                                  Caller caller) {
         void fail(Responses responses, RuntimeException e) {
             timer.stop();
             memory.close();
             responses.fail(observer, e);
         }
 
-        void send(FetchResponse response) {
+        void send(T response) {
             observer.onNext(response);
             observer.onCompleted();
             if (!(observer instanceof ServerCallStreamObserver<?>)) {
@@ -303,22 +383,14 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
      * Reads and answers a fetch, reading no more than the broker's fetch memory has room for ({@link FetchMemory});
      * an answer over the caller's fetch quota goes out late, by the throttle time it carries ({@link ClientQuotas}).
      */
-    private void answerFetch(FetchRequest request, UUID topicId, Partition partition, FetchAnswer answer) {
+    private void answerFetch(FetchRequest request, UUID topicId, Partition partition,
+                             FetchAnswer<FetchResponse> answer) {
         FetchResponse.Builder response;
         try {
             int maxBytes = answer.memory().take(request.getMaxBytes());
-            LogReadResult read = readCommitted(request)
-                    ? partition.readCommitted(request.getOffset(), maxBytes)
-                    : partition.read(request.getOffset(), maxBytes);
-            answer.memory().settle(read.batches().remaining());
-            metrics.fetched(read.batches().remaining());
-            response = FetchResponse.newBuilder().setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
-                    .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset())
-                    .setTopicId(TopicIds.toBytes(topicId)).setLastStableOffset(read.lastStableOffset());
-            for (AppendState.AbortedTransaction aborted : read.abortedTransactions()) {
-                response.addAbortedTransactions(AbortedTransaction.newBuilder().setProducerId(aborted.producerId())
-                        .setFirstOffset(aborted.firstOffset()).setLastOffset(aborted.lastOffset()));
-            }
+            response = PartitionReads.read(partition, topicId, request.getOffset(), maxBytes, readCommitted(request));
+            answer.memory().settle(response.getBatches().size());
+            metrics.fetched(response.getBatches().size());
         } catch (RuntimeException e) {
             answer.fail(responses, e);
             return;

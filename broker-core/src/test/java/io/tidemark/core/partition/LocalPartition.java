@@ -139,6 +139,11 @@ public final class LocalPartition implements Partition {
         return appendWaiters.await(onAppend);
     }
 
+    /** How many wait for the next append: none once every long poll on the partition answered. */
+    public int appendWaiters() {
+        return appendWaiters.waiting();
+    }
+
     @Override
     public PartitionStatus status() {
         List<SegmentInfo> segments = log.segments();

@@ -13,7 +13,6 @@ import io.tidemark.core.metrics.BrokerMetrics;
 import io.tidemark.core.partition.LocalPartition;
 import io.tidemark.core.partition.TopicPartition;
 import io.tidemark.core.topic.Topic;
-import io.tidemark.core.topic.Topics;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
 import org.junit.jupiter.api.AfterEach;
@@ -24,7 +23,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -132,35 +130,5 @@ class BrokerServiceAdapterTest {
         });
         await().atMost(Duration.ofSeconds(10)).until(answer::isDone);
         return answer.join();
-    }
-
-    private record OneTopic(Topic topic) implements Topics {
-        @Override
-        public Topic create(String name, int partitions, int replicationFactor, Map<String, String> overrides) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void delete(String name) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Topic alterConfig(String name, Map<String, String> set, Collection<String> remove) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Topic topic(String name) {
-            if (!name.equals(topic.name())) {
-                throw Topic.unknown(name);
-            }
-            return topic;
-        }
-
-        @Override
-        public List<Topic> topics() {
-            return List.of(topic);
-        }
     }
 }

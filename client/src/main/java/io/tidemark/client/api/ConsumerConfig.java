@@ -42,6 +42,9 @@ import static io.tidemark.client.api.ConfigChecks.inRange;
  *   <tr><td>max.poll.records</td><td>records</td><td>500</td><td>most records one poll returns</td></tr>
  *   <tr><td>fetch.max.bytes</td><td>bytes</td><td>1048576 (1 MiB)</td><td>most bytes one fetch asks a partition
  *       for (the broker always returns at least the whole batch holding the position)</td></tr>
+ *   <tr><td>fetch.request.max.bytes</td><td>bytes</td><td>16777216 (16 MiB)</td><td>most bytes one fetch asks a
+ *       broker for over all the partitions it reads there (one FetchMany per broker; the broker caps it at its
+ *       max.fetch.bytes, and returns at least one whole batch)</td></tr>
  *   <tr><td>fetch.max.wait.ms</td><td>ms</td><td>500</td><td>how long a broker holds a fetch that finds nothing
  *       new (long poll); also bounded by poll's timeout</td></tr>
  *   <tr><td>retry.backoff.ms</td><td>ms</td><td>100</td><td>wait before a partition whose fetch failed with a
@@ -58,6 +61,7 @@ import static io.tidemark.client.api.ConfigChecks.inRange;
 public final class ConsumerConfig {
     public static final int DEFAULT_MAX_POLL_RECORDS = 500;
     public static final int DEFAULT_FETCH_MAX_BYTES = MIB;
+    public static final int DEFAULT_FETCH_REQUEST_MAX_BYTES = 16 * MIB;
     public static final long DEFAULT_FETCH_MAX_WAIT_MS = 500;
     public static final long DEFAULT_RETRY_BACKOFF_MS = 100;
     public static final long DEFAULT_AUTO_COMMIT_INTERVAL_MS = 5_000;
@@ -97,6 +101,7 @@ public final class ConsumerConfig {
     private final IsolationLevel isolationLevel;
     private final int maxPollRecords;
     private final int fetchMaxBytes;
+    private final int fetchRequestMaxBytes;
     private final long fetchMaxWaitMs;
     private final long retryBackoffMs;
 
@@ -122,6 +127,8 @@ public final class ConsumerConfig {
         this.maxPollRecords = (int) inRange("max.poll.records", b.maxPollRecords, 1, MAX_POLL_RECORDS_LIMIT,
                 "records");
         this.fetchMaxBytes = (int) inRange("fetch.max.bytes", b.fetchMaxBytes, 1, MAX_FETCH_BYTES, "bytes");
+        this.fetchRequestMaxBytes = (int) inRange("fetch.request.max.bytes", b.fetchRequestMaxBytes, 1,
+                MAX_FETCH_BYTES, "bytes");
         this.fetchMaxWaitMs = inRange("fetch.max.wait.ms", b.fetchMaxWaitMs, 0, ProducerConfig.MAX_MS, "ms");
         this.retryBackoffMs = inRange("retry.backoff.ms", b.retryBackoffMs, 0, ProducerConfig.MAX_MS, "ms");
     }
@@ -171,6 +178,10 @@ public final class ConsumerConfig {
         return fetchMaxBytes;
     }
 
+    public int fetchRequestMaxBytes() {
+        return fetchRequestMaxBytes;
+    }
+
     public long fetchMaxWaitMs() {
         return fetchMaxWaitMs;
     }
@@ -199,6 +210,7 @@ public final class ConsumerConfig {
         private IsolationLevel isolationLevel = IsolationLevel.READ_UNCOMMITTED;
         private long maxPollRecords = DEFAULT_MAX_POLL_RECORDS;
         private long fetchMaxBytes = DEFAULT_FETCH_MAX_BYTES;
+        private long fetchRequestMaxBytes = DEFAULT_FETCH_REQUEST_MAX_BYTES;
         private long fetchMaxWaitMs = DEFAULT_FETCH_MAX_WAIT_MS;
         private long retryBackoffMs = DEFAULT_RETRY_BACKOFF_MS;
 
@@ -295,6 +307,15 @@ public final class ConsumerConfig {
         /** {@code fetch.max.bytes}: bytes one fetch asks a partition for, 1..66060288. Default 1 MiB. */
         public Builder fetchMaxBytes(long fetchMaxBytes) {
             this.fetchMaxBytes = fetchMaxBytes;
+            return this;
+        }
+
+        /**
+         * {@code fetch.request.max.bytes}: bytes one fetch asks a broker for over all its partitions, 1..66060288.
+         * Default 16 MiB.
+         */
+        public Builder fetchRequestMaxBytes(long fetchRequestMaxBytes) {
+            this.fetchRequestMaxBytes = fetchRequestMaxBytes;
             return this;
         }
 

@@ -9,6 +9,8 @@ import io.tidemark.proto.record.OriginPartition;
 import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import io.tidemark.proto.v1.ErrorCode;
+import io.tidemark.proto.v1.FetchManyRequest;
+import io.tidemark.proto.v1.FetchManyResponse;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
 import io.tidemark.proto.v1.GroupServiceGrpc;
@@ -88,6 +90,40 @@ final class LeaderCaller {
         long timeoutMs = request.getMaxWaitMs() + requestTimeoutMs;
         return call(new TopicPartition(request.getTopic(), request.getPartition()),
                 channel -> stub(channel, timeoutMs).fetch(request));
+    }
+
+    /** Where the metadata says {@code tp}'s leader is; empty when it names none. */
+    Optional<String> leaderAddress(TopicPartition tp) {
+        return metadata.leaderAddress(tp);
+    }
+
+    /**
+     * One FetchMany to the broker at {@code address}, with a deadline that leaves it {@code max_wait_ms} to wait plus
+     * {@code request.timeout.ms}; no retry (the consumer fetches again). A failure that may mean stale metadata
+     * refreshes it, as a partition's refusal does ({@link #refused}).
+     */
+    CompletableFuture<FetchManyResponse> fetchMany(String address, FetchManyRequest request) {
+        long timeoutMs = request.getMaxWaitMs() + requestTimeoutMs;
+        return GrpcFutures.unwrapped(GrpcFutures.start(() -> stub(channels.get(address), timeoutMs)
+                .fetchMany(request))).whenComplete((answer, error) -> {
+                    if (error != null && GrpcFutures.rethrowable(error) instanceof TidemarkException e
+                            && ClusterMetadata.mayBeStale(e)) {
+                        metadata.refresh();
+                    }
+                });
+    }
+
+    /**
+     * A partition's call on {@code address} was refused: a NOT_LEADER's hint goes into the metadata, and an error that
+     * may mean stale metadata refreshes it, so the partition's next fetch goes where its leader is.
+     */
+    void refused(TopicPartition tp, String address, TidemarkException e) {
+        if (e.code() == ErrorCode.NOT_LEADER) {
+            metadata.notLeader(tp, address, e);
+        }
+        if (ClusterMetadata.mayBeStale(e)) {
+            metadata.refresh();
+        }
     }
 
     /**

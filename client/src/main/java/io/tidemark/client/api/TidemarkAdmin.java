@@ -246,7 +246,7 @@ public final class TidemarkAdmin implements Closeable {
     public List<ConsumerRecord> read(TopicPartition tp, long offset, int maxBytes) {
         FetchRequest request = FetchRequest.newBuilder().setTopic(tp.topic()).setPartition(tp.partition())
                 .setOffset(offset).setMaxBytes(maxBytes).build();
-        return new Fetcher(leaders, maxBytes, ConsumerConfig.IsolationLevel.READ_UNCOMMITTED)
+        return new Fetcher(leaders, maxBytes, maxBytes, ConsumerConfig.IsolationLevel.READ_UNCOMMITTED)
                 .records(tp, offset, await(leaders.fetch(request))).records();
     }
 

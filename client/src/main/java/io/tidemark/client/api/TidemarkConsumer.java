@@ -104,7 +104,8 @@ public final class TidemarkConsumer implements Closeable {
         this.leaders = new LeaderCaller(new ClusterMetadata(anyBroker), channels, connection.requestTimeoutMs(),
                 LeaderCaller.Callbacks.CHANNEL_EXECUTOR);
         this.groupOffsets = new GroupOffsets(leaders);
-        this.fetcher = new Fetcher(leaders, config.fetchMaxBytes(), config.isolationLevel());
+        this.fetcher = new Fetcher(leaders, config.fetchMaxBytes(), config.fetchRequestMaxBytes(),
+                config.isolationLevel());
     }
 
     /**
@@ -212,11 +213,13 @@ public final class TidemarkConsumer implements Closeable {
             }
             long maxWaitMs = Math.min(config.fetchMaxWaitMs(), TimeUnit.NANOSECONDS.toMillis(Math.max(0,
                     remainingNanos)));
+            List<PartitionState> fetchable = new ArrayList<>();
             for (PartitionState state : states.values()) {
                 if (state.fetchable(nowMs)) {
-                    fetcher.start(state, maxWaitMs);
+                    fetchable.add(state);
                 }
             }
+            fetcher.start(fetchable, maxWaitMs);
             handle(fetcher.take(Math.min(remainingNanos, nextRetryInNanos(nowMs))));
         }
     }

@@ -36,6 +36,7 @@ class ConfigTest {
         assertEquals(ConsumerConfig.OffsetReset.LATEST, config.autoOffsetReset());
         assertEquals(500, config.maxPollRecords());
         assertEquals(1024 * 1024, config.fetchMaxBytes());
+        assertEquals(16 * 1024 * 1024, config.fetchRequestMaxBytes());
         assertEquals(500, config.fetchMaxWaitMs());
         assertEquals(java.util.List.of("a:1", "b:2"), config.connection().bootstrap());
     }

@@ -282,11 +282,42 @@ class ConsumerTest {
         List<ConsumerRecord> first = pollFor(consumer, 1);
         assertEquals(List.of(0L, 1L), first.stream().map(ConsumerRecord::offset).toList());
         assertEquals(2, consumer.position(T0));
-        long fetches = cluster.count("Fetch");
+        long fetches = cluster.count("FetchMany");
         assertEquals(List.of(2L, 3L), consumer.poll(Duration.ZERO).stream().map(ConsumerRecord::offset).toList());
         assertEquals(List.of(4L), consumer.poll(Duration.ZERO).stream().map(ConsumerRecord::offset).toList());
-        assertEquals(fetches, cluster.count("Fetch"), "buffered records are returned without fetching");
+        assertEquals(fetches, cluster.count("FetchMany"), "buffered records are returned without fetching");
         assertEquals(5, consumer.position(T0));
+    }
+
+    /**
+     * The partitions a broker leads are read with one FetchMany to it; a partition whose leadership moved is refused
+     * NOT_LEADER alone within the call (the others' records still come) and read from its new leader next.
+     */
+    @Test
+    void eachLeaderIsAskedForItsPartitionsInOneCallAndAMovedPartitionFollowsItsLeader() throws Exception {
+        cluster.close();
+        cluster = new FakeCluster(2, clock);
+        cluster.createTopic("t", 3);
+        TopicPartition t2 = new TopicPartition("t", 2);
+        cluster.lead(t2, 2);
+        appendBatch(T0, 1_000, 0, 100);
+        appendBatch(T1, 1_000, 0, 200);
+        appendBatch(t2, 1_000, 0, 300);
+        TidemarkConsumer consumer = consumer(b -> { });
+        consumer.assign(List.of(T0, T1, t2));
+
+        assertEquals(Set.of(record(T0, 0, 100, 1_000), record(T1, 0, 200, 1_000), record(t2, 0, 300, 1_000)),
+                Set.copyOf(pollFor(consumer, 3)));
+        assertTrue(cluster.calls.contains("FetchMany@1") && cluster.calls.contains("FetchMany@2"),
+                cluster.calls.toString());
+        assertTrue(cluster.calls.stream().noneMatch(call -> call.startsWith("Fetch@")), cluster.calls.toString());
+
+        cluster.lead(T1, 2);
+        appendBatch(T0, 2_000, 1, 101);
+        appendBatch(T1, 2_000, 1, 201);
+        assertEquals(Set.of(record(T0, 1, 101, 2_000), record(T1, 1, 201, 2_000)), Set.copyOf(pollFor(consumer, 2)));
+        assertTrue(cluster.errorsSent.stream().anyMatch(e -> e.startsWith("node 1 does not lead t-1")),
+                cluster.errorsSent.toString());
     }
 
     @Test
@@ -474,12 +505,12 @@ class ConsumerTest {
     @Test
     void aRetriableFetchErrorIsRetriedWithinPoll() {
         appendBatch(T0, 1_000, 0, 1);
-        cluster.failNext("Fetch", 4, new TidemarkException(ErrorCode.NOT_AVAILABLE, "leader moving"));
+        cluster.failNext("FetchMany", 4, new TidemarkException(ErrorCode.NOT_AVAILABLE, "leader moving"));
         TidemarkConsumer consumer = consumer(b -> { });
         consumer.assign(List.of(T0));
 
         assertEquals(List.of(record(T0, 0, 1, 1_000)), pollFor(consumer, 1));
-        assertEquals(5, cluster.count("Fetch"));
+        assertEquals(5, cluster.count("FetchMany"));
     }
 
     @Test
@@ -513,12 +544,12 @@ class ConsumerTest {
     @Test
     void aFetchCutByADyingBrokerIsRetriedWithinPoll() {
         appendBatch(T0, 1_000, 0, 1);
-        cluster.cutNext("Fetch", 4);
+        cluster.cutNext("FetchMany", 4);
         TidemarkConsumer consumer = consumer(b -> { });
         consumer.assign(List.of(T0));
 
         assertEquals(List.of(record(T0, 0, 1, 1_000)), pollFor(consumer, 1));
-        assertEquals(5, cluster.count("Fetch"));
+        assertEquals(5, cluster.count("FetchMany"));
     }
 
     private static String unknownTopicId(TopicPartition tp, long offset, UUID asked, UUID now) {

@@ -7,6 +7,10 @@ import io.grpc.stub.StreamObserver;
 import io.tidemark.proto.error.GrpcErrors;
 import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
+import io.tidemark.proto.v1.FetchManyRequest;
+import io.tidemark.proto.v1.FetchManyResponse;
+import io.tidemark.proto.v1.FetchOutcome;
+import io.tidemark.proto.v1.FetchPartition;
 import io.tidemark.proto.v1.FetchRequest;
 import io.tidemark.proto.v1.FetchResponse;
 import io.tidemark.proto.v1.ListOffsetsRequest;
@@ -232,19 +236,13 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
     @Override
     public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
         cluster.serve("Fetch", node, observer, () -> {
-            FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
-            UUID id = cluster.topicIds.get(request.getTopic());
-            TopicIds.optional(request.getTopicId()).filter(asked -> !asked.equals(id)).ifPresent(asked -> {
-                throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC_ID, "topic '" + request.getTopic() + "' with id "
-                        + asked + " was deleted and created again: it has id " + id + " now");
-            });
-            FetchResponse now = read(log, request, id);
+            FetchResponse now = readNow(request);
             if (!now.getBatches().isEmpty() || request.getMaxWaitMs() == 0) {
                 return now;
             }
             cluster.scheduler.schedule(() -> {
                 try {
-                    observer.onNext(read(log, request, id));
+                    observer.onNext(readNow(request));
                     observer.onCompleted();
                 } catch (TidemarkException e) {
                     observer.onError(GrpcErrors.toStatusException(e));
@@ -252,6 +250,54 @@ final class FakeBrokerService extends BrokerServiceGrpc.BrokerServiceImplBase {
             }, Math.min(MAX_WAIT_MS, request.getMaxWaitMs()), TimeUnit.MILLISECONDS);
             return null;
         });
+    }
+
+    /**
+     * Each partition read as {@link #fetch} reads it, or refused alone; when none has a record or an error, answered
+     * after the (shortened) wait.
+     */
+    @Override
+    public void fetchMany(FetchManyRequest request, StreamObserver<FetchManyResponse> observer) {
+        cluster.serve("FetchMany", node, observer, () -> {
+            FetchManyResponse now = readAll(request);
+            boolean anything = now.getOutcomesList().stream()
+                    .anyMatch(o -> o.hasRefused() || !o.getFetched().getBatches().isEmpty());
+            if (anything || request.getMaxWaitMs() == 0) {
+                return now;
+            }
+            cluster.scheduler.schedule(() -> {
+                observer.onNext(readAll(request));
+                observer.onCompleted();
+            }, Math.min(MAX_WAIT_MS, request.getMaxWaitMs()), TimeUnit.MILLISECONDS);
+            return null;
+        });
+    }
+
+    private FetchManyResponse readAll(FetchManyRequest request) {
+        FetchManyResponse.Builder answer = FetchManyResponse.newBuilder();
+        for (FetchPartition partition : request.getPartitionsList()) {
+            FetchRequest one = FetchRequest.newBuilder().setTopic(partition.getTopic())
+                    .setPartition(partition.getPartition()).setOffset(partition.getOffset())
+                    .setMaxBytes(partition.getMaxBytes()).setTopicId(partition.getTopicId()).build();
+            try {
+                answer.addOutcomes(FetchOutcome.newBuilder().setFetched(readNow(one)));
+            } catch (TidemarkException e) {
+                cluster.errorsSent.add(e.getMessage());
+                answer.addOutcomes(FetchOutcome.newBuilder().setRefused(GrpcErrors.toDetail(e)));
+            }
+        }
+        return answer.build();
+    }
+
+    /** A fetch's answer now, without waiting; refused as the fake's broker would. */
+    private FetchResponse readNow(FetchRequest request) {
+        FakeLog log = cluster.ledLog(request.getTopic(), request.getPartition(), node);
+        UUID id = cluster.topicIds.get(request.getTopic());
+        TopicIds.optional(request.getTopicId()).filter(asked -> !asked.equals(id)).ifPresent(asked -> {
+            throw new TidemarkException(ErrorCode.UNKNOWN_TOPIC_ID, "topic '" + request.getTopic() + "' with id "
+                    + asked + " was deleted and created again: it has id " + id + " now");
+        });
+        return read(log, request, id);
     }
 
     private FetchResponse read(FakeLog log, FetchRequest request, UUID topicId) {

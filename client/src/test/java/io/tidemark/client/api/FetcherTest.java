@@ -24,8 +24,8 @@ class FetcherTest {
     private static final TopicPartition T0 = new TopicPartition("t", 0);
     private static final long SEND_MS = 1_700_000_000_000L;
 
-    private final Fetcher fetcher = new Fetcher(null, 1 << 20, ConsumerConfig.IsolationLevel.READ_UNCOMMITTED);
-    private final Fetcher committed = new Fetcher(null, 1 << 20, ConsumerConfig.IsolationLevel.READ_COMMITTED);
+    private final Fetcher fetcher = new Fetcher(null, 1 << 20, 1 << 20, ConsumerConfig.IsolationLevel.READ_UNCOMMITTED);
+    private final Fetcher committed = new Fetcher(null, 1 << 20, 1 << 20, ConsumerConfig.IsolationLevel.READ_COMMITTED);
 
     /** A stored batch: the values at offsets from {@code baseOffset}, stamped with ReceiveTime {@code SEND_MS + 5}. */
     private static byte[] stored(long baseOffset, String... values) {

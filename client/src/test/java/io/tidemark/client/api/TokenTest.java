@@ -75,7 +75,7 @@ class TokenTest {
         }
         Set<String> methods = cluster.calls.stream().map(call -> call.substring(0, call.indexOf('@')))
                 .collect(Collectors.toSet());
-        assertTrue(methods.containsAll(List.of("ListTopics", "Metadata", "Fetch")), methods.toString());
+        assertTrue(methods.containsAll(List.of("ListTopics", "Metadata", "FetchMany")), methods.toString());
         assertTrue(methods.stream().anyMatch(m -> m.startsWith("Produce")), methods.toString());
         List<String> authorizations = List.copyOf(cluster.authorizations);
         assertFalse(authorizations.isEmpty());
