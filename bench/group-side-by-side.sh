@@ -4,14 +4,11 @@
 # its Kafka twin bench/kafka/KafkaGroupPerf.java. MEMBERS (10) members join a topic of PARTS (100) partitions at once,
 # an 11th joins, one leaves, one dies (DEATH=1, a 45 s session timeout on both), then COMMIT_SECONDS (10) of commits.
 # Usage, from the project checkout: [PARTS=N] [MEMBERS=N] [DEATH=1] [COMMIT_SECONDS=N] bench/group-side-by-side.sh [ROUNDS]
-# Uses the Kafka harness of ../shared/bench/kafka, copied to ~/.cache/tidemark-bench/kafka and built there once.
+# Uses the Kafka harness of ../shared/bench/kafka (bench/kafka-harness.sh).
 set -uo pipefail
 PROJ=$(cd "$(dirname "$0")/.." && pwd); ROUNDS=${1:-1}
 PARTS=${PARTS:-100}; MEMBERS=${MEMBERS:-10}; COMMIT_SECONDS=${COMMIT_SECONDS:-10}
-K=${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-bench/kafka
-[ -d "$K" ] || { mkdir -p "$(dirname "$K")" && cp -r "$PROJ/../shared/bench/kafka" "$K"; } || exit 1
-[ -d "$K/target/lib" ] || (cd "$K" && mvn -B -q -DskipTests package) || { echo "could not build the Kafka harness in $K"; exit 1; }
-J="java -Dlog4j2.configurationFile=$K/config/log4j2-quiet.properties -Xmx1g -cp $K/target/classes:$K/target/lib/*"
+. "$PROJ/bench/kafka-harness.sh"
 W=$(mktemp -d)
 kafka_round() {
   "$K/run-cluster.sh" 3 19092 "$W/k" >/dev/null 2>&1 || { echo "kafka did not start"; return; }

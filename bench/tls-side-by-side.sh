@@ -6,14 +6,10 @@
 # brokers. Kafka's TLS listeners take the PEM files `tidemark certs create` makes (ssl.keystore.type=PEM), so both
 # use the same keys (EC P-256) and the JDK's TLS 1.3; Tidemark's TLS cluster also runs its authorizer (local up --tls).
 # Usage, from the project checkout: [PARTS=N] bench/tls-side-by-side.sh [ROUNDS]   (order per round: K, K-TLS, T, T-TLS)
-# Uses the Kafka harness of ../shared/bench/kafka, copied to ~/.cache/tidemark-bench/kafka and built there once.
+# Uses the Kafka harness of ../shared/bench/kafka (bench/kafka-harness.sh).
 set -uo pipefail
 PROJ=$(cd "$(dirname "$0")/.." && pwd); ROUNDS=${1:-2}; PARTS=${PARTS:-6}
-K=${XDG_CACHE_HOME:-$HOME/.cache}/tidemark-bench/kafka
-[ -d "$K" ] || { mkdir -p "$(dirname "$K")" && cp -r "$PROJ/../shared/bench/kafka" "$K"; } || exit 1
-[ -d "$K/target/lib" ] || (cd "$K" && mvn -B -q -DskipTests package) || { echo "could not build the Kafka harness in $K"; exit 1; }
-CP="$K/target/classes:$K/target/lib/*"
-J="java -Dlog4j2.configurationFile=$K/config/log4j2-quiet.properties -Xmx1g -cp $CP"
+. "$PROJ/bench/kafka-harness.sh"
 W=$(mktemp -d)
 CERTS=$W/certs
 (cd "$PROJ" && ./tidemark certs create --dir "$CERTS" --nodes 3 --clients admin >/dev/null) || { echo "certs create failed"; exit 1; }
