@@ -79,7 +79,8 @@ public interface Partition extends Closeable {
      * long-polling fetches), on the appending thread, so it must only hand off; at once when there is nothing to wait
      * for. Close the waiter when no longer waiting.
      *
-     * @throws io.tidemark.proto.error.TidemarkException as a read would, when this broker cannot serve the partition's reads
+     * @throws io.tidemark.proto.error.TidemarkException as a read would, when this broker cannot serve the
+     *                                                   partition's reads
      */
     AppendWaiters.Waiter awaitAppend(Runnable onAppend);
 

@@ -17,13 +17,15 @@ final class PartitionReads {
 
     /**
      * Reads at most {@code maxBytes} of batches from {@code offset} (at least the whole batch holding it), up to the
-     * high watermark, or at {@code readCommitted} up to the last stable offset with the aborted transactions among them.
+     * high watermark, or at {@code readCommitted} up to the last stable offset with the aborted transactions among
+     * them.
      *
      * @throws io.tidemark.proto.error.TidemarkException as the partition's read does (OFFSET_OUT_OF_RANGE, NOT_LEADER)
      */
     static FetchResponse.Builder read(Partition partition, UUID topicId, long offset, int maxBytes,
                                       boolean readCommitted) {
-        LogReadResult read = readCommitted ? partition.readCommitted(offset, maxBytes) : partition.read(offset, maxBytes);
+        LogReadResult read = readCommitted ? partition.readCommitted(offset, maxBytes)
+                : partition.read(offset, maxBytes);
         FetchResponse.Builder response = FetchResponse.newBuilder()
                 .setBatches(UnsafeByteOperations.unsafeWrap(read.batches()))
                 .setHighWatermark(partition.highWatermark()).setLogStartOffset(read.logStartOffset())

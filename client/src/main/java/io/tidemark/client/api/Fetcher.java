@@ -32,7 +32,8 @@ import java.util.concurrent.TimeUnit;
  * all of them (long poll: the broker answers once one has records), in an order rotated from call to call so that
  * every partition gets its turn at the front when the answer's room runs out; a partition whose leader is not known
  * goes by a Fetch of its own, which finds the leader. Each partition's answer is queued by the gRPC thread and
- * {@link #take} hands it to the consumer's thread, which turns it into records with {@link #records}: every batch is validated first (layout and CRC), so a corrupt batch fails the poll with
+ * {@link #take} hands it to the consumer's thread, which turns it into records with {@link #records}: every batch is
+ * validated first (layout and CRC), so a corrupt batch fails the poll with
  * CORRUPT_BATCH instead of reaching the application, and records below the fetch offset (a fetch returns whole
  * batches, the first holding the offset) are skipped. So are transaction markers, always, and at
  * {@code read_committed} the batches of the aborted transactions the answer lists (the broker answers that level

@@ -63,7 +63,7 @@ public final class HostedPartition {
         this.state = state;
     }
 
-    /** Runs {@code onAppend} when the next batch is appended to this partition, or when the replica stops hosting it. */
+    /** Runs {@code onAppend} at the next batch appended to this partition, or when the replica stops hosting it. */
     public AppendWaiters.Waiter awaitAppend(Runnable onAppend) {
         return appendWaiters.await(onAppend);
     }
