@@ -2,11 +2,12 @@
 # Consuming, side by side in one run: Kafka 4.4 (3 brokers, KRaft) and Tidemark (`tidemark local up`, 3 nodes), the
 # same records: PARTS (default 6) partitions, RF 3, RECORDS (default 300,000) records of 1 KiB produced as fast as
 # possible, then read from the start by one consumer (Kafka's ConsumerPerformance, which subscribes: its line gives
-# records/s with and without the group's rebalance; `tidemark perf consume`, which assigns every partition).
-# Usage, from the project checkout: [PARTS=N] [RECORDS=N] bench/consume-side-by-side.sh [ROUNDS]   (order: K, T per round)
+# records/s with and without the group's rebalance; `tidemark perf consume`, which assigns every partition), READS (3)
+# times one after another: the first reads meet brokers whose fetch path the JIT has not compiled yet.
+# Usage, from the project checkout: [PARTS=N] [RECORDS=N] [READS=N] bench/consume-side-by-side.sh [ROUNDS]   (K, T per round)
 # Uses the Kafka harness of ../shared/bench/kafka (bench/kafka-harness.sh).
 set -uo pipefail
-PROJ=$(cd "$(dirname "$0")/.." && pwd); ROUNDS=${1:-2}; PARTS=${PARTS:-6}; RECORDS=${RECORDS:-300000}
+PROJ=$(cd "$(dirname "$0")/.." && pwd); ROUNDS=${1:-2}; PARTS=${PARTS:-6}; RECORDS=${RECORDS:-300000}; READS=${READS:-3}
 . "$PROJ/bench/kafka-harness.sh"
 W=$(mktemp -d)
 kafka_round() {
@@ -23,8 +24,10 @@ kafka_round() {
   echo "kafka created in $((SECONDS - t0)) s"
   echo "kafka produce: $(timeout 600 $J org.apache.kafka.tools.ProducerPerformance --topic c$PARTS --num-records $RECORDS --record-size 1024 --throughput -1 --producer-props bootstrap.servers=$B acks=all 2>"$W/kafka-produce.err" | tail -1)"
   echo "kafka produce errors: $(grep -c Exception "$W/kafka-produce.err") (a consumer short of RECORDS waits out its 120 s timeout)"
-  echo "kafka consume (start.time, end.time, MB, MB/s, records, records/s, rebalance ms, fetch ms, fetch MB/s, fetch records/s):"
-  echo "  $(timeout 600 $J org.apache.kafka.tools.ConsumerPerformance --bootstrap-server $B --topic c$PARTS --num-records $RECORDS --timeout 120000 | tail -1)"
+  echo "kafka consume x$READS (start.time, end.time, MB, MB/s, records, records/s, rebalance ms, fetch ms, fetch MB/s, fetch records/s):"
+  for i in $(seq 1 "$READS"); do   # a new group each time (the tool's default group id is random)
+    echo "  $(timeout 600 $J org.apache.kafka.tools.ConsumerPerformance --bootstrap-server $B --topic c$PARTS --num-records $RECORDS --timeout 120000 2>/dev/null | tail -1)"
+  done
   "$K/stop-cluster.sh" "$W/k" >/dev/null 2>&1; rm -rf "$W/k"
 }
 tidemark_round() {
@@ -40,7 +43,9 @@ tidemark_round() {
   done
   echo "tidemark leaders: $led/$PARTS after $((SECONDS - t0)) s"
   echo "tidemark produce: $(cd "$PROJ" && timeout 600 ./tidemark perf produce --bootstrap "$B" --topic c$PARTS --records $RECORDS --record-size 1024 --throughput -1 2>&1 | tail -1)"
-  echo "tidemark consume: $(cd "$PROJ" && timeout 600 ./tidemark perf consume --bootstrap "$B" --topic c$PARTS --records $RECORDS 2>&1 | tail -1)"
+  for i in $(seq 1 "$READS"); do
+    echo "tidemark consume $i: $(cd "$PROJ" && timeout 600 ./tidemark perf consume --bootstrap "$B" --topic c$PARTS --records $RECORDS 2>&1 | tail -1)"
+  done
   (cd "$PROJ" && timeout 120 ./tidemark local down --name cons --data-dir "$W/t" >/dev/null 2>&1)
   rm -rf "$W/t"
 }
