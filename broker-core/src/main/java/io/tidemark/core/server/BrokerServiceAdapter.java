@@ -195,17 +195,9 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
 
     @Override
     public void fetch(FetchRequest request, StreamObserver<FetchResponse> observer) {
-        Timer.Context timer = metrics.fetchLatency().time();
-        Caller caller = Caller.current();
-        FetchMemory.Lease memory = fetchMemory.lease();
-        if (observer instanceof ServerCallStreamObserver<FetchResponse> call) {
-            call.setOnCloseHandler(memory::close);
-            call.setOnCancelHandler(memory::close);
-        }
+        FetchAnswer<FetchResponse> answer = fetchAnswer(observer);
         Topic topic;
         Partition partition;
-        CompletableFuture<Void> appended = new CompletableFuture<>();
-        AppendWaiters.Waiter waiter = null;
         boolean waitForData;
         try {
             checkFetchLimits(request);
@@ -213,29 +205,58 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
             pinnedId(request).ifPresent(topic::checkId);
             partition = topic.partition(request.getPartition());
             partition.checkClientReadable();
-            waiter = partition.awaitAppend(() -> appended.complete(null));
-            waitForData = request.getMaxWaitMs() > 0 && request.getOffset() == (readCommitted(request)
-                    ? partition.lastStableOffset() : partition.highWatermark());
+            waitForData = request.getMaxWaitMs() > 0 && atEnd(request, partition);
         } catch (RuntimeException e) {
-            if (waiter != null) {
-                waiter.close();
-            }
-            timer.stop();
-            memory.close();
-            responses.fail(observer, e);
+            answer.fail(responses, e);
             return;
         }
-        AppendWaiters.Waiter waiting = waiter;
+        Runnable read = () -> answerFetch(request, topic.id(), partition, answer);
         if (!waitForData) {
-            waiting.close();
-            answerFetch(request, topic.id(), partition, new FetchAnswer<>(observer, memory, timer, caller));
+            read.run();
             return;
         }
-        appended.completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
-                .whenCompleteAsync((v, t) -> {
-                    waiting.close();
-                    answerFetch(request, topic.id(), partition, new FetchAnswer<>(observer, memory, timer, caller));
-                }, pool);
+        CompletableFuture<Void> appended = new CompletableFuture<>();
+        List<AppendWaiters.Waiter> waiters = List.of();
+        try {
+            waiters = List.of(partition.awaitAppend(() -> appended.complete(null)));
+            if (!atEnd(request, partition)) {
+                appended.complete(null);
+            }
+        } catch (RuntimeException e) {
+            appended.complete(null); // the read fails as the partition does, and says why
+        }
+        answerAfterAppend(appended, request.getMaxWaitMs(), waiters, read);
+    }
+
+    /** Whether nothing is at or after the fetch's offset yet: it is at the high watermark (or the LSO it reads to). */
+    private static boolean atEnd(FetchRequest request, Partition partition) {
+        return request.getOffset() == (readCommitted(request) ? partition.lastStableOffset()
+                : partition.highWatermark());
+    }
+
+    /**
+     * Where a fetch's answer goes, timed from now: the observer, a lease on the broker's fetch memory that gRPC gives
+     * back once the answer is sent or the call cancelled, and the caller, for the fetch quota.
+     */
+    private <T> FetchAnswer<T> fetchAnswer(StreamObserver<T> observer) {
+        FetchMemory.Lease memory = fetchMemory.lease();
+        if (observer instanceof ServerCallStreamObserver<T> call) {
+            call.setOnCloseHandler(memory::close);
+            call.setOnCancelHandler(memory::close);
+        }
+        return new FetchAnswer<>(observer, memory, metrics.fetchLatency().time(), Caller.current());
+    }
+
+    /**
+     * Runs {@code answer} on the pool (never on the appending thread, a group's apply thread) once {@code appended}
+     * completes or {@code maxWaitMs} passed, after forgetting the waiters.
+     */
+    private void answerAfterAppend(CompletableFuture<Void> appended, long maxWaitMs,
+                                   List<AppendWaiters.Waiter> waiters, Runnable answer) {
+        appended.completeOnTimeout(null, maxWaitMs, TimeUnit.MILLISECONDS).whenCompleteAsync((v, t) -> {
+            waiters.forEach(AppendWaiters.Waiter::close);
+            answer.run();
+        }, pool);
     }
 
     /**
@@ -245,26 +266,18 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
      */
     @Override
     public void fetchMany(FetchManyRequest request, StreamObserver<FetchManyResponse> observer) {
-        Timer.Context timer = metrics.fetchLatency().time();
-        Caller caller = Caller.current();
-        FetchMemory.Lease memory = fetchMemory.lease();
-        if (observer instanceof ServerCallStreamObserver<FetchManyResponse> call) {
-            call.setOnCloseHandler(memory::close);
-            call.setOnCancelHandler(memory::close);
-        }
+        FetchAnswer<FetchManyResponse> answer = fetchAnswer(observer);
         FetchManyCall fetch;
         try {
             checkFetchManyLimits(request);
             fetch = new FetchManyCall(request, topics, CallAccess.current(authorizer));
         } catch (RuntimeException e) {
-            timer.stop();
-            memory.close();
-            responses.fail(observer, e);
+            answer.fail(responses, e);
             return;
         }
-        FetchAnswer<FetchManyResponse> answer = new FetchAnswer<>(observer, memory, timer, caller);
+        Runnable read = () -> answerFetchMany(request, fetch, answer);
         if (request.getMaxWaitMs() == 0 || fetch.anyReady()) {
-            answerFetchMany(request, fetch, answer);
+            read.run();
             return;
         }
         CompletableFuture<Void> appended = new CompletableFuture<>();
@@ -272,11 +285,7 @@ final class BrokerServiceAdapter extends BrokerServiceGrpc.BrokerServiceImplBase
         if (fetch.anyReady()) {
             appended.complete(null);
         }
-        appended.completeOnTimeout(null, request.getMaxWaitMs(), TimeUnit.MILLISECONDS)
-                .whenCompleteAsync((v, t) -> {
-                    waiters.forEach(AppendWaiters.Waiter::close);
-                    answerFetchMany(request, fetch, answer);
-                }, pool);
+        answerAfterAppend(appended, request.getMaxWaitMs(), waiters, read);
     }
 
     private void checkFetchManyLimits(FetchManyRequest request) {

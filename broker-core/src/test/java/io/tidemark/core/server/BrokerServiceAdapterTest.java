@@ -112,23 +112,9 @@ class BrokerServiceAdapterTest {
     }
 
     private static FetchResponse fetchNow(BrokerServiceAdapter adapter, FetchRequest request) {
-        CompletableFuture<FetchResponse> answer = new CompletableFuture<>();
-        adapter.fetch(request, new StreamObserver<>() {
-            @Override
-            public void onNext(FetchResponse response) {
-                answer.complete(response);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                answer.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {
-            }
-        });
-        await().atMost(Duration.ofSeconds(10)).until(answer::isDone);
-        return answer.join();
+        AnswerObserver<FetchResponse> observer = new AnswerObserver<>();
+        adapter.fetch(request, observer);
+        await().atMost(Duration.ofSeconds(10)).until(observer.answer::isDone);
+        return observer.answer.join();
     }
 }

@@ -1,7 +1,6 @@
 package io.tidemark.core.server;
 
 import com.codahale.metrics.MetricRegistry;
-import io.grpc.stub.StreamObserver;
 import io.tidemark.core.auth.AclIndex;
 import io.tidemark.core.auth.Authorizer;
 import io.tidemark.core.config.BrokerConfig;
@@ -193,22 +192,8 @@ class FetchManyTest {
     }
 
     private CompletableFuture<FetchManyResponse> start(FetchManyRequest request) {
-        CompletableFuture<FetchManyResponse> answer = new CompletableFuture<>();
-        adapter.fetchMany(request, new StreamObserver<>() {
-            @Override
-            public void onNext(FetchManyResponse response) {
-                answer.complete(response);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                answer.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {
-            }
-        });
-        return answer;
+        AnswerObserver<FetchManyResponse> observer = new AnswerObserver<>();
+        adapter.fetchMany(request, observer);
+        return observer.answer;
     }
 }
