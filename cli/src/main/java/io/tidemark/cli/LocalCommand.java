@@ -22,6 +22,7 @@ import java.time.Clock;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -63,9 +64,18 @@ final class LocalCommand {
     }
 
     @Command(name = "up", mixinStandardHelpOptions = true, description = {"Start the cluster's brokers in the background.",
-            "JVM options for the brokers (heap, agents) come from TIDEMARK_BROKER_JAVA_OPTS."})
+            "JVM options for the brokers (heap, collector, agents) come from TIDEMARK_BROKER_JAVA_OPTS; unset, the "
+                    + "brokers run with " + Up.DEFAULT_BROKER_JVM_OPTIONS + "."})
     static final class Up implements Callable<Integer> {
         static final String BROKER_JAVA_OPTS = "TIDEMARK_BROKER_JAVA_OPTS";
+        /**
+         * The brokers' JVM options when {@code TIDEMARK_BROKER_JAVA_OPTS} is unset: ZGC, whose pauses stay under a
+         * millisecond, where G1's young pauses (Ratis holds recent entries' payloads in the heap, so most of what a
+         * young collection finds is live and copied) reached 0.4 s and made leaders step down: over 10 minutes at
+         * 4,000 records/s, 2 leaderships lost against 19, with the same CPU (docs/benchmarks.md, "The brokers'
+         * garbage collector").
+         */
+        static final String DEFAULT_BROKER_JVM_OPTIONS = "-XX:+UseZGC -Xmx2g";
         @Spec
         CommandSpec spec;
         @picocli.CommandLine.Mixin
@@ -155,10 +165,10 @@ final class LocalCommand {
 
         /**
          * JVM options for the brokers from {@code TIDEMARK_BROKER_JAVA_OPTS} (split on spaces), e.g. a heap size
-         * or a profiler agent.
+         * or a profiler agent; {@link #DEFAULT_BROKER_JVM_OPTIONS} when it is unset, none when it is empty.
          */
-        private static List<String> brokerJvmOptions() {
-            String options = System.getenv().getOrDefault(BROKER_JAVA_OPTS, "").strip();
+        static List<String> brokerJvmOptions(Map<String, String> environment) {
+            String options = environment.getOrDefault(BROKER_JAVA_OPTS, DEFAULT_BROKER_JVM_OPTIONS).strip();
             return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
         }
 
@@ -168,7 +178,7 @@ final class LocalCommand {
             String jar = new File(LocalCommand.class.getProtectionDomain().getCodeSource().getLocation().getPath())
                     .getPath();
             List<String> command = new ArrayList<>(List.of(java));
-            command.addAll(brokerJvmOptions());
+            command.addAll(brokerJvmOptions(System.getenv()));
             command.addAll(List.of("-jar", jar, "broker", "--node-id",
                     Integer.toString(node), "--data-dir", cluster.nodeDir(node).resolve("data").toString(), "--listen",
                     "127.0.0.1:" + cluster.clientPort(node), "--metrics-listen", "127.0.0.1:" + cluster.metricsPort(node),
