@@ -20,6 +20,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.SnapshotManagementRequest;
+import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 
@@ -71,7 +72,7 @@ public final class OneReplicaGroup implements Closeable {
         };
         server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(NODE))
                 .setProperties(RaftSettings.server(dir, "127.0.0.1", 0, new BrokerConfig.RaftTuning(300, 600,
-                        32 << 20, 2 << 20, 10_000, true, 1)))
+                        32 << 20, 2 << 20, 10_000, true, 1), SupportedRpcType.NETTY))
                 .setStateMachineRegistry(g -> new GroupStateMachine(TopicConfig::parse, localClient, null, clock,
                         listener, Runnable::run))
                 .setOption(RaftStorage.StartupOption.FORMAT)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The brokers' JVM options (a garbage collector, a heap) over a long fixed-rate run: a fresh 3-broker
+# `tidemark local up` cluster started with the given options, 300,000 records as fast as possible, then 4,000
+# records/s (linger.ms 0) for SECONDS; prints both summaries, the brokers' CPU during the fixed run, the leaderships
+# they lost during the load, and their collector's pauses (from a GC log each).
+# Usage: bench/gc-long-run.sh LABEL "JVM OPTIONS" [SECONDS]   (default 600 s; 6 partitions, 1 KiB records, RF 3)
+#   e.g. bench/gc-long-run.sh g1 "-XX:+UseG1GC"; bench/gc-long-run.sh zgc "-XX:+UseZGC -Xms2g -Xmx2g"
+# Env: BASE_PORT (default 29800), PARTS (default 6), OUT (where the GC logs and broker logs are kept; default a new
+# temporary directory).
+set -uo pipefail
+LABEL=${1:?label}; OPTS=${2:-}; SECONDS_AT_RATE=${3:-600}; PARTS=${PARTS:-6}
+cd "$(dirname "$0")/.."
+BASE=${BASE_PORT:-29800}; OUT=${OUT:-$(mktemp -d)}; DATA=$(mktemp -d); NAME=gc
+mkdir -p "$OUT"
+B=127.0.0.1:$BASE,127.0.0.1:$((BASE + 10)),127.0.0.1:$((BASE + 20))
+stop() { timeout 120 ./tidemark local down --name $NAME --data-dir "$DATA" >/dev/null 2>&1; rm -rf "$DATA"; }
+trap stop EXIT
+cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
+  local t=0 p
+  for p in "$@"; do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
+  awk -v t=$t -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
+}
+lost() { cat "$DATA"/$NAME/node-*/broker.log | grep -cE 'changes role from +LEADER to'; }
+perf() { timeout $((SECONDS_AT_RATE + 300)) ./tidemark perf produce --bootstrap "$B" --topic p --record-size 1024 "$@" \
+  >>"$OUT/perf-$LABEL.txt" 2>&1; tail -1 "$OUT/perf-$LABEL.txt"; }
+echo "# $(date -u) nproc=$(nproc) loadavg $(cut -d' ' -f1-3 /proc/loadavg) project=$(git rev-parse --short HEAD) $LABEL: $OPTS"
+# ZGC logs its pauses with the phases; G1 on the gc line
+TIDEMARK_BROKER_JAVA_OPTS="$OPTS -Xlog:gc,gc+phases=info:file=$OUT/gc-$LABEL-%p.log" \
+  timeout 240 ./tidemark local up --name $NAME --nodes 3 --base-port "$BASE" --data-dir "$DATA" >/dev/null || exit 1
+./tidemark topics create --bootstrap "$B" --topic p --partitions "$PARTS" --replication-factor 3 >/dev/null || exit 1
+for _ in $(seq 1 60); do   # every partition led, up to 120 s
+  led=$(./tidemark topics describe --bootstrap "$B" --topic p --output json 2>/dev/null | grep -c '"leader":[1-9]')
+  [ "$led" -ge "$PARTS" ] && break; sleep 2
+done
+pids=$(awk 1 "$DATA"/$NAME/node-*/broker.pid)   # awk: the pid files end without a newline
+lost0=$(lost)
+echo "$LABEL max:   $(perf --records 300000 --throughput -1)"
+c0=$(cpu_s $pids)
+echo "$LABEL fixed: $(perf --records $((SECONDS_AT_RATE * 4000)) --throughput 4000 --linger-ms 0)"
+c1=$(cpu_s $pids)
+awk -v a="$c0" -v b="$c1" -v n=$((SECONDS_AT_RATE * 4)) -v l="$LABEL" \
+  'BEGIN {printf "%s brokers cpu in the fixed run: %.1f s (%.1f ms per 1,000 records)\n", l, b - a, (b - a) * 1000 / n}'
+echo "$LABEL leaderships lost during the load: $(( $(lost) - lost0 ))"
+for n in 1 2 3; do cp "$DATA"/$NAME/node-$n/broker.log "$OUT/broker-$LABEL-$n.log"; done
+cat "$OUT"/gc-"$LABEL"-*.log | grep -oE 'Pause .* [0-9.]+ms$' | grep -oE '[0-9.]+ms$' | tr -d ms | sort -n | awk -v l="$LABEL" '
+  {v[NR] = $1; t += $1; if ($1 > 50) o50++; if ($1 > 200) o200++}
+  END {printf "%s gc pauses: %d, %.1f s in all, over 50 ms: %d, over 200 ms: %d, p50 %.2f ms, max %.2f ms\n",
+       l, NR, t / 1000, o50, o200, v[int((NR + 1) / 2)], v[NR]}'
+echo "$LABEL allocation stalls: $(cat "$OUT"/gc-"$LABEL"-*.log | grep -c 'Allocation Stall'); logs in $OUT"
