@@ -20,7 +20,6 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.SnapshotManagementRequest;
-import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
 
@@ -72,7 +71,7 @@ public final class OneReplicaGroup implements Closeable {
         };
         server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(NODE))
                 .setProperties(RaftSettings.server(dir, "127.0.0.1", 0, new BrokerConfig.RaftTuning(300, 600,
-                        32 << 20, 2 << 20, 10_000, true, 1), SupportedRpcType.NETTY))
+                        32 << 20, 2 << 20, 10_000, true, 1)))
                 .setStateMachineRegistry(g -> new GroupStateMachine(TopicConfig::parse, localClient, null, clock,
                         listener, Runnable::run))
                 .setOption(RaftStorage.StartupOption.FORMAT)

@@ -22,7 +22,6 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.protocol.exceptions.ChecksumException;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -98,8 +97,8 @@ class GroupRestartTest {
     }
 
     private static RaftProperties properties(Path storage) {
-        return RaftSettings.server(storage, "127.0.0.1", 0, new BrokerConfig.RaftTuning(300, 600, 32 << 20, 1 << 20,
-                10_000, true, 1), SupportedRpcType.NETTY);
+        return RaftSettings.server(storage, "127.0.0.1", 0, new BrokerConfig.RaftTuning(300, 600, 32 << 20, 1 << 20, 10_000, true,
+                1));
     }
 
     private static RaftServer server(Path storage, RaftStorage.StartupOption option, RaftGroup group)
