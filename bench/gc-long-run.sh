@@ -12,7 +12,6 @@ LABEL=${1:?label}; OPTS=${2:-}; SECONDS_AT_RATE=${3:-600}; PARTS=${PARTS:-6}
 cd "$(dirname "$0")/.."
 BASE=${BASE_PORT:-29800}; OUT=${OUT:-$(mktemp -d)}; DATA=$(mktemp -d); NAME=gc
 mkdir -p "$OUT"
-B=127.0.0.1:$BASE,127.0.0.1:$((BASE + 10)),127.0.0.1:$((BASE + 20))
 stop() { timeout 120 ./tidemark local down --name $NAME --data-dir "$DATA" >/dev/null 2>&1; rm -rf "$DATA"; }
 trap stop EXIT
 cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
@@ -25,13 +24,9 @@ perf() { timeout $((SECONDS_AT_RATE + 300)) ./tidemark perf produce --bootstrap 
   >>"$OUT/perf-$LABEL.txt" 2>&1; tail -1 "$OUT/perf-$LABEL.txt"; }
 echo "# $(date -u) nproc=$(nproc) loadavg $(cut -d' ' -f1-3 /proc/loadavg) project=$(git rev-parse --short HEAD) $LABEL: $OPTS"
 # ZGC logs its pauses with the phases; G1 on the gc line
-TIDEMARK_BROKER_JAVA_OPTS="$OPTS -Xlog:gc,gc+phases=info:file=$OUT/gc-$LABEL-%p.log" \
-  timeout 240 ./tidemark local up --name $NAME --nodes 3 --base-port "$BASE" --data-dir "$DATA" >/dev/null || exit 1
-./tidemark topics create --bootstrap "$B" --topic p --partitions "$PARTS" --replication-factor 3 >/dev/null || exit 1
-for _ in $(seq 1 60); do   # every partition led, up to 120 s
-  led=$(./tidemark topics describe --bootstrap "$B" --topic p --output json 2>/dev/null | grep -c '"leader":[1-9]')
-  [ "$led" -ge "$PARTS" ] && break; sleep 2
-done
+export TIDEMARK_BROKER_JAVA_OPTS="$OPTS -Xlog:gc,gc+phases=info:file=$OUT/gc-$LABEL-%p.log"
+. bench/tidemark-cluster.sh
+cluster_up $NAME "$BASE" "$DATA" p "$PARTS" || exit 1
 pids=$(awk 1 "$DATA"/$NAME/node-*/broker.pid)   # awk: the pid files end without a newline
 lost0=$(lost)
 echo "$LABEL max:   $(perf --records 300000 --throughput -1)"

@@ -7,18 +7,13 @@ set -uo pipefail
 PARTS=${1:-6}; ROUNDS=${2:-2}
 cd "$(dirname "$0")/.."
 BASE=${BASE_PORT:-29700}; DATA=${DATA:-$(mktemp -d)}; NAME=inflight
-B=127.0.0.1:$BASE,127.0.0.1:$((BASE + 10)),127.0.0.1:$((BASE + 20))
 stop() { timeout 120 ./tidemark local down --name $NAME --data-dir "$DATA" >/dev/null 2>&1; }
 trap stop EXIT
 perf() { timeout 180 ./tidemark perf produce --bootstrap "$B" --topic p --record-size 1024 "$@" 2>&1 | tail -1; }
 echo "# $(date -u) nproc=$(nproc) loadavg $(cut -d' ' -f1-3 /proc/loadavg) project=$(git rev-parse --short HEAD) partitions=$PARTS"
-timeout 240 ./tidemark local up --name $NAME --nodes 3 --base-port "$BASE" --data-dir "$DATA" >/dev/null || exit 1
-./tidemark topics create --bootstrap "$B" --topic p --partitions "$PARTS" --replication-factor 3 >/dev/null || exit 1
-for _ in $(seq 1 60); do   # every partition led, up to 120 s
-  led=$(./tidemark topics describe --bootstrap "$B" --topic p --output json 2>/dev/null | grep -c '"leader":[1-9]')
-  [ "$led" -ge "$PARTS" ] && break; sleep 2
-done
-echo "leaders: $led/$PARTS"
+. bench/tidemark-cluster.sh
+cluster_up $NAME "$BASE" "$DATA" p "$PARTS" || exit 1
+echo "leaders: $LED/$PARTS"
 echo "warm-up: $(perf --records 300000 --throughput -1 --max-in-flight 1)"
 for r in $(seq 1 "$ROUNDS"); do
   for f in 1 5; do

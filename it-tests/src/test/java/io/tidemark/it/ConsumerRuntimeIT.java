@@ -200,11 +200,14 @@ class ConsumerRuntimeIT {
                 .topics(List.of("payments")).mode(mode).maxAttempts(3)
                 .deadLetterTopic("payments.dlq").producer(producer.build())
                 .metrics(metrics).start()) {
-            // past the last of the 14 records (in Transactional mode markers take offsets between them)
+            // past the last of the 14 records (in Transactional mode markers take offsets between them), and both
+            // dead letters written: in Auto mode the position passes a record when it is handed out, before its
+            // handler ran
             await().atMost(WAIT).until(() -> {
                 List<ConsumerRecord> stored = admin.read(payments, 0, 1 << 20);
                 return stored.size() == 14
-                        && committed("retrying", payments).offset() == stored.get(13).offset() + 1;
+                        && committed("retrying", payments).offset() == stored.get(13).offset() + 1
+                        && runtime.counts().deadLettered() == 2;
             });
             assertEquals(List.of(1, 2, 3), attempts.get("payments-0-3"));
             assertEquals(List.of(1, 2, 3), attempts.get("payments-0-7"));
