@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -55,6 +56,8 @@ class DifferentConfigsIT {
     private static final int RECORDS_MAX = 200_000;
     private static final Duration LOAD_TIME_MAX = Duration.ofMinutes(3);
     private static final Duration PROGRESS_BOUND = Duration.ofSeconds(60);
+    /** The producer's delivery timeout and a minute: a send still open then was lost by the producer. */
+    private static final Duration FLUSH_BOUND = Duration.ofMinutes(3);
     private static final Map<Integer, String> CONFIGS = Map.of(
             1, "",
             2, """
@@ -98,7 +101,8 @@ class DifferentConfigsIT {
                 }
                 load.awaitProgress();
                 load.stop();
-                producer.flush();
+                assertTimeoutPreemptively(FLUSH_BOUND, producer::flush, "every send ended (acknowledged or failed) "
+                        + "within its delivery timeout");
             }
             List<String> events = load.events;
             List<CompletableFuture<RecordMetadata>> eventSends = load.eventSends;
@@ -171,7 +175,7 @@ class DifferentConfigsIT {
             }
         }
 
-        /** Waits until kv acknowledged 100 records sent after now, in a row. */
+        /** Waits until kv acknowledged 100 records sent after now, in a row; fails at once if the load ended. */
         private void awaitProgress() {
             int from;
             synchronized (this) {
@@ -179,7 +183,12 @@ class DifferentConfigsIT {
             }
             await().atMost(PROGRESS_BOUND).until(() -> {
                 synchronized (this) {
-                    return kvSends.size() > from + 100 && kvSends.subList(from, from + 100).stream()
+                    if (kvSends.size() <= from + 100) {
+                        assertTrue(!scheduler.isShutdown(), "the load reached its bound (" + RECORDS_MAX
+                                + " records or " + LOAD_TIME_MAX + ") before the test's steps ended");
+                        return false;
+                    }
+                    return kvSends.subList(from, from + 100).stream()
                             .allMatch(f -> f.isDone() && !f.isCompletedExceptionally());
                 }
             });

@@ -23,8 +23,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A state machine whose snapshots are single files in Ratis' {@link SimpleStateMachineStorage}, loaded when Ratis
@@ -46,6 +46,10 @@ abstract class InstallableStateMachine extends BaseStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(InstallableStateMachine.class);
     /** How long a member may take to snapshot itself for a leader that takes it for one behind its log. */
     private static final long OWN_SNAPSHOT_TIMEOUT_MS = 60_000;
+
+    /** The snapshot this member asked Ratis for to answer a leader's notice ({@link #requestOwnSnapshot}). */
+    private final AtomicReference<CompletableFuture<Void>> ownSnapshot =
+            new AtomicReference<>(CompletableFuture.completedFuture(null));
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private volatile Path raftLogDir;
@@ -119,31 +123,30 @@ abstract class InstallableStateMachine extends BaseStateMachine {
      * <ul>
      *   <li>a leader that still holds its whole log (a member joining the group is told too): no snapshot, the entries
      *       follow;</li>
-     *   <li>a member that holds and has applied what the leader's log starts with, but whom the leader takes for one
-     *       further behind (its view of this member is stale, as after this member restarted): a snapshot of its own
-     *       at its applied index, past the start of the leader's log, so the leader sends entries from there. Ratis
-     *       asks again as long as it takes this member for one behind its log, and answering "none needed" (as this
-     *       did until 2026-12-03) made it ask forever, hundreds of times a second: the leader had purged the entry
-     *       before this member's next one, so it could not send entries either (its log started exactly there and
-     *       its snapshot was later), and a group with another replica down stopped (DifferentConfigsIT);</li>
+     *   <li>a member that committed every entry the leader's log lacks (the leader purged up to this member's commit
+     *       index as it knew it, or this member restarted and the leader's view of it is stale): it needs no copy,
+     *       only for the leader to take it for one at a snapshot of its own reaching the entry before the leader's
+     *       first, so that the leader sends entries from there ({@link #ownSnapshotReaching});</li>
      *   <li>any other member: a copy of the leader's latest snapshot ({@link #installFromLeader}).</li>
      * </ul>
+     * A member that holds the entries never copies: the copy would take the install path whose answer Ratis takes
+     * only at the leader's next notice, and the leader notifies only while it takes this member for one behind its
+     * log start; meanwhile this member answers the leader's entries with its own log's next index, which an
+     * uncommitted tail of a former leader's term puts past that start. The leader then never notified again and the
+     * member refused entries for good (DifferentConfigsIT, 2026-12-06: a restarted broker that had led term 1 of a
+     * group held uncommitted entries 8 and 9 and commit index 7, the new leader purged its log up to 7; the group
+     * stood on one replica until the test gave up).
      */
     @Override
     public final CompletableFuture<TermIndex> notifyInstallSnapshotFromLeader(RoleInfoProto roleInfo,
                                                                               TermIndex firstTermIndexInLog) {
         long first = firstTermIndexInLog.getIndex();
-        long nextIndex = nextRaftIndex();
         if (first <= RaftLog.LEAST_VALID_LOG_INDEX) {
-            LOG.info("{}: the leader's Raft log starts at {}, this member needs entries from {}: no snapshot needed",
-                    getId(), firstTermIndexInLog, nextIndex);
+            LOG.info("{}: the leader's Raft log starts at {}: no snapshot needed", getId(), firstTermIndexInLog);
             return CompletableFuture.completedFuture(null);
         }
-        long applied = getLastAppliedTermIndex().getIndex();
-        if (first <= nextIndex && applied >= first) {
-            LOG.info("{}: the leader's Raft log starts at {} and this member has applied up to {}: answering with a "
-                    + "snapshot of its own there", getId(), firstTermIndexInLog, applied);
-            return ownSnapshot(first);
+        if (committedRaftIndex() >= first - 1) {
+            return CompletableFuture.completedFuture(ownSnapshotReaching(first));
         }
         if (!roleInfo.hasFollowerInfo() || !roleInfo.getFollowerInfo().hasLeaderInfo()) {
             return CompletableFuture.failedFuture(new IOException("Ratis asked " + getId() + " (group " + getGroupId()
@@ -155,32 +158,58 @@ abstract class InstallableStateMachine extends BaseStateMachine {
     }
 
     /**
-     * A snapshot of this member at its applied index, taken as Ratis takes any (on its state machine updater, after
-     * the entries applied so far); fails unless it covers {@code first}.
+     * The answer of a member that committed every entry before the leader's {@code first}, given at once: its latest
+     * snapshot when that reaches {@code first - 1} (Ratis then reloads the state machine from it and the leader sends
+     * the entries after it, without the entry before them it no longer has); otherwise none yet (Ratis tells the
+     * leader, which asks again), and a snapshot at the applied index is requested once this member applied up to
+     * {@code first - 1}, so that the next notice finds it. Ratis takes no snapshot while a notice is being answered:
+     * the request runs after this answer returns, off Ratis' thread.
      */
-    private CompletableFuture<TermIndex> ownSnapshot(long first) {
+    private TermIndex ownSnapshotReaching(long first) {
+        SingleFileSnapshotInfo latest = getLatestSnapshot();
+        if (latest != null && latest.getIndex() >= first - 1) {
+            LOG.info("{}: the leader's Raft log starts at {}; this member answers with its own snapshot at {}", getId(),
+                    first, latest.getTermIndex());
+            return latest.getTermIndex();
+        }
+        long applied = getLastAppliedTermIndex().getIndex();
+        if (applied >= first - 1) {
+            requestOwnSnapshot(first);
+        }
+        return null;
+    }
+
+    /** Asks Ratis for a snapshot at the applied index, unless one asked for is still being taken. */
+    private void requestOwnSnapshot(long first) {
+        CompletableFuture<Void> underway = ownSnapshot.get();
+        CompletableFuture<Void> requested = new CompletableFuture<>();
+        if (!underway.isDone() || !ownSnapshot.compareAndSet(underway, requested)) {
+            return;
+        }
+        LOG.info("{}: the leader's Raft log starts at {}, this member committed the entries before it: taking a "
+                + "snapshot of its own to answer the leader's next notice", getId(), first);
         RaftServer server = getServer().join();
-        return server.snapshotManagementAsync(SnapshotManagementRequest.newCreate(ClientId.randomId(), server.getId(),
-                getGroupId(), 0, OWN_SNAPSHOT_TIMEOUT_MS, 1)).thenApply(reply -> {
-                    SingleFileSnapshotInfo latest = getLatestSnapshot();
-                    if (!reply.isSuccess() || latest == null || latest.getIndex() < first) {
-                        throw new CompletionException(new IOException(getId() + " took no snapshot at or past index "
-                                + first + ": " + (reply.isSuccess() ? "its latest is " + latest
-                                : reply.getException())));
+        SnapshotManagementRequest create = SnapshotManagementRequest.newCreate(ClientId.randomId(), server.getId(),
+                getGroupId(), 0, OWN_SNAPSHOT_TIMEOUT_MS, 1);
+        CompletableFuture.supplyAsync(() -> server.snapshotManagementAsync(create)).thenCompose(reply -> reply)
+                .whenComplete((reply, e) -> {
+                    if (e != null || !reply.isSuccess()) {
+                        LOG.warn("{}: the snapshot for the leader's next notice failed; the notice after asks again: {}",
+                                getId(), e != null ? e.toString() : reply.getException());
                     }
-                    return latest.getTermIndex();
+                    requested.complete(null);
                 });
     }
 
-    /** The next Raft index this member's log takes; after the applied index when the log cannot be read. */
-    private long nextRaftIndex() {
+    /** The last Raft index this member committed; its applied index when the log cannot be read. */
+    private long committedRaftIndex() {
         try {
-            return getServer().get().getDivision(getGroupId()).getRaftLog().getNextIndex();
+            return getServer().get().getDivision(getGroupId()).getRaftLog().getLastCommittedIndex();
         } catch (IOException | InterruptedException | ExecutionException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            return getLastAppliedTermIndex().getIndex() + 1;
+            return getLastAppliedTermIndex().getIndex();
         }
     }
 

@@ -38,6 +38,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -45,9 +46,11 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The topic and reassignment commands of the metadata group, applied as every member applies them; its snapshots,
@@ -451,11 +454,44 @@ class MetadataStateMachineTest {
 
     /**
      * A member that holds and applied what the leader's log starts with, whom the leader takes for one further behind
-     * (its view after the member restarted), answers with a snapshot of its own at its applied index, so the leader
-     * sends entries from there. It answered "none needed" before, and Ratis asked again forever.
+     * (its view after the member restarted), answers at once: none yet, while it takes a snapshot of its own at its
+     * applied index; the leader's next notice gets that snapshot, so the leader sends entries from there. It answered
+     * "none needed" before, and Ratis asked again forever.
      */
     @Test
     void aMemberThatAppliedWhatTheLeadersLogStartsWithAnswersWithASnapshotOfItsOwn() throws Exception {
+        MetadataStateMachine member = memberThatAppliedTheLog();
+        TermIndex applied = member.getLastAppliedTermIndex();
+
+        assertAnsweredAtOnce(null, notice(member, applied.getIndex() - 1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> member.latestSnapshot().isPresent());
+        assertEquals(applied, member.latestSnapshot().map(s -> TermIndex.valueOf(s.getTerm(), s.getIndex()))
+                .orElseThrow());
+        assertAnsweredAtOnce(applied, notice(member, applied.getIndex() - 1));
+        member.pause();
+        member.reinitialize();
+        assertEquals(machine.topics(), member.topics());
+        assertEquals(applied, member.getLastAppliedTermIndex());
+    }
+
+    /**
+     * A member that committed every entry before the leader's log, and none of it (a leader purged its log up to
+     * this member's commit index, and this member holds entries after it that a former leader wrote and never
+     * committed), needs no copy: it answers at once, with a snapshot of its own at the entry before the leader's
+     * first. It copied before, and Ratis, which takes such an answer only at the leader's next notice, never got one.
+     */
+    @Test
+    void aMemberThatCommittedEveryEntryTheLeaderPurgedAnswersAtOnceWithoutACopy() throws Exception {
+        MetadataStateMachine member = memberThatAppliedTheLog();
+        TermIndex applied = member.getLastAppliedTermIndex();
+
+        assertAnsweredAtOnce(null, notice(member, applied.getIndex() + 1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> member.latestSnapshot().isPresent());
+        assertAnsweredAtOnce(applied, notice(member, applied.getIndex() + 1));
+    }
+
+    /** A member that applied all of {@link #buildAState}'s log, which copies no leader's snapshot. */
+    private MetadataStateMachine memberThatAppliedTheLog() throws Exception {
         start(machine, "leader");
         buildAState();
         MetadataStateMachine member = start(newMachine(new ArrayList<>(), node -> CompletableFuture.failedFuture(
@@ -463,15 +499,13 @@ class MetadataStateMachineTest {
         for (int i = 0; i < log.size(); i++) {
             apply(member, i, log.get(i));
         }
-        TermIndex applied = member.getLastAppliedTermIndex();
+        return member;
+    }
 
-        assertEquals(applied, notice(member, applied.getIndex() - 1).join());
-        assertEquals(applied, member.latestSnapshot().map(s -> TermIndex.valueOf(s.getTerm(), s.getIndex()))
-                .orElseThrow());
-        member.pause();
-        member.reinitialize();
-        assertEquals(machine.topics(), member.topics());
-        assertEquals(applied, member.getLastAppliedTermIndex());
+    /** Ratis takes an answer that is not complete when the notice returns only at the leader's next notice. */
+    private static void assertAnsweredAtOnce(TermIndex expected, CompletableFuture<TermIndex> answer) {
+        assertTrue(answer.isDone(), "answered at once");
+        assertEquals(expected, answer.join());
     }
 
     @Test
