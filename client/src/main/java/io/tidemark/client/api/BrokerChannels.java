@@ -34,6 +34,12 @@ final class BrokerChannels implements Closeable {
      * batches but always at least one whole batch, which can be larger; 64 MiB leaves room for both.
      */
     static final int MAX_INBOUND_MESSAGE_BYTES = 64 * ConfigChecks.MIB;
+    /**
+     * The HTTP/2 flow-control window a default channel starts with (gRPC still tunes it from there): one whole FetchMany
+     * answer at the default {@code fetch.request.max.bytes}, so that a broker sends it without waiting for the window
+     * updates that grpc-java's 1 MiB default needs several times per answer.
+     */
+    static final int FLOW_CONTROL_WINDOW_BYTES = ConsumerConfig.DEFAULT_FETCH_REQUEST_MAX_BYTES;
     /** How long {@link #close} waits for calls to end before it cancels them, for all channels together. */
     private static final long SHUTDOWN_WAIT_MS = 5_000;
 
@@ -59,13 +65,14 @@ final class BrokerChannels implements Closeable {
 
     private static ManagedChannel plaintext(String address) {
         return TlsMaterial.channelTo(address, Optional.empty()).maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
-                .build();
+                .initialFlowControlWindow(FLOW_CONTROL_WINDOW_BYTES).build();
     }
 
     /** The channel factory of a TLS client: as {@link #plaintext}, in TLS with {@code tls}'s material. */
     static Function<String, ManagedChannel> tls(TlsMaterial tls) {
         return address -> TlsMaterial.channelTo(address, Optional.of(tls))
-                .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES).build();
+                .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES).initialFlowControlWindow(FLOW_CONTROL_WINDOW_BYTES)
+                .build();
     }
 
     /**

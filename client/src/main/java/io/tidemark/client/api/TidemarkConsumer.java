@@ -207,20 +207,35 @@ public final class TidemarkConsumer implements Closeable {
             }
             initPositionsInPoll(nowMs);
             List<ConsumerRecord> records = drainBuffered();
-            long remainingNanos = deadlineNanos - System.nanoTime();
-            if (!records.isEmpty() || (round > 0 && remainingNanos <= 0) || Thread.currentThread().isInterrupted()) {
+            if (!records.isEmpty()) {
+                startFetches(nowMs, config.fetchMaxWaitMs());
                 return records;
             }
-            long maxWaitMs = Math.min(config.fetchMaxWaitMs(), TimeUnit.NANOSECONDS.toMillis(Math.max(0,
-                    remainingNanos)));
-            List<PartitionState> fetchable = new ArrayList<>();
-            for (PartitionState state : states.values()) {
-                if (state.fetchable(nowMs)) {
-                    fetchable.add(state);
-                }
+            long remainingNanos = deadlineNanos - System.nanoTime();
+            if ((round > 0 && remainingNanos <= 0) || Thread.currentThread().isInterrupted()) {
+                return records;
             }
-            fetcher.start(fetchable, maxWaitMs);
+            startFetches(nowMs, Math.min(config.fetchMaxWaitMs(), TimeUnit.NANOSECONDS.toMillis(Math.max(0,
+                    remainingNanos))));
             handle(fetcher.take(Math.min(remainingNanos, nextRetryInNanos(nowMs))));
+        }
+    }
+
+    /**
+     * Starts a fetch of every partition that has nothing buffered and none in flight. A poll that returns records
+     * starts them too, before it returns (as Kafka's consumer does): the partitions those records emptied are fetched
+     * while the application handles them, so the next poll finds their answers instead of waiting a round trip. Each
+     * partition still holds at most one answer, buffered or in flight.
+     */
+    private void startFetches(long nowMs, long maxWaitMs) {
+        List<PartitionState> fetchable = new ArrayList<>();
+        for (PartitionState state : states.values()) {
+            if (state.fetchable(nowMs)) {
+                fetchable.add(state);
+            }
+        }
+        if (!fetchable.isEmpty()) {
+            fetcher.start(fetchable, maxWaitMs);
         }
     }
 
