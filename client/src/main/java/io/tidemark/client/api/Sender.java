@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -317,28 +318,30 @@ final class Sender implements Runnable {
         call.whenComplete((response, error) -> answer(() -> {
             for (int i = 0; i < batches.size(); i++) {
                 ProducerBatch batch = batches.get(i);
-                if (error != null) {
-                    onAnswerOrFail(batch, address, null, error);
-                } else {
-                    ProduceStreams.outcome(response, i, batches.size(), address).whenComplete((stored, refused)
-                            -> onAnswerOrFail(batch, address, stored, refused));
-                }
+                int index = i;
+                handleOrFail(batch, address, error != null ? () -> onAnswer(batch, address, null, error)
+                        : () -> ProduceStreams.outcome(response, index, batches.size(), address)
+                        .handle((stored, refused) -> {
+                            onAnswer(batch, address, stored, refused);
+                            return null;
+                        }).join());
             }
         }));
     }
 
     /**
-     * {@link #onAnswer}, and when handling the answer fails (a bug), the batch fails with INTERNAL_ERROR naming why
-     * and the error is logged: the other batches of the answer are still handled, and no batch is left neither ended
-     * nor queued, which a flush would wait for forever (DifferentConfigsIT, 2026-12-06: three parts of a split batch,
-     * sent and never ended, held a flush after the rest of the run had ended; what lost them is not known yet). An
-     * answer's outcome is handled in a future's callback, which would swallow the exception silently.
+     * Runs the handling of a batch's answer ({@link #onAnswer}); when it fails (a bug), the batch fails with
+     * INTERNAL_ERROR naming why and the error is logged: the other batches of the answer are still handled, and no
+     * batch is left neither ended nor queued, which a flush would wait for forever (DifferentConfigsIT, 2026-12-06:
+     * three parts of a split batch, sent and never ended, held a flush after the rest of the run had ended; what lost
+     * them is not known yet). The outcome's callback is joined, so its failure is not swallowed by the future.
      */
-    private void onAnswerOrFail(ProducerBatch batch, String address, ProduceResponse response, Throwable error) {
+    private void handleOrFail(ProducerBatch batch, String address, Runnable handling) {
         try {
-            onAnswer(batch, address, response, error);
+            handling.run();
         } catch (RuntimeException e) {
-            failUnhandled(batch, "handling the answer of " + address, e);
+            failUnhandled(batch, "handling the answer of " + address,
+                    e instanceof CompletionException && e.getCause() instanceof RuntimeException cause ? cause : e);
         }
     }
 
