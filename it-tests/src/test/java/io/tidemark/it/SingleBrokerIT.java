@@ -153,8 +153,10 @@ class SingleBrokerIT {
             }
             ok(input.toString(), "produce", "--bootstrap", b, "--topic", "split", "--partition", Integer.toString(p));
         }
+        // the idle timeout counts from the consumer's start, so it covers joining the group: a loaded CI machine
+        // took more than 5 s for that once (both processes printed nothing)
         String[] consume = {"consume", "--bootstrap", b, "--topic", "split", "--group", "g", "--commit",
-                "--timeout", "5s", "--output", "json"};
+                "--timeout", "10s", "--output", "json"};
         CompletableFuture<Tidemark.Result> first = CompletableFuture.supplyAsync(() -> run(consume));
         CompletableFuture<Tidemark.Result> second = CompletableFuture.supplyAsync(() -> run(consume));
         Map<String, Integer> printed = new HashMap<>();

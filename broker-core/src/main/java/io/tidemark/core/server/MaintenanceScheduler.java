@@ -8,6 +8,7 @@ import io.tidemark.core.log.LogCompactor;
 import io.tidemark.core.partition.Partition;
 import io.tidemark.core.topic.Topic;
 import io.tidemark.core.topic.Topics;
+import io.tidemark.proto.error.TidemarkException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +25,9 @@ import java.util.function.Consumer;
 /**
  * The broker's periodic duties on two threads: retention and compaction ({@link LogCompactor}) every
  * {@code retention.check.interval.ms}, due flushes every {@code flush.check.interval.ms}, over every partition; a
- * failure of one partition is logged and does not stop the others. With retention, the consumer groups idle for
+ * failure of one partition is logged and does not stop the others. A duty that found its partition or group not
+ * ready or led elsewhere (a retriable error: a broker starting, a leader moving) is logged at INFO without a stack,
+ * since the next check runs it again; any other failure is an ERROR. With retention, the consumer groups idle for
  * {@code offsets.retention.minutes} are deleted ({@link GroupCoordinator#expireOffsets}, on the coordinator). A
  * cluster node also runs its own one-off jobs here.
  */
@@ -77,7 +80,7 @@ public final class MaintenanceScheduler {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            LOG.error("Aborting the transactions open past their timeout failed", e);
+            failed("Aborting the transactions open past their timeout", e);
         }
     }
 
@@ -87,7 +90,7 @@ public final class MaintenanceScheduler {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | RuntimeException e) {
-            LOG.error("Deleting the consumer groups idle for offsets.retention.minutes failed", e);
+            failed("Deleting the consumer groups idle for offsets.retention.minutes", e);
         }
     }
 
@@ -97,9 +100,18 @@ public final class MaintenanceScheduler {
                 try {
                     action.accept(partition);
                 } catch (RuntimeException e) {
-                    LOG.error("{} of {} failed", duty, partition.id(), e);
+                    failed(duty + " of " + partition.id(), e);
                 }
             }
+        }
+    }
+
+    private static void failed(String duty, Exception e) {
+        Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof TidemarkException t && t.retriable()) {
+            LOG.info("{} waits for the next check: {}", duty, t.getMessage());
+        } else {
+            LOG.error("{} failed", duty, e);
         }
     }
 }
