@@ -325,6 +325,9 @@ class TransactionsIT {
 
     /** Every record of the topics' partitions up to their log end offsets, read at {@code isolation}. */
     private static List<String> readToEnd(List<String> topics, ConsumerConfig.IsolationLevel isolation) {
+        // a partition nothing was written to may still be electing its group's leader, and listOffsets asks the leader
+        await().atMost(WAIT).until(() -> admin.describeTopics(topics).stream()
+                .flatMap(topic -> topic.getPartitionsList().stream()).allMatch(p -> p.getLeaderNodeId() > 0));
         List<TopicPartition> partitions = new ArrayList<>();
         for (TopicDescription topic : admin.describeTopics(topics)) {
             IntStream.range(0, topic.getPartitionsCount()).forEach(p -> partitions.add(
