@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -184,7 +185,7 @@ class DifferentConfigsIT {
             await().atMost(PROGRESS_BOUND).until(() -> {
                 synchronized (this) {
                     if (kvSends.size() <= from + 100) {
-                        assertTrue(!scheduler.isShutdown(), "the load reached its bound (" + RECORDS_MAX
+                        assertFalse(scheduler.isShutdown(), "the load reached its bound (" + RECORDS_MAX
                                 + " records or " + LOAD_TIME_MAX + ") before the test's steps ended");
                         return false;
                     }
