@@ -17,6 +17,7 @@ import io.tidemark.proto.v1.PartitionDescription;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -54,7 +55,8 @@ class CatchUpIT {
 
     private static final DiskFaults FAULTS = DiskFaults.install();
 
-    @TempDir
+    /** Kept when a test fails: the brokers' logs are in it. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
     /** Operations failed by faults before the test. */
     private long failedBefore;

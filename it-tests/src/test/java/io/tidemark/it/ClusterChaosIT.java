@@ -9,6 +9,7 @@ import io.tidemark.client.api.TidemarkProducer;
 import io.tidemark.client.api.TopicPartition;
 import io.tidemark.proto.error.TidemarkException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
@@ -29,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ClusterChaosIT {
     private static final TopicPartition PARTITION = new TopicPartition("chaos", 0);
 
-    @TempDir
+    /** Kept when a test fails: the brokers' logs are in it. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
 
     private static int leader(TidemarkAdmin admin) {

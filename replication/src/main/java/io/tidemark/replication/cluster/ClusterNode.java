@@ -139,7 +139,8 @@ public final class ClusterNode implements Closeable {
         ClientId localClient = ClientId.randomId();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
-                .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft()))
+                .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft(),
+                        transport.rpcType()))
                 .setStateMachineRegistry(groupId -> groupId.equals(RaftGroups.METADATA) ? metadataMachine
                         : new GroupStateMachine(config::topicConfig, localClient, catchUp, stampClock,
                                 new GroupReplicaListener(divisions, replicasRef, diskStopped), snapshotWriter))

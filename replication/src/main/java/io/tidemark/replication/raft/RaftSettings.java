@@ -4,6 +4,8 @@ import io.tidemark.core.config.BrokerConfig;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.rpc.RpcType;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.SizeInBytes;
@@ -25,6 +27,8 @@ import java.util.concurrent.TimeUnit;
  *       it: the write buffer is direct memory per group replica; 2 MiB holds a batch of the 1 MiB max.batch.bytes
  *       default with its mirror provenance, and 4 MiB made no difference to produce (docs/benchmarks.md); group
  *       commit fills entries up to {@link #maxRequestBytes};</li>
+ *   <li>the transport: Ratis' Netty one in plain text, its gRPC one with TLS ({@link RaftTransport}, which
+ *       chooses);</li>
  *   <li>a gRPC flow-control window of four write buffers instead of 1 MiB: an appendEntries message carries up to a
  *       write buffer of entries, and with 2 MiB buffers Ratis' 1 MiB window held each such message for window updates
  *       (100 partitions, as fast as possible: 12,787 / 16,856 records/s with a 1 MiB window, 14,512 / 19,465 with
@@ -63,13 +67,19 @@ public final class RaftSettings {
     /**
      * @param raftHost the address the Raft server listens on: the member's host, where its peers reach it (a broker
      *                 never opens its Raft port on every interface unless its host says 0.0.0.0)
+     * @param rpcType  the transport ({@link RaftTransport#rpcType})
      */
     public static RaftProperties server(Path storageDir, String raftHost, int raftPort,
-                                        BrokerConfig.RaftTuning tuning) {
-        RaftProperties properties = common();
+                                        BrokerConfig.RaftTuning tuning, RpcType rpcType) {
+        RaftProperties properties = client(rpcType);
         RaftServerConfigKeys.setStorageDir(properties, List.of(storageDir.toFile()));
-        GrpcConfigKeys.Server.setHost(properties, raftHost);
-        GrpcConfigKeys.Server.setPort(properties, raftPort);
+        if (rpcType == SupportedRpcType.GRPC) {
+            GrpcConfigKeys.Server.setHost(properties, raftHost);
+            GrpcConfigKeys.Server.setPort(properties, raftPort);
+        } else {
+            NettyConfigKeys.Server.setHost(properties, raftHost);
+            NettyConfigKeys.Server.setPort(properties, raftPort);
+        }
         RaftServerConfigKeys.Rpc.setTimeoutMin(properties,
                 TimeDuration.valueOf(tuning.electionTimeoutMinMs(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setTimeoutMax(properties,
@@ -113,13 +123,10 @@ public final class RaftSettings {
         return RaftServerConfigKeys.Log.Appender.bufferByteLimit(server).getSizeInt() - ENTRY_OVERHEAD_BYTES;
     }
 
-    public static RaftProperties client() {
-        return common();
-    }
-
-    private static RaftProperties common() {
+    /** Ratis' settings for a client over {@code rpcType}, and the part of a server's settings they share. */
+    public static RaftProperties client(RpcType rpcType) {
         RaftProperties properties = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
+        RaftConfigKeys.Rpc.setType(properties, rpcType);
         return properties;
     }
 }

@@ -1,0 +1,230 @@
+package io.tidemark.replication.raft;
+
+import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
+import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
+import org.apache.ratis.proto.RaftProtos.InstallSnapshotReplyProto;
+import org.apache.ratis.proto.RaftProtos.InstallSnapshotResult;
+import org.apache.ratis.protocol.exceptions.TimeoutIOException;
+import org.apache.ratis.rpc.CallId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.leader.FollowerInfo;
+import org.apache.ratis.server.leader.LeaderState;
+import org.apache.ratis.server.leader.LogAppenderBase;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.util.Timestamp;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.Comparator;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A leader's replication to one follower of a group over Ratis' Netty transport, one request at a time, which tells
+ * a follower that needs entries the leader no longer has to install a snapshot of its own (notification mode,
+ * {@code raft.server.log.appender.install.snapshot.enabled} false) instead of sending it the leader's snapshot files.
+ * Ratis' Netty transport replicates with its {@code LogAppenderDefault}, which only sends files: a Tidemark snapshot
+ * names a position in the partition logs, not their bytes, and a follower catches up by copying segments through the
+ * brokers' API when told to ({@code InstallableStateMachine}). Ratis' gRPC appender sends the notice, but on gRPC.
+ *
+ * <p>Each turn of the loop, when the follower is due a request (entries it lacks, a heartbeat):
+ * <ul>
+ *   <li>if the follower's next entry is before the leader's log start (purged), or the follower joins the group and
+ *       has not been told yet, a notice naming the leader's first entry: at most one per heartbeat interval while the
+ *       follower answers "in progress"; its answer "installed at index i" moves the follower to i + 1, from where
+ *       the leader sends entries again;</li>
+ *   <li>else one appendEntries with the entries after the follower's next (or none: a heartbeat), its answer handled
+ *       as Ratis' appenders do (success moves the follower on, an inconsistency moves it back, a higher term steps
+ *       the leader down); a failed call is retried after Ratis' RPC sleep time.</li>
+ * </ul>
+ * Between turns it waits for new entries or the next heartbeat, as Ratis' appenders do.
+ */
+final class NotifyingLogAppender extends LogAppenderBase {
+    private static final Logger LOG = LoggerFactory.getLogger(NotifyingLogAppender.class);
+    /** Failed calls in a row between two warnings: a follower that is down fails every call. */
+    private static final int FAILURES_PER_WARNING = 10;
+
+    private final long noticeIntervalMs;
+    private Timestamp lastNotice = Timestamp.valueOf(Long.MIN_VALUE / 2);
+    private int failuresInARow;
+    /** The follower answered the last notice "in progress": the notices that follow are logged at DEBUG only. */
+    private boolean installing;
+
+    NotifyingLogAppender(RaftServer.Division server, LeaderState leaderState, FollowerInfo follower) {
+        super(server, leaderState, follower);
+        noticeIntervalMs = server.properties().minRpcTimeoutMs() / 2;
+    }
+
+    @Override
+    public long getCallId() {
+        return CallId.get();
+    }
+
+    @Override
+    public Comparator<Long> getCallIdComparator() {
+        return CallId.getComparator();
+    }
+
+    /**
+     * A follower answered with a higher term: the leader steps down (an event on its queue). Ratis' default does this
+     * holding the server's lock, which a leader stepping down holds while it waits for its appenders to end: with the
+     * answer handled on the appender's own thread, as here (Ratis' gRPC appender handles it on gRPC's), the two wait
+     * for each other for good, and every vote and appendEntries the server takes waits behind them (seen in
+     * ClusterChaosIT: a leader paused and resumed never stepped down nor heard its new leader).
+     */
+    @Override
+    public boolean onFollowerTerm(long followerTerm) {
+        return isRunning() && getLeaderState().onFollowerTerm(getFollower(), followerTerm);
+    }
+
+    @Override
+    public void run() throws InterruptedException, IOException {
+        while (isRunning()) {
+            if (shouldSendAppendEntries()) {
+                TermIndex firstAvailable = installNoticeDue();
+                if (firstAvailable == null) {
+                    appendEntries();
+                } else {
+                    long waitMs = noticeIntervalMs - lastNotice.elapsedTimeMs();
+                    if (waitMs > 0) {
+                        getEventAwaitForSignal().await(waitMs, TimeUnit.MILLISECONDS);
+                    } else {
+                        notifyInstall(firstAvailable);
+                    }
+                }
+            }
+            if (isRunning() && !hasAppendEntries()) {
+                getEventAwaitForSignal().await(getHeartbeatWaitTimeMs(), TimeUnit.MILLISECONDS);
+            }
+            getLeaderState().checkHealth(getFollower());
+        }
+    }
+
+    /**
+     * The leader's first entry, when the follower is to be told to install a snapshot: it needs an entry before it,
+     * or it joins the group and has not been told yet; else null.
+     */
+    private TermIndex installNoticeDue() {
+        FollowerInfo follower = getFollower();
+        RaftLog log = getRaftLog();
+        long leaderNext = log.getNextIndex();
+        long leaderStart = log.getStartIndex();
+        boolean joining = getLeaderState().isFollowerBootstrapping(follower) && !follower.hasAttemptedToInstallSnapshot();
+        boolean behindStart = follower.getNextIndex() < leaderNext
+                && (follower.getNextIndex() < leaderStart || leaderStart == RaftLog.INVALID_LOG_INDEX);
+        if (!joining && !behindStart) {
+            return null;
+        }
+        return Optional.ofNullable(log.getTermIndex(leaderStart))
+                .orElseGet(() -> TermIndex.valueOf(getServer().getInfo().getCurrentTerm(), leaderNext));
+    }
+
+    private void notifyInstall(TermIndex firstAvailable) throws InterruptedIOException {
+        FollowerInfo follower = getFollower();
+        if (!installing) {
+            LOG.info("{}: notifying {} (next index {}) to install a snapshot; the leader's log starts at {}", this,
+                    follower.getId(), follower.getNextIndex(), firstAvailable);
+        }
+        lastNotice = Timestamp.currentTime();
+        InstallSnapshotReplyProto reply;
+        try {
+            follower.updateLastRpcSendTime(false);
+            reply = getServerRpc().installSnapshot(newInstallSnapshotNotificationRequest(firstAvailable));
+            follower.updateLastRpcResponseTime();
+        } catch (InterruptedIOException e) {
+            throw e;
+        } catch (IOException e) {
+            failed("an install notice", e);
+            return;
+        }
+        failuresInARow = 0;
+        installing = reply.getResult() == InstallSnapshotResult.IN_PROGRESS;
+        switch (reply.getResult()) {
+            case SNAPSHOT_INSTALLED, ALREADY_INSTALLED -> {
+                long index = reply.getSnapshotIndex();
+                LOG.info("{}: {} is at snapshot {} ({})", this, follower.getId(), index, reply.getResult());
+                follower.setSnapshotIndex(index);
+                follower.setAttemptedToInstallSnapshot();
+                getLeaderState().onFollowerCommitIndex(follower, index);
+                follower.updateNextIndex(index + 1);
+                if (reply.getResult() == InstallSnapshotResult.SNAPSHOT_INSTALLED
+                        && index + 1 >= getRaftLog().getStartIndex()) {
+                    getServer().getStateMachine().event().notifySnapshotInstalled(InstallSnapshotResult.SUCCESS,
+                            index, follower.getPeer());
+                }
+            }
+            case SUCCESS -> follower.setAttemptedToInstallSnapshot();
+            case SNAPSHOT_UNAVAILABLE -> {
+                follower.setAttemptedToInstallSnapshot();
+                getServer().getStateMachine().event().notifySnapshotInstalled(
+                        InstallSnapshotResult.SNAPSHOT_UNAVAILABLE, RaftLog.INVALID_LOG_INDEX, follower.getPeer());
+            }
+            case NOT_LEADER -> onFollowerTerm(reply.getTerm());
+            case IN_PROGRESS -> LOG.debug("{}: {} is installing a snapshot", this, follower.getId());
+            default -> LOG.warn("{}: {} answered the install notice {}", this, follower.getId(), reply.getResult());
+        }
+    }
+
+    private void appendEntries() throws InterruptedException, IOException {
+        AppendEntriesRequestProto request = newAppendEntriesRequest(CallId.getAndIncrement(), false);
+        if (request == null) {
+            return;
+        }
+        resetHeartbeatTrigger();
+        FollowerInfo follower = getFollower();
+        Timestamp sent = Timestamp.currentTime();
+        AppendEntriesReplyProto reply;
+        try {
+            follower.updateLastRpcSendTime(request.getEntriesCount() == 0);
+            reply = getServerRpc().appendEntries(request);
+        } catch (InterruptedIOException e) {
+            throw e;
+        } catch (IOException e) {
+            failed("appendEntries", e);
+            if (isRunning()) {
+                getServer().properties().rpcSleepTime().sleep();
+            }
+            return;
+        }
+        failuresInARow = 0;
+        follower.updateLastRpcResponseTime();
+        follower.updateLastRespondedAppendEntriesSendTime(sent);
+        getLeaderState().onFollowerCommitIndex(follower, reply.getFollowerCommit());
+        switch (reply.getResult()) {
+            case SUCCESS -> {
+                long next = reply.getNextIndex();
+                if (next > follower.getNextIndex()) {
+                    follower.updateMatchIndex(next - 1);
+                    follower.increaseNextIndex(next);
+                    getLeaderState().onFollowerSuccessAppendEntries(follower);
+                }
+            }
+            case NOT_LEADER -> onFollowerTerm(reply.getTerm());
+            case INCONSISTENCY -> {
+                long first = request.getEntriesCount() > 0 ? request.getEntries(0).getIndex()
+                        : RaftLog.INVALID_LOG_INDEX;
+                follower.setNextIndex(getNextIndexForInconsistency(first, reply.getNextIndex()));
+            }
+            default -> LOG.warn("{}: {} answered appendEntries {}", this, follower.getId(), reply.getResult());
+        }
+        getLeaderState().onAppendEntriesReply(this, reply);
+    }
+
+    /**
+     * A call failed: the connection is dropped (and made again at the next call) when it broke, as Ratis does, and
+     * also when the call timed out. Ratis' Netty server answers a connection's requests one at a time, in order, on
+     * an event loop thread, so a request the follower never answers holds every request after it. Seen in
+     * CatchUpIT: a follower's group shut down on a failed install just after it took an appendEntries, its broker
+     * restarted on the same port, and every call of the leader's broker to it timed out for the test's remaining
+     * minute, on the connection to the old server, which never answered again.
+     */
+    private void failed(String call, IOException e) {
+        if (failuresInARow++ % FAILURES_PER_WARNING == 0) {
+            LOG.warn("{}: {} to {} failed ({} in a row)", this, call, getFollowerId(), failuresInARow, e);
+        }
+        getServerRpc().handleException(getFollowerId(), e, e instanceof TimeoutIOException);
+    }
+}
