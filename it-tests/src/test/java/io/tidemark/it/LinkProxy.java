@@ -107,7 +107,7 @@ final class LinkProxy implements ProxyLoop.Handler {
     void cut(Direction direction) {
         loop.run(() -> {
             cut.add(direction);
-            connections.forEach(ProxyConnection::linkChanged);
+            linkChanged();
         });
     }
 
@@ -120,8 +120,16 @@ final class LinkProxy implements ProxyLoop.Handler {
         loop.run(() -> {
             cut.clear();
             cut.addAll(directions);
-            connections.forEach(ProxyConnection::linkChanged);
+            linkChanged();
         });
+    }
+
+    /**
+     * Tells every connection the link changed. A connection may close then (a heal finds that one end gave up during
+     * the cut) and leave {@link #connections}, so they are told from a copy.
+     */
+    private void linkChanged() {
+        new ArrayList<>(connections).forEach(ProxyConnection::linkChanged);
     }
 
     /** Ends every open connection with a TCP reset on both sides; new connections are served as the cut allows. */
