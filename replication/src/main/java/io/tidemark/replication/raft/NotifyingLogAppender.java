@@ -48,7 +48,8 @@ final class NotifyingLogAppender extends LogAppenderBase {
     private static final int FAILURES_PER_WARNING = 10;
 
     private final long noticeIntervalMs;
-    private Timestamp lastNotice = Timestamp.valueOf(Long.MIN_VALUE / 2);
+    /** When the last install notice went out; null before the first. */
+    private Timestamp lastNotice;
     private int failuresInARow;
     /** The follower answered the last notice "in progress": the notices that follow are logged at DEBUG only. */
     private boolean installing;
@@ -88,7 +89,7 @@ final class NotifyingLogAppender extends LogAppenderBase {
                 if (firstAvailable == null) {
                     appendEntries();
                 } else {
-                    long waitMs = noticeIntervalMs - lastNotice.elapsedTimeMs();
+                    long waitMs = lastNotice == null ? 0 : noticeIntervalMs - lastNotice.elapsedTimeMs();
                     if (waitMs > 0) {
                         getEventAwaitForSignal().await(waitMs, TimeUnit.MILLISECONDS);
                     } else {
@@ -112,7 +113,8 @@ final class NotifyingLogAppender extends LogAppenderBase {
         RaftLog log = getRaftLog();
         long leaderNext = log.getNextIndex();
         long leaderStart = log.getStartIndex();
-        boolean joining = getLeaderState().isFollowerBootstrapping(follower) && !follower.hasAttemptedToInstallSnapshot();
+        boolean joining = getLeaderState().isFollowerBootstrapping(follower)
+                && !follower.hasAttemptedToInstallSnapshot();
         boolean behindStart = follower.getNextIndex() < leaderNext
                 && (follower.getNextIndex() < leaderStart || leaderStart == RaftLog.INVALID_LOG_INDEX);
         if (!joining && !behindStart) {
