@@ -29,10 +29,10 @@ import java.util.concurrent.TimeUnit;
  *       commit fills entries up to {@link #maxRequestBytes};</li>
  *   <li>the transport: Ratis' Netty one in plain text, its gRPC one with TLS ({@link RaftTransport}, which
  *       chooses);</li>
- *   <li>a gRPC flow-control window of four write buffers instead of 1 MiB: an appendEntries message carries up to a
- *       write buffer of entries, and with 2 MiB buffers Ratis' 1 MiB window held each such message for window updates
- *       (100 partitions, as fast as possible: 12,787 / 16,856 records/s with a 1 MiB window, 14,512 / 19,465 with
- *       8 MiB, 16,771 with the former 1 MiB buffers);</li>
+ *   <li>over gRPC (the transport with TLS), a flow-control window of four write buffers instead of 1 MiB: an
+ *       appendEntries message carries up to a write buffer of entries, and with 2 MiB buffers Ratis' 1 MiB window
+ *       held each such message for window updates (100 partitions, as fast as possible: 12,787 / 16,856 records/s
+ *       with a 1 MiB window, 14,512 / 19,465 with 8 MiB, 16,771 with the former 1 MiB buffers);</li>
  *   <li>automatic snapshots every 10,000 entries, in every group, so the Raft log of a busy partition group is
  *       purged behind what every follower has (a snapshot is a fsync of the group's partition logs, see
  *       GroupStateMachine), and so is the metadata group's (its whole state, MetadataStateMachine): Ratis reads the
