@@ -16,6 +16,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -144,9 +145,13 @@ class FileBudgetTest {
         try (PartitionLog log = PartitionLog.open(dir, fewerRolls, files, BASE_MS)) {
             append(log, 0, 100);
             AtomicBoolean appending = new AtomicBoolean(true);
+            // The appender starts once every reader has read: a reader started after it ended read nothing.
+            CountDownLatch readersReading = new CountDownLatch(readers);
             Future<?> appender = pool.submit(() -> {
                 try {
+                    assertTrue(readersReading.await(60, TimeUnit.SECONDS), "every reader started");
                     append(log, 100, 100 + appended);
+                    return null;
                 } finally {
                     appending.set(false);
                 }
@@ -154,7 +159,7 @@ class FileBudgetTest {
             List<Future<Integer>> reads = new ArrayList<>();
             for (int r = 0; r < readers; r++) {
                 Random random = new Random(r);
-                reads.add(pool.submit(() -> readWhile(log, appending, random)));
+                reads.add(pool.submit(() -> readWhile(log, appending, readersReading, random)));
             }
             appender.get(60, TimeUnit.SECONDS);
             for (Future<Integer> read : reads) {
@@ -168,11 +173,14 @@ class FileBudgetTest {
         }
     }
 
-    /** Reads and looks up random offsets until the appender is done, checking every byte read; returns the reads. */
-    private int readWhile(PartitionLog log, AtomicBoolean appending, Random random) {
+    /**
+     * Reads and looks up random offsets until the appender is done, checking every byte read, and counts {@code first}
+     * down after its first read; returns the reads.
+     */
+    private int readWhile(PartitionLog log, AtomicBoolean appending, CountDownLatch first, Random random) {
         RecordBatchReader reader = new RecordBatchReader();
         int reads = 0;
-        while (appending.get()) {
+        do {
             long offset = random.nextLong(log.logEndOffset());
             List<Record> records = reader.records(log.read(offset, 300).batches());
             assertEquals(offset, records.stream().filter(r -> r.offset() >= offset).findFirst().orElseThrow()
@@ -184,8 +192,10 @@ class FileBudgetTest {
             assertEquals(new TimeLookup.Found(offset, time(offset), time(offset)),
                     log.lookupByReceiveTime(time(offset)));
             assertTrue(files.openFiles() <= BUDGET, "open: " + files.openFiles());
-            reads++;
-        }
+            if (reads++ == 0) {
+                first.countDown();
+            }
+        } while (appending.get());
         return reads;
     }
 
