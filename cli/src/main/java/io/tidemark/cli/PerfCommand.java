@@ -39,18 +39,18 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * {@code tidemark perf produce|consume}: load generators that print what Kafka's producer-perf-test and
  * consumer-perf-test print, so the two can be compared on one machine ({@code failover}, {@code mirror},
- * {@code lookup} and {@code pipeline} are {@link FailoverPerfCommand}, {@link MirrorPerfCommand},
- * {@link LookupPerfCommand} and {@link PipelinePerfCommand}).
+ * {@code lookup}, {@code pipeline} and {@code end-to-end} are {@link FailoverPerfCommand}, {@link MirrorPerfCommand},
+ * {@link LookupPerfCommand}, {@link PipelinePerfCommand} and {@link EndToEndPerfCommand}).
  * Latency is from {@code send} to the acknowledgement, in an HdrHistogram (microsecond resolution, 3 significant
  * digits). Bounded by a record count; progress every 5 s.
  */
 @Command(name = "perf", mixinStandardHelpOptions = true,
         description = "Measure produce and consume throughput, lookups by time, unavailability after a leader crash, "
-                + "a mirror, leadership transfers, consumer-group rebalances and the end-to-end latency of an "
-                + "exactly-once pipeline.",
+                + "a mirror, leadership transfers, consumer-group rebalances, the latency from send to a consumer's "
+                + "poll and the end-to-end latency of an exactly-once pipeline.",
         subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, FailoverPerfCommand.class,
                 MirrorPerfCommand.class, LookupPerfCommand.class, TransferPerfCommand.class, GroupPerfCommand.class,
-                PipelinePerfCommand.class})
+                PipelinePerfCommand.class, EndToEndPerfCommand.class})
 final class PerfCommand {
     /** How often a long run prints its progress. */
     static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);

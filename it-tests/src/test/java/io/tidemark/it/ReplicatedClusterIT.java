@@ -209,6 +209,15 @@ class ReplicatedClusterIT {
         assertTrue(lines.get(1).startsWith("transfer 2: to node "), transfers.out());
         assertTrue(lines.get(2).startsWith("2 transfers at 200 records/s: pause p50 "), transfers.out());
         assertTrue(lines.get(2).endsWith(" 0 failed)"), transfers.out());
+
+        // The topic holds the records above: the end-to-end reader starts at its end and reads exactly this run's.
+        Tidemark.Result endToEnd = Tidemark.run(dir, "perf", "end-to-end", "--bootstrap", bootstrap(),
+                "--topic", "orders", "--rate", "200", "--duration", "2s", "--warmup", "0s", "--record-size", "100");
+        assertEquals(0, endToEnd.exitCode(), endToEnd.out() + endToEnd.err());
+        List<String> run = endToEnd.out().lines().toList();
+        assertEquals("reading orders from its end (partitions: 1); sending 400 records at 200/s", run.get(0));
+        assertTrue(run.get(run.size() - 1).startsWith("end-to-end: sent 400, failed 0, read distinct 400, "
+                + "duplicates 0, measured 400, latency ms p50 "), endToEnd.out());
     }
 
     private static String groupOf(TidemarkAdmin admin, String topic, int partition) {

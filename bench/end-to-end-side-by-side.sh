@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The latency from send to a consumer's poll, side by side in one run: Kafka 4.4 (3 brokers, KRaft) and Tidemark
+# (`tidemark local up`, 3 nodes), the same steps: a topic of PARTS (default 6) partitions, RF 3; WARM (300,000)
+# records of 1 KiB produced as fast as possible (as side-by-side.sh's max run, so both meet the fixed run warm); then
+# a producer at RATE (4,000) records/s with linger.ms 0 for DURATION (30) seconds and a long-polling consumer of every
+# partition in the same process: `tidemark perf end-to-end` and its Kafka twin bench/kafka/KafkaEndToEnd.java, which
+# measure the same way (latency = the clock at the poll that returned a record minus its send time; the first 5 s
+# left out).
+# Usage, from the project checkout: [PARTS=N] [RATE=N] [DURATION=N] [WARM=N] bench/end-to-end-side-by-side.sh [ROUNDS]
+# Uses the Kafka harness of ../shared/bench/kafka (bench/kafka-harness.sh).
+set -uo pipefail
+PROJ=$(cd "$(dirname "$0")/.." && pwd); ROUNDS=${1:-2}; PARTS=${PARTS:-6}; RATE=${RATE:-4000}; DURATION=${DURATION:-30}
+WARM=${WARM:-300000}
+. "$PROJ/bench/kafka-harness.sh"
+W=$(mktemp -d)
+kafka_round() {
+  "$K/run-cluster.sh" 3 19092 "$W/k" >/dev/null 2>&1 || { echo "kafka did not start"; return; }
+  local B=127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094
+  timeout 600 $J org.apache.kafka.tools.TopicCommand --bootstrap-server $B --create --topic e$PARTS --partitions $PARTS \
+    --replication-factor 3 >/dev/null
+  echo "kafka warm-up: $(timeout 600 $J org.apache.kafka.tools.ProducerPerformance --topic e$PARTS --num-records $WARM --record-size 1024 --throughput -1 --producer-props bootstrap.servers=$B acks=all 2>/dev/null | tail -1)"
+  echo "kafka $(timeout 600 $J "$PROJ/bench/kafka/KafkaEndToEnd.java" $B e$PARTS $RATE $DURATION 1024 5 0 2>&1 | grep -E '^end-to-end|^error' | tr '\n' ' ')"
+  "$K/stop-cluster.sh" "$W/k" >/dev/null 2>&1; rm -rf "$W/k"
+}
+tidemark_round() {
+  local out B t0 led=0
+  out=$(cd "$PROJ" && timeout 240 ./tidemark local up --name e2e --nodes 3 --base-port 29092 --data-dir "$W/t" 2>&1)
+  B=$(grep -oE '127\.0\.0\.1:[0-9]+(,127\.0\.0\.1:[0-9]+)*' <<<"$out" | head -1)
+  [ -n "$B" ] || { echo "tidemark did not start: ${out: -200}"; return; }
+  t0=$SECONDS
+  (cd "$PROJ" && timeout 600 ./tidemark topics create --bootstrap "$B" --topic e$PARTS --partitions $PARTS --replication-factor 3 >/dev/null)
+  while [ $((SECONDS - t0)) -lt 300 ]; do   # every partition led, as Kafka's create answers
+    led=$(cd "$PROJ" && ./tidemark topics describe --bootstrap "$B" --topic e$PARTS --output json 2>/dev/null | grep -c '"leader":[1-9]')
+    [ "$led" -ge "$PARTS" ] && break; sleep 2
+  done
+  echo "tidemark warm-up: $(cd "$PROJ" && timeout 600 ./tidemark perf produce --bootstrap "$B" --topic e$PARTS --records $WARM --record-size 1024 --throughput -1 2>&1 | tail -1)"
+  echo "tidemark $(cd "$PROJ" && timeout 600 ./tidemark perf end-to-end --bootstrap "$B" --topic e$PARTS --rate $RATE --duration ${DURATION}s --record-size 1024 2>&1 | grep -E '^end-to-end|^error' | tr '\n' ' ')"
+  (cd "$PROJ" && timeout 120 ./tidemark local down --name e2e --data-dir "$W/t" >/dev/null 2>&1)
+  rm -rf "$W/t"
+}
+echo "# $(date -u) nproc=$(nproc) project=$(git -C "$PROJ" rev-parse --short HEAD) partitions=$PARTS rate=$RATE seconds=$DURATION"
+for r in $(seq 1 "$ROUNDS"); do
+  echo "--- round $r loadavg $(cut -d' ' -f1-3 /proc/loadavg)"; kafka_round; tidemark_round
+done
+rm -rf "$W"

@@ -1,0 +1,84 @@
+package io.tidemark.cli;
+
+import io.tidemark.client.api.ConsumerRecord;
+import io.tidemark.client.api.ProducerConfig;
+import io.tidemark.client.api.TidemarkConsumer;
+
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One run of a latency benchmark: a {@link SequencedSource} on its own thread, and a reader on the calling thread
+ * polling until it saw every record the source sent (failed sends aside), {@code going} turned false or the deadline
+ * came; the progress every 5 s. Used by {@code perf pipeline} and {@code perf end-to-end}.
+ */
+final class SequenceRun {
+    /** Longest poll of the reader: how late it notices the end or the time for a progress line. */
+    private static final Duration POLL = Duration.ofMillis(100);
+    private static final long REPORT_INTERVAL_MS = TimeUnit.NANOSECONDS.toMillis(PerfCommand.REPORT_INTERVAL_NANOS);
+
+    private SequenceRun() {
+    }
+
+    /**
+     * A run's figures and what makes it fail: sends that failed, sequence numbers missing or read twice, a source
+     * that stopped early, the deadline.
+     */
+    record Outcome(SequenceTally.Result result, List<String> errors) {
+    }
+
+    /**
+     * Sends {@code plan}'s records to {@code sendTopic} with a {@link SequencedSource} built of {@code producer}, and
+     * reads {@code readTopic} with {@code reader} (assigned, positioned) into a {@link SequenceTally}, the records sent
+     * after the plan's warm-up measured; the clock is read once a poll. The reader gives up {@code finishTimeoutMs}
+     * after the plan's duration.
+     */
+    static Outcome run(ProducerConfig producer, String sendTopic, FixedRateOptions.Plan plan, TidemarkConsumer reader,
+                       String readTopic, BooleanSupplier going, InstantSource clock, long finishTimeoutMs,
+                       PrintWriter out) throws InterruptedException {
+        long startMs = clock.millis();
+        long deadlineMs = startMs + plan.length().toMillis() + finishTimeoutMs;
+        long planned = plan.records();
+        SequencedSource source = new SequencedSource(producer, sendTopic, plan.rate(), plan.recordSize(), planned,
+                System.nanoTime(), deadlineMs, clock);
+        SequenceTally tally = new SequenceTally(planned, startMs + plan.warmup().toMillis());
+        Thread sender = new Thread(source, "perf-source");
+        sender.setDaemon(true);
+        sender.start();
+        long nowMs = startMs;
+        try {
+            long lastReportMs = startMs;
+            while (nowMs < deadlineMs && going.getAsBoolean() && !source.readAll(tally)) {
+                List<ConsumerRecord> records = reader.poll(POLL);
+                nowMs = clock.millis();
+                for (ConsumerRecord record : records) {
+                    tally.add(record, nowMs);
+                }
+                if (nowMs - lastReportMs >= REPORT_INTERVAL_MS) {
+                    out.println(tally.progress(nowMs - startMs, source.sent.get()));
+                    out.flush();
+                    lastReportMs = nowMs;
+                }
+            }
+        } finally {
+            source.stop();
+            sender.join();
+        }
+        SequenceTally.Result result = tally.result(source.sent.get(), source.failed.get());
+        List<String> errors = new ArrayList<>(result.errors(readTopic, source.firstFailure.get()));
+        if (source.error != null) {
+            errors.add("the source stopped after " + source.sent.get() + " records: " + source.error);
+        } else if (source.sent.get() < planned) {
+            errors.add("the source sent only " + source.sent.get() + " of the " + planned + " records planned");
+        }
+        if (nowMs >= deadlineMs && result.distinct() < result.sent()) {
+            errors.add("gave up " + finishTimeoutMs + " ms after --duration " + plan.length().toMillis() + " ms");
+        }
+        return new Outcome(result, errors);
+    }
+}
