@@ -19,22 +19,15 @@ kafka_round() {
   timeout 600 $J org.apache.kafka.tools.TopicCommand --bootstrap-server $B --create --topic e$PARTS --partitions $PARTS \
     --replication-factor 3 >/dev/null
   echo "kafka warm-up: $(timeout 600 $J org.apache.kafka.tools.ProducerPerformance --topic e$PARTS --num-records $WARM --record-size 1024 --throughput -1 --producer-props bootstrap.servers=$B acks=all 2>/dev/null | tail -1)"
-  echo "kafka $(timeout 600 $J "$PROJ/bench/kafka/KafkaEndToEnd.java" $B e$PARTS $RATE $DURATION 1024 5 0 2>&1 | grep -E '^end-to-end|^error' | tr '\n' ' ')"
+  echo "kafka $(timeout 600 $J "$PROJ/bench/kafka/KafkaEndToEnd.java" $B e$PARTS $RATE $DURATION 1024 5 0 2>&1 | grep -E '^end-to-end|^acknowledged|^error' | tr '\n' ' ')"
   "$K/stop-cluster.sh" "$W/k" >/dev/null 2>&1; rm -rf "$W/k"
 }
 tidemark_round() {
-  local out B t0 led=0
-  out=$(cd "$PROJ" && timeout 240 ./tidemark local up --name e2e --nodes 3 --base-port 29092 --data-dir "$W/t" 2>&1)
-  B=$(grep -oE '127\.0\.0\.1:[0-9]+(,127\.0\.0\.1:[0-9]+)*' <<<"$out" | head -1)
-  [ -n "$B" ] || { echo "tidemark did not start: ${out: -200}"; return; }
-  t0=$SECONDS
-  (cd "$PROJ" && timeout 600 ./tidemark topics create --bootstrap "$B" --topic e$PARTS --partitions $PARTS --replication-factor 3 >/dev/null)
-  while [ $((SECONDS - t0)) -lt 300 ]; do   # every partition led, as Kafka's create answers
-    led=$(cd "$PROJ" && ./tidemark topics describe --bootstrap "$B" --topic e$PARTS --output json 2>/dev/null | grep -c '"leader":[1-9]')
-    [ "$led" -ge "$PARTS" ] && break; sleep 2
-  done
-  echo "tidemark warm-up: $(cd "$PROJ" && timeout 600 ./tidemark perf produce --bootstrap "$B" --topic e$PARTS --records $WARM --record-size 1024 --throughput -1 2>&1 | tail -1)"
-  echo "tidemark $(cd "$PROJ" && timeout 600 ./tidemark perf end-to-end --bootstrap "$B" --topic e$PARTS --rate $RATE --duration ${DURATION}s --record-size 1024 2>&1 | grep -E '^end-to-end|^error' | tr '\n' ' ')"
+  (cd "$PROJ" && . bench/tidemark-cluster.sh && cluster_up e2e 29092 "$W/t" e$PARTS $PARTS \
+    || { echo "tidemark did not start"; exit 1; }
+    echo "tidemark leaders: $LED/$PARTS"
+    echo "tidemark warm-up: $(timeout 600 ./tidemark perf produce --bootstrap "$B" --topic e$PARTS --records $WARM --record-size 1024 --throughput -1 2>&1 | tail -1)"
+    echo "tidemark $(timeout 600 ./tidemark perf end-to-end --bootstrap "$B" --topic e$PARTS --rate $RATE --duration ${DURATION}s --record-size 1024 2>&1 | grep -E '^end-to-end|^acknowledged|^error' | tr '\n' ' ')")
   (cd "$PROJ" && timeout 120 ./tidemark local down --name e2e --data-dir "$W/t" >/dev/null 2>&1)
   rm -rf "$W/t"
 }

@@ -25,8 +25,9 @@ import java.util.concurrent.Callable;
  * {@code linger.ms} {@code --linger-ms}); a consumer in the same process, without a group, assigned every partition at
  * its end before the first send, long-polls them (its fetch.max.wait.ms {@code --fetch-max-wait}). A record's latency
  * is the clock at the poll that returned it minus its SendTime, for the records sent {@code --warmup} or more after the
- * start ({@link SequenceTally}). Kafka's twin, for side-by-side runs, is {@code bench/kafka/KafkaEndToEnd.java}, which
- * measures the same way.
+ * start ({@link SequenceTally}); the line before the summary gives the latency of the producer's acknowledgements,
+ * so a run tells the fetch path's share apart. Kafka's twin, for side-by-side runs, is
+ * {@code bench/kafka/KafkaEndToEnd.java}, which measures the same way.
  *
  * <p>The topic may hold records: the reader starts at its end. The run ends when the reader has seen every sequence
  * number sent (failed sends aside), or fails {@value PipelinePerfCommand#FINISH_TIMEOUT_MS} ms after
@@ -78,6 +79,7 @@ final class EndToEndPerfCommand implements Callable<Integer> {
             out.flush();
             SequenceRun.Outcome run = SequenceRun.run(producer, topic, plan, reader, topic, () -> true, clock,
                     PipelinePerfCommand.FINISH_TIMEOUT_MS, out);
+            out.println(run.acks());
             out.println(run.result().summary("end-to-end"));
             out.flush();
             run.errors().forEach(e -> spec.commandLine().getErr().println("error: " + e));

@@ -55,6 +55,8 @@ final class PerfCommand {
     /** How often a long run prints its progress. */
     static final long REPORT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final double MB = 1024 * 1024;
+    /** How far ahead of its time a fixed-rate sender may send a record ({@link #awaitDue}): Kafka's 2 ms. */
+    static final long PACING_STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     /** Longest poll of {@code perf consume}. */
     private static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
@@ -62,11 +64,18 @@ final class PerfCommand {
     }
 
     /**
-     * Holds the calling thread until record {@code i} of a fixed rate is due: {@code i / perSecond} seconds after
-     * {@code startNanos} ({@link System#nanoTime}). A sender that fell behind goes on at once, so it catches up.
+     * Holds the calling thread until record {@code i} of a fixed rate may go: {@code i / perSecond} seconds after
+     * {@code startNanos} ({@link System#nanoTime}), less up to {@link #PACING_STEP_NANOS}. A record due sooner than
+     * that step goes at once, so a sender goes in bursts of one step's records and waits once per step, as Kafka's
+     * ProducerPerformance does (its ThroughputThrottler sleeps only once it is 2 ms ahead): the same load for a side by
+     * side run, and one wakeup per step instead of one per record. A sender that fell behind goes on at once, so it
+     * catches up; over the run the rate is exact.
      */
     static void awaitDue(long startNanos, long i, long perSecond) {
         long due = startNanos + i * 1_000_000_000L / perSecond;
+        if (due - System.nanoTime() < PACING_STEP_NANOS) {
+            return;
+        }
         for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
             LockSupport.parkNanos(wait);
         }

@@ -3,12 +3,14 @@ package io.tidemark.cli;
 import io.tidemark.client.api.ConsumerRecord;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.TidemarkConsumer;
+import org.HdrHistogram.Histogram;
 
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -29,7 +31,14 @@ final class SequenceRun {
      * A run's figures and what makes it fail: sends that failed, sequence numbers missing or read twice, a source
      * that stopped early, the deadline.
      */
-    record Outcome(SequenceTally.Result result, List<String> errors) {
+    record Outcome(SequenceTally.Result result, Histogram ackMicros, List<String> errors) {
+        /** The acknowledgements' line: every acknowledged record's, the warm-up's too, ms. */
+        String acks() {
+            return String.format(Locale.ROOT, "acknowledged %d, ack latency ms p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f "
+                            + "max %.1f", ackMicros.getTotalCount(), ackMicros.getValueAtPercentile(50) / 1000.0,
+                    ackMicros.getValueAtPercentile(90) / 1000.0, ackMicros.getValueAtPercentile(99) / 1000.0,
+                    ackMicros.getValueAtPercentile(99.9) / 1000.0, ackMicros.getMaxValue() / 1000.0);
+        }
     }
 
     /**
@@ -79,6 +88,6 @@ final class SequenceRun {
         if (nowMs >= deadlineMs && result.distinct() < result.sent()) {
             errors.add("gave up " + finishTimeoutMs + " ms after --duration " + plan.length().toMillis() + " ms");
         }
-        return new Outcome(result, errors);
+        return new Outcome(result, source.ackMicros.getIntervalHistogram(), errors);
     }
 }

@@ -3,6 +3,7 @@ package io.tidemark.cli;
 import io.tidemark.client.api.ProducerConfig;
 import io.tidemark.client.api.ProducerRecord;
 import io.tidemark.client.api.TidemarkProducer;
+import org.HdrHistogram.Recorder;
 
 import java.nio.ByteBuffer;
 import java.time.InstantSource;
@@ -23,6 +24,8 @@ final class SequencedSource implements Runnable {
     final AtomicLong sent = new AtomicLong();
     final AtomicLong failed = new AtomicLong();
     final AtomicReference<String> firstFailure = new AtomicReference<>();
+    /** Each acknowledged record's time from {@code send} to its acknowledgement, µs. */
+    final Recorder ackMicros = new Recorder(3);
     /** What ended the loop early: a send that threw (no metadata, no buffer memory within max.block.ms). */
     volatile RuntimeException error;
     private final ProducerConfig producer;
@@ -65,8 +68,11 @@ final class SequencedSource implements Runnable {
         try (TidemarkProducer sender = new TidemarkProducer(producer)) {
             for (long i = 0; i < planned && !stopped && clock.millis() < deadlineMs; i++) {
                 PerfCommand.awaitDue(startNanos, i, rate);
+                long sentAt = System.nanoTime();
                 sender.send(new ProducerRecord(topic, key(i), value)).whenComplete((stored, e) -> {
-                    if (e != null) {
+                    if (e == null) {
+                        ackMicros.recordValue(Math.max(1, (System.nanoTime() - sentAt) / 1000));
+                    } else {
                         failed.incrementAndGet();
                         firstFailure.compareAndSet(null, PerfCommand.sendFailure(e));
                     }
