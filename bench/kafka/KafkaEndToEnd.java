@@ -28,7 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * group, assigned every partition at its end before the first send, polls them (Kafka's defaults: fetch.min.bytes 1,
  * fetch.max.wait.ms 500). A record's latency is the wall clock at the poll that returned it minus its timestamp, for
  * the records sent WARMUP_SECONDS (default 5) or more after the start, in an HdrHistogram of ms. Prints the
- * acknowledgements' line and the summary line of {@code tidemark perf end-to-end}; exits 1 when a send failed, a sequence number is missing or came twice.
+ * acknowledgements' line and the summary line of {@code tidemark perf end-to-end}; exits 1 when a send failed, a
+ * sequence number is missing or came twice.
  *
  * <p>Run with the harness' class path: {@code java -cp "$K/target/classes:$K/target/lib/*" KafkaEndToEnd.java
  * BOOTSTRAP TOPIC RATE SECONDS RECORD_SIZE [WARMUP_SECONDS [LINGER_MS]]}. Bounded: the reader gives up 60 s after

@@ -57,7 +57,12 @@ final class LeaderCaller {
          * waking a pool thread for each cost 3 to 4 context switches per lookup in the client, each of which may
          * wait for a core on a busy machine; LeaderCaller's own callbacks only route a retry.
          */
-        TRANSPORT_THREAD
+        TRANSPORT_THREAD;
+
+        /** {@code stub}, its answers completed where this says. */
+        <S extends AbstractStub<S>> S on(S stub) {
+            return this == TRANSPORT_THREAD ? stub.withExecutor(MoreExecutors.directExecutor()) : stub;
+        }
     }
 
     /**
@@ -176,16 +181,14 @@ final class LeaderCaller {
     private <S extends AbstractStub<S>, T> CompletableFuture<T> coordinatorCall(Function<Channel, S> newStub,
                                                                                Function<S, ListenableFuture<T>> rpc) {
         return call(COORDINATOR_PARTITION, channel -> {
-            S stub = newStub.apply(channel).withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS);
-            return rpc.apply(callbacks == Callbacks.TRANSPORT_THREAD
-                    ? stub.withExecutor(MoreExecutors.directExecutor()) : stub);
+            return rpc.apply(callbacks.on(newStub.apply(channel).withDeadlineAfter(requestTimeoutMs,
+                    TimeUnit.MILLISECONDS)));
         });
     }
 
     private BrokerServiceGrpc.BrokerServiceFutureStub stub(Channel channel, long timeoutMs) {
-        BrokerServiceGrpc.BrokerServiceFutureStub stub = BrokerServiceGrpc.newFutureStub(channel)
-                .withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
-        return callbacks == Callbacks.TRANSPORT_THREAD ? stub.withExecutor(MoreExecutors.directExecutor()) : stub;
+        return callbacks.on(BrokerServiceGrpc.newFutureStub(channel)
+                .withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS));
     }
 
     /**

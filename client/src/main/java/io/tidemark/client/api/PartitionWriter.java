@@ -101,7 +101,8 @@ public final class PartitionWriter implements Closeable {
                 connection.requestTimeoutMs()));
         this.leaders = new LeaderCaller(metadata, channels, connection.requestTimeoutMs(),
                 LeaderCaller.Callbacks.CHANNEL_EXECUTOR);
-        this.streams = new ProduceStreams(channels, connection.requestTimeoutMs(), clock);
+        this.streams = new ProduceStreams(channels, connection.requestTimeoutMs(), clock,
+                LeaderCaller.Callbacks.CHANNEL_EXECUTOR);
         this.retryBackoffMs = config.retryBackoffMs();
         this.deliveryTimeoutMs = config.deliveryTimeoutMs();
         this.maxRequestBytes = config.maxRequestBytes();

@@ -43,13 +43,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safe: {@link #send}, {@link #expire} and {@link #close} take the object's lock (one caller in the producer,
  * its sender thread; a {@link PartitionWriter}'s thread in the mirror), once per request, not per record. Answers and
- * stream failures arrive on gRPC threads and only complete futures.
+ * stream failures arrive on gRPC threads (the transport thread or the channel's executor, as the caller chose) and
+ * only complete futures.
  */
 final class ProduceStreams {
     /** How long a broker that refused the stream (UNIMPLEMENTED) gets unary calls before the stream is tried again. */
     static final long UNARY_MS = 60_000;
 
     private final BrokerChannels channels;
+    private final LeaderCaller.Callbacks callbacks;
     private final long requestTimeoutMs;
     private final Clock clock;
     private final Map<String, Stream> streams = new HashMap<>();
@@ -57,7 +59,12 @@ final class ProduceStreams {
     private final Map<String, Long> unary = new ConcurrentHashMap<>();
     private long nextCorrelationId;
 
-    ProduceStreams(BrokerChannels channels, long requestTimeoutMs, Clock clock) {
+    /**
+     * @param callbacks where answers complete the futures {@link #send} gives: the transport thread for a caller that
+     *                  only hands them to a thread of its own (the producer's sender)
+     */
+    ProduceStreams(BrokerChannels channels, long requestTimeoutMs, Clock clock, LeaderCaller.Callbacks callbacks) {
+        this.callbacks = callbacks;
         this.channels = channels;
         this.requestTimeoutMs = requestTimeoutMs;
         this.clock = clock;
@@ -115,8 +122,8 @@ final class ProduceStreams {
     }
 
     private CompletableFuture<ProduceManyResponse> callUnary(String address, ProduceManyRequest request) {
-        return GrpcFutures.start(() -> BrokerServiceGrpc.newFutureStub(channels.get(address))
-                .withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS).produceMany(request));
+        return GrpcFutures.start(() -> callbacks.on(BrokerServiceGrpc.newFutureStub(channels.get(address))
+                .withDeadlineAfter(requestTimeoutMs, TimeUnit.MILLISECONDS)).produceMany(request));
     }
 
     private record Pending(ProduceManyRequest request, CompletableFuture<ProduceManyResponse> answer,
@@ -132,8 +139,8 @@ final class ProduceStreams {
 
         Stream(String address) {
             this.address = address;
-            this.requests = (ClientCallStreamObserver<ProduceStreamRequest>) BrokerServiceGrpc
-                    .newStub(channels.get(address)).produceStream(this);
+            this.requests = (ClientCallStreamObserver<ProduceStreamRequest>) callbacks.on(BrokerServiceGrpc
+                    .newStub(channels.get(address))).produceStream(this);
         }
 
         boolean broken() {

@@ -134,7 +134,9 @@ final class Sender implements Runnable {
         this.retryBackoffMs = config.retryBackoffMs();
         this.maxRequestBytes = config.maxRequestBytes();
         this.maxInFlightPerPartition = config.maxInFlightPerPartition();
-        this.streams = new ProduceStreams(channels, config.requestTimeoutMs(), clock);
+        // an answer only queues a handler for the sender thread: completed on the transport thread, it wakes one thread
+        this.streams = new ProduceStreams(channels, config.requestTimeoutMs(), clock,
+                LeaderCaller.Callbacks.TRANSPORT_THREAD);
     }
 
     @Override

@@ -288,10 +288,13 @@ final class FakeCluster implements AutoCloseable {
         }
     }
 
-    /** Serves the Produce calls held so far ({@link #holdProduce}), in the order they came. */
+    /**
+     * Serves the Produce calls held so far ({@link #holdProduce}), in the order they came; not those that come while it
+     * serves (a producer's answer may complete on this thread, and its next request be held meanwhile).
+     */
     void releaseHeldProduces() {
-        for (HeldProduce held = heldReleases.poll(); held != null; held = heldReleases.poll()) {
-            held.serve().run();
+        for (int held = heldReleases.size(); held > 0; held--) {
+            heldReleases.remove().serve().run();
         }
     }
 

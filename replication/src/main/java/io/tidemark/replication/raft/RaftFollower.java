@@ -25,6 +25,11 @@ public record RaftFollower(long matchIndex, long lastResponseAgoMs) {
      * changed in between) the map is empty, which a caller reads as "not known yet".
      */
     public static Optional<Map<Integer, RaftFollower>> seenBy(DivisionInfo leader) {
+        if (!leader.isLeader()) {
+            // and before Ratis gave a starting replica its first role, its role info fails (NullPointerException in
+            // RoleInfo.buildRoleInfoProto: a leader balance pass failed so in a benchmark's first seconds)
+            return Optional.empty();
+        }
         RoleInfoProto role = leader.getRoleInfoProto();
         long[] matchIndices = leader.getFollowerMatchIndices();
         if (!role.hasLeaderInfo() || matchIndices == null) {
