@@ -137,7 +137,13 @@ class TransactionChaosIT {
     private static void check(TidemarkAdmin admin, String bootstrap, Function<String, ManagedChannel> channels) {
         List<TopicPartition> out = IntStream.range(0, PARTITIONS).mapToObj(p -> new TopicPartition("out", p)).toList();
         Map<TopicPartition, Long> ends = new HashMap<>();
-        out.forEach(tp -> ends.put(tp, admin.listOffsets(tp, OffsetSpec.latest()).logEndOffset()));
+        // a partition's leadership may still be moving (the balancer gives it back to the restarted broker): its
+        // lookup is retried as a client would (NOT_AVAILABLE "no leader with a known address" failed a run here)
+        await().atMost(WAIT).ignoreExceptionsMatching(e -> e instanceof TidemarkException t && t.retriable())
+                .until(() -> {
+                    out.forEach(tp -> ends.put(tp, admin.listOffsets(tp, OffsetSpec.latest()).logEndOffset()));
+                    return true;
+                });
         List<ConsumerRecord> read = new ArrayList<>();
         Map<TopicPartition, Long> lastOffsets = new HashMap<>();
         try (TidemarkConsumer reader = new TidemarkConsumer(ConsumerConfig.builder(bootstrap)
