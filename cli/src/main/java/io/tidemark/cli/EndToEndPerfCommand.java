@@ -30,7 +30,7 @@ import java.util.concurrent.Callable;
  * {@code bench/kafka/KafkaEndToEnd.java}, which measures the same way.
  *
  * <p>The topic may hold records: the reader starts at its end. The run ends when the reader has seen every sequence
- * number sent (failed sends aside), or fails {@value PipelinePerfCommand#FINISH_TIMEOUT_MS} ms after
+ * number sent (failed sends aside), or fails {@value SequenceRun#FINISH_TIMEOUT_MS} ms after
  * {@code --duration}, saying how many are missing. Progress every 5 s; the last line is the summary, for scripts.
  * Exits with 1 when a send failed, a sequence number is missing or was read twice. Bounded as {@code perf pipeline}
  * is, by {@code --rate} × {@code --duration} records and {@code --duration} plus the finish timeout.
@@ -77,8 +77,7 @@ final class EndToEndPerfCommand implements Callable<Integer> {
             out.printf("reading %s from its end (partitions: %d); sending %d records at %d/s%n", topic,
                     partitions.size(), plan.records(), plan.rate());
             out.flush();
-            SequenceRun.Outcome run = SequenceRun.run(producer, topic, plan, reader, topic, () -> true, clock,
-                    PipelinePerfCommand.FINISH_TIMEOUT_MS, out);
+            SequenceRun.Outcome run = SequenceRun.run(producer, topic, plan, reader, topic, () -> true, clock, out);
             out.println(run.acks());
             out.println(run.result().summary("end-to-end"));
             out.flush();

@@ -45,23 +45,18 @@ import java.util.concurrent.Callable;
  * </ol>
  * The source starts once the group gave the runtime every partition of the input (a join would otherwise count in
  * the first records' latency). The run ends when the reader has seen every sequence number the source sent, failed
- * sends aside, or fails {@value #FINISH_TIMEOUT_MS} ms after {@code --duration}, saying how many are missing. Both
- * topics must be empty at the start: every run numbers its records from 0, so an earlier run's would read as
- * duplicates. Progress every 5 s; the last line is {@link SequenceTally.Result#summary}'s, for scripts. Exits with 1 when a send
- * failed, a sequence number is missing or was read twice.
+ * sends aside, or fails {@value SequenceRun#FINISH_TIMEOUT_MS} ms after {@code --duration}, saying how many are
+ * missing. Both topics must be empty at the start: every run numbers its records from 0, so an earlier run's would
+ * read as duplicates. Progress every 5 s; the last line is {@link SequenceTally.Result#summary}'s, for scripts. Exits
+ * with 1 when a send failed, a sequence number is missing or was read twice.
  *
- * <p>Bounded: at most {@value FixedRateOptions#MAX_RECORDS} records ({@code --rate} × {@code --duration}), and every loop ends by
- * {@code --duration} + {@value #FINISH_TIMEOUT_MS} ms.
+ * <p>Bounded: at most {@value FixedRateOptions#MAX_RECORDS} records ({@code --rate} × {@code --duration}), and
+ * every loop ends by {@code --duration} + {@value SequenceRun#FINISH_TIMEOUT_MS} ms.
  */
 @Command(name = "pipeline", mixinStandardHelpOptions = true,
         description = "Measure the end-to-end latency of an exactly-once pipeline: a source at a fixed rate, a "
                 + "Transactional-mode consumer runtime copying the input to the output, a read_committed reader.")
 final class PipelinePerfCommand implements Callable<Integer> {
-    /**
-     * How long after --duration the reader waits for the last copies: a window commits every 100 ms by default and an
-     * election takes about a second (docs/benchmarks.md), so a minute means the pipeline is stuck.
-     */
-    static final long FINISH_TIMEOUT_MS = 60_000;
     /** Longest wait for the group to give the runtime the input's partitions: a join takes a second or two. */
     private static final long ASSIGN_TIMEOUT_MS = 60_000;
     private static final long ASSIGN_CHECK_MS = 100;
@@ -163,7 +158,7 @@ final class PipelinePerfCommand implements Callable<Integer> {
     private int measure(ConsumerRuntime pipeline, TidemarkConsumer reader, FixedRateOptions.Plan plan, PrintWriter out,
                         PrintWriter err) throws InterruptedException {
         SequenceRun.Outcome run = SequenceRun.run(client.producerConfig().clock(clock.withZone(ZoneOffset.UTC))
-                .build(), input, plan, reader, output, pipeline::running, clock, FINISH_TIMEOUT_MS, out);
+                .build(), input, plan, reader, output, pipeline::running, clock, out);
         out.println("runtime: " + pipeline.counts());
         out.println(run.result().summary("pipeline"));
         out.flush();

@@ -20,6 +20,11 @@ import java.util.function.BooleanSupplier;
  * came; the progress every 5 s. Used by {@code perf pipeline} and {@code perf end-to-end}.
  */
 final class SequenceRun {
+    /**
+     * How long after --duration the reader waits for the last records: a pipeline's window commits every 100 ms by
+     * default and an election takes about a second (docs/benchmarks.md), so a minute means the run is stuck.
+     */
+    static final long FINISH_TIMEOUT_MS = 60_000;
     /** Longest poll of the reader: how late it notices the end or the time for a progress line. */
     private static final Duration POLL = Duration.ofMillis(100);
     private static final long REPORT_INTERVAL_MS = TimeUnit.NANOSECONDS.toMillis(PerfCommand.REPORT_INTERVAL_NANOS);
@@ -44,14 +49,14 @@ final class SequenceRun {
     /**
      * Sends {@code plan}'s records to {@code sendTopic} with a {@link SequencedSource} built of {@code producer}, and
      * reads {@code readTopic} with {@code reader} (assigned, positioned) into a {@link SequenceTally}, the records sent
-     * after the plan's warm-up measured; the clock is read once a poll. The reader gives up {@code finishTimeoutMs}
-     * after the plan's duration.
+     * after the plan's warm-up measured; the clock is read once a poll. The reader gives up
+     * {@link #FINISH_TIMEOUT_MS} after the plan's duration.
      */
     static Outcome run(ProducerConfig producer, String sendTopic, FixedRateOptions.Plan plan, TidemarkConsumer reader,
-                       String readTopic, BooleanSupplier going, InstantSource clock, long finishTimeoutMs,
-                       PrintWriter out) throws InterruptedException {
+                       String readTopic, BooleanSupplier going, InstantSource clock, PrintWriter out)
+            throws InterruptedException {
         long startMs = clock.millis();
-        long deadlineMs = startMs + plan.length().toMillis() + finishTimeoutMs;
+        long deadlineMs = startMs + plan.length().toMillis() + FINISH_TIMEOUT_MS;
         long planned = plan.records();
         SequencedSource source = new SequencedSource(producer, sendTopic, plan.rate(), plan.recordSize(), planned,
                 System.nanoTime(), deadlineMs, clock);
@@ -86,7 +91,7 @@ final class SequenceRun {
             errors.add("the source sent only " + source.sent.get() + " of the " + planned + " records planned");
         }
         if (nowMs >= deadlineMs && result.distinct() < result.sent()) {
-            errors.add("gave up " + finishTimeoutMs + " ms after --duration " + plan.length().toMillis() + " ms");
+            errors.add("gave up " + FINISH_TIMEOUT_MS + " ms after --duration " + plan.length().toMillis() + " ms");
         }
         return new Outcome(result, source.ackMicros.getIntervalHistogram(), errors);
     }
