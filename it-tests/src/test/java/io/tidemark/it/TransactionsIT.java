@@ -145,7 +145,9 @@ class TransactionsIT {
     void aTransactionInTheCoordinatorsRaftGroupEndsInOneEntryAnotherInTwoPhases() {
         admin.createTopic("placed", 3, 3, Map.of());
         String coordinatorGroup = admin.describeTopics(List.of(GroupOffsetStore.TOPIC)).get(0).getPartitions(0).getGroupId();
-        List<PartitionDescription> placed = admin.describeTopics(List.of("placed")).get(0).getPartitionsList();
+        // the broker asked may not have applied the topic's creation yet (UNKNOWN_TOPIC failed a CI run here)
+        List<PartitionDescription> placed = await().atMost(WAIT).ignoreException(TidemarkException.class)
+                .until(() -> admin.describeTopics(List.of("placed")).get(0).getPartitionsList(), p -> p.size() == 3);
         int together = placed.stream().filter(p -> p.getGroupId().equals(coordinatorGroup)).findFirst()
                 .orElseThrow().getPartition();
         int apart = placed.stream().filter(p -> !p.getGroupId().equals(coordinatorGroup)).findFirst()
