@@ -26,6 +26,7 @@ import io.tidemark.proto.tls.TlsMaterial;
 import io.tidemark.proto.tls.TlsSettings;
 import io.tidemark.replication.partition.GroupAllOrNoneAppender;
 import io.tidemark.replication.partition.ProduceBacklog;
+import io.tidemark.replication.raft.ProtoTextWarmUp;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftLogCheck;
 import io.tidemark.replication.raft.RaftPeerIds;
@@ -138,6 +139,7 @@ public final class ClusterNode implements Closeable {
         // This broker's own submissions to its Raft server: their batches were admitted here (ReplicatedPartition).
         ClientId localClient = ClientId.randomId();
         RaftGroup metadataGroup = RaftGroup.valueOf(RaftGroups.METADATA, members.peers(members.nodeIds()));
+        ProtoTextWarmUp.run();
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(config.nodeId()))
                 .setProperties(RaftSettings.server(raftStorageDir, self.host(), self.raftPort(), config.raft(),
                         transport.rpcType()))

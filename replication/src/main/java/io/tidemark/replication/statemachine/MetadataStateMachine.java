@@ -211,17 +211,29 @@ public final class MetadataStateMachine extends InstallableStateMachine {
 
     /** Writes a snapshot where Ratis finds it; Ratis may purge the log up to it once this returns. */
     private void record(MetadataSnapshot snapshot) throws IOException {
+        rememberSnapshot(writeFile(snapshot));
+        latestSnapshot = snapshot;
+    }
+
+    /** Writes a snapshot's file, which a restart or a reload finds; Ratis sees it only once it is remembered. */
+    private SingleFileSnapshotInfo writeFile(MetadataSnapshot snapshot) throws IOException {
         TermIndex at = TermIndex.valueOf(snapshot.getTerm(), snapshot.getIndex());
         Path file = storage().getSnapshotFile(at.getTerm(), at.getIndex()).toPath();
         MetadataSnapshotFile.write(file, snapshot);
-        rememberSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), at));
-        latestSnapshot = snapshot;
+        return new SingleFileSnapshotInfo(new FileInfo(file, null), at);
     }
 
     /**
      * The leader no longer has the entries this member needs next (it lost its Raft storage): fetches the leader's
-     * latest snapshot and records it as its own; the reload restores it, and Ratis sends the entries after it. A
+     * latest snapshot and writes it as its own file; the reload restores it, and Ratis sends the entries after it. A
      * snapshot that does not reach the leader's first entry, or a failed fetch, fails the future: Ratis asks again.
+     *
+     * <p>Ratis sees the snapshot only at the reload ({@link #restoreLatestSnapshot}), when it also resets its log to
+     * it; Ratis reloads at the leader's next notice. A member whose latest snapshot Ratis sees takes it as its last
+     * entry when its log is empty, in the votes it asks for too: told at once, a member that timed out before the
+     * next notice campaigned with the snapshot's entry and a log Ratis had not reset, won, and led from index 0;
+     * every follower refused its entries and the metadata group had no working leader until the test gave up
+     * (MetadataSnapshotIT, 2026-12-06).
      */
     @Override
     CompletableFuture<TermIndex> installFromLeader(int leader, TermIndex firstInLeaderLog) {
@@ -232,7 +244,7 @@ public final class MetadataStateMachine extends InstallableStateMachine {
                         + firstInLeaderLog.getIndex() + ": the entries between are missing"));
             }
             try {
-                record(snapshot);
+                writeFile(snapshot);
             } catch (IOException e) {
                 throw new CompletionException(e);
             }

@@ -49,6 +49,7 @@ import java.util.concurrent.ExecutionException;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -440,8 +441,11 @@ class MetadataStateMachineTest {
         memberChanges.clear();
 
         assertEquals(TermIndex.valueOf(1, 6), notice(member, 7).join());
+        assertNull(member.getLatestSnapshot(), "Ratis sees the snapshot only once it reloads from it");
+        assertEquals(Optional.empty(), member.latestSnapshot());
         member.pause();
         member.reinitialize();
+        assertEquals(TermIndex.valueOf(1, 6), member.getLatestSnapshot().getTermIndex());
 
         assertEquals(List.of("deleted gone", "altered events", "created gone", "orders-0 [1, 2][] -> [1, 2][2, 3]"),
                 memberChanges, "gone was created again under another id");
