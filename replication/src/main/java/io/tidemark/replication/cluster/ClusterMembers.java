@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.stream.IntStream;
 
 /**
  * The brokers of a cluster, fixed by configuration: for each node id, the host, the port clients use and the port
@@ -84,5 +85,20 @@ public record ClusterMembers(Map<Integer, Member> members) {
      */
     public List<RaftPeer> peers(List<Integer> nodeIds) {
         return nodeIds.stream().map(id -> member(id).peer()).toList();
+    }
+
+    /**
+     * The peers of a partition group that Ratis starts without a stored configuration (a new group), the preferred
+     * replica (the first of {@code replicas}) of a higher priority than the others: a candidate of Ratis needs the
+     * vote of every peer of higher priority that answers, so the preferred replica wins the group's first election
+     * while it is up, and the leader balancer need not move the group there later, when producers may already write
+     * to it (a fresh cluster's groups were moved that way in a benchmark's first seconds, and a move whose first
+     * transfer failed cost another election). The leader's balancer sets the priorities equal at its next pass
+     * ({@link #peers} says why they are kept equal); Ratis replaces this configuration by the group's stored one
+     * when the group restarts.
+     */
+    public List<RaftPeer> peersPreferringFirst(List<Integer> replicas) {
+        return IntStream.range(0, replicas.size()).mapToObj(i -> RaftPeer.newBuilder(member(replicas.get(i)).peer())
+                .setPriority(i == 0 ? 1 : 0).build()).toList();
     }
 }

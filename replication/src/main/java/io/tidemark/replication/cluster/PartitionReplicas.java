@@ -508,7 +508,7 @@ public final class PartitionReplicas implements Closeable {
         if (runsHere(groupId)) {
             return;
         }
-        RaftGroup group = RaftGroup.valueOf(groupId, members.peers(replicas));
+        RaftGroup group = RaftGroup.valueOf(groupId, members.peersPreferringFirst(replicas));
         try {
             admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).add(group);
             LOG.info("Started partition group {} here", group);

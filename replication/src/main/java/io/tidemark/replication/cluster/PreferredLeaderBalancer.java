@@ -171,9 +171,10 @@ public final class PreferredLeaderBalancer implements Closeable {
     }
 
     /**
-     * Sets equal priorities in each led group whose configuration prefers a replica (left so by a move of a broker
-     * before equal priorities were kept throughout, which died before it set them back): Ratis would make the others
-     * wait for that replica at every election.
+     * Sets equal priorities in each led group whose configuration prefers a replica (a new group, which starts so
+     * that its preferred replica wins its first election, {@link ClusterMembers#peersPreferringFirst}; or one left so
+     * by a move of a broker before equal priorities were kept throughout, which died before it set them back): Ratis
+     * would make the others wait for that replica at every election.
      */
     private void equalizePriorities(List<Leading> now) {
         for (Leading l : now) {

@@ -29,7 +29,8 @@ import java.util.UUID;
  * moves every partition of the group. Ratis hands leadership only to a peer no other peer outranks in priority
  * ({@code RaftConfigurationImpl.isHighestPriority}); every peer of a Tidemark group has the same priority
  * ({@link ClusterMembers#peers}), so a crash fails over in one election and a move is one transfer request, with no
- * configuration change. (Moves once raised the target's priority and set it back after, and a broker that died in
+ * configuration change. (A new group starts preferring its preferred replica, {@link
+ * ClusterMembers#peersPreferringFirst}, until its leader's balancer sets the priorities equal.) (Moves once raised the target's priority and set it back after, and a broker that died in
  * between left the group preferring a replica for good: Ratis then made the others wait for it at every election.)
  * A group whose priorities are not equal, left so by such a move, is set back to equal priorities by
  * {@link #equalizePriorities}, which the balancer calls for the groups its broker leads and a move calls first.
@@ -90,6 +91,7 @@ final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupL
      */
     private void move(UUID group, List<Integer> voters, int toNodeId, long timeoutMs, String what) {
         try (RaftClient client = client(group, voters)) {
+            setEqualPriorities(client.admin(), group, voters);
             transfer(client.admin(), toNodeId, timeoutMs, what);
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "leadership of " + what + " did not move to node "
@@ -100,15 +102,23 @@ final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupL
     @Override
     public void equalizePriorities(UUID group, List<Integer> voters) {
         try (RaftClient client = client(group, voters)) {
-            RaftClientReply reply = client.admin().setConfiguration(members.peers(voters));
-            if (!reply.isSuccess()) {
-                throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the priorities of partition group " + group
-                        + " were not set equal: " + reply.getException());
-            }
-            LOG.info("Set every priority of partition group {} equal again", group);
+            setEqualPriorities(client.admin(), group, voters);
+            LOG.info("Set every priority of partition group {} equal", group);
         } catch (IOException e) {
             throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the priorities of partition group " + group
                     + " were not set equal: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Sets every voter's priority equal: Ratis transfers only to a peer no other outranks. Ratis answers at once,
+     * writing no entry, when they are equal already.
+     */
+    private void setEqualPriorities(AdminApi admin, UUID group, List<Integer> voters) throws IOException {
+        RaftClientReply reply = admin.setConfiguration(members.peers(voters));
+        if (!reply.isSuccess()) {
+            throw new TidemarkException(ErrorCode.NOT_AVAILABLE, "the priorities of partition group " + group
+                    + " were not set equal: " + reply.getException());
         }
     }
 
