@@ -29,11 +29,12 @@ import java.util.UUID;
  * moves every partition of the group. Ratis hands leadership only to a peer no other peer outranks in priority
  * ({@code RaftConfigurationImpl.isHighestPriority}); every peer of a Tidemark group has the same priority
  * ({@link ClusterMembers#peers}), so a crash fails over in one election and a move is one transfer request, with no
- * configuration change. (A new group starts preferring its preferred replica, {@link
- * ClusterMembers#peersPreferringFirst}, until its leader's balancer sets the priorities equal.) (Moves once raised the target's priority and set it back after, and a broker that died in
- * between left the group preferring a replica for good: Ratis then made the others wait for it at every election.)
- * A group whose priorities are not equal, left so by such a move, is set back to equal priorities by
- * {@link #equalizePriorities}, which the balancer calls for the groups its broker leads and a move calls first.
+ * configuration change. Two kinds of group prefer a replica: a new one, created preferring its preferred replica
+ * ({@link ClusterMembers#peersPreferringFirst}), and one left so by an older broker's move (moves once raised the
+ * target's priority and set it back after, and a broker that died in between left the group preferring a replica
+ * for good: Ratis then made the others wait for it at every election). Either is set back to equal priorities by
+ * {@link #equalizePriorities}, which the balancer calls for the groups its broker leads, and by a move before it
+ * transfers.
  */
 final class RaftLeadership implements Leadership, PreferredLeaderBalancer.GroupLeadership {
     private static final Logger LOG = LoggerFactory.getLogger(RaftLeadership.class);
