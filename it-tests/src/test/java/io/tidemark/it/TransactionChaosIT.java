@@ -140,10 +140,8 @@ class TransactionChaosIT {
         // a partition's leadership may still be moving (the balancer gives it back to the restarted broker): its
         // lookup is retried as a client would (NOT_AVAILABLE "no leader with a known address" failed a run here)
         await().atMost(WAIT).ignoreExceptionsMatching(e -> e instanceof TidemarkException t && t.retriable())
-                .until(() -> {
-                    out.forEach(tp -> ends.put(tp, admin.listOffsets(tp, OffsetSpec.latest()).logEndOffset()));
-                    return true;
-                });
+                .untilAsserted(() -> out.forEach(tp -> ends.put(tp, admin.listOffsets(tp, OffsetSpec.latest())
+                        .logEndOffset())));
         List<ConsumerRecord> read = new ArrayList<>();
         Map<TopicPartition, Long> lastOffsets = new HashMap<>();
         try (TidemarkConsumer reader = new TidemarkConsumer(ConsumerConfig.builder(bootstrap)
