@@ -14,6 +14,7 @@ import io.tidemark.proto.record.TransactionMarker;
 import io.tidemark.proto.record.RecordBatchValidator.SendTimeWindow;
 import io.tidemark.core.log.segment.CompactionMarker;
 import io.tidemark.core.log.segment.LogSegment;
+import io.tidemark.core.log.segment.SegmentClosedException;
 import io.tidemark.core.log.segment.SegmentLoader;
 import io.tidemark.core.log.segment.SegmentRecovery;
 import io.tidemark.core.log.segment.SegmentSettings;
@@ -69,7 +70,8 @@ import java.util.zip.CRC32C;
  * <p>Threading: appends, rolls, flushes and retention run under one lock (taken once per batch, never per
  * record). Reads and lookups take no lock: they work on a volatile snapshot of the segment array and each
  * segment's published size, so they never see a partial batch. A read racing with retention may find its
- * segment deleted and then reports the offset as out of range.
+ * segment deleted and then reports the offset as out of range; one racing with a compaction swap or a truncation
+ * finds its segment closed, waits for the lock and reads again.
  */
 public final class PartitionLog implements Closeable {
     /** Marks a directory whose log was closed cleanly; removed when the log is opened. */
@@ -589,7 +591,7 @@ public final class PartitionLog implements Closeable {
             }
             return new LogReadResult(batches, start, end, lastStableOffset(start, end), List.of());
         } catch (IOException e) {
-            if (gone(segment)) {
+            if (gone(segment, e)) {
                 return read(offset, maxBytes);
             }
             throw new UncheckedIOException("reading " + segment.logFile() + " failed: " + e.getMessage(), e);
@@ -703,7 +705,7 @@ public final class PartitionLog implements Closeable {
         try {
             return search.apply(segment);
         } catch (IOException e) {
-            if (gone(segment)) {
+            if (gone(segment, e)) {
                 LogSegment[] current = segments;
                 int i = floorSegment(current, segment.baseOffset());
                 return current[i].baseOffset() == segment.baseOffset() ? find(current[i], search) : null;
@@ -712,8 +714,16 @@ public final class PartitionLog implements Closeable {
         }
     }
 
-    /** Whether the log no longer holds this segment object: retention deleted it, or compaction replaced it. */
-    private boolean gone(LogSegment segment) {
+    /**
+     * Whether the log no longer holds this segment object, whose read failed with {@code failure}: retention deleted
+     * it, or compaction replaced it. A swap closes the old segment under the log's lock before it publishes the
+     * replacement, so a read that found the segment closed waits for the lock before it looks.
+     */
+    private boolean gone(LogSegment segment, IOException failure) {
+        if (failure instanceof SegmentClosedException) {
+            lock.lock();
+            lock.unlock();
+        }
         for (LogSegment s : segments) {
             if (s == segment) {
                 return false;
@@ -810,7 +820,7 @@ public final class PartitionLog implements Closeable {
      * {@link io.tidemark.core.log.segment.CompactionMarker}, fsynced) into the log. In this order, so that a crash
      * leaves a segment the loader opens: the marker, then the old indexes deleted, then the log renamed over the old
      * one (the switch), then the new indexes, then the directory fsynced. Reads that leased the old files finish on
-     * them; later ones find the segment closed and read its replacement.
+     * them; later ones find the segment closed, wait for the lock and read its replacement.
      *
      * @return false, having deleted the staged files, when the log no longer holds {@code segment}
      * @throws UncheckedIOException when a step of the swap fails: the log takes no more changes from then on, and a

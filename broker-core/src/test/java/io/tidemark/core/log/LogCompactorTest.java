@@ -2,6 +2,7 @@ package io.tidemark.core.log;
 
 import com.codahale.metrics.MetricRegistry;
 import io.tidemark.core.config.TopicConfig;
+import io.tidemark.core.log.file.DiskFaults;
 import io.tidemark.core.log.segment.CompactionMarker;
 import io.tidemark.core.log.segment.LogSegment;
 import io.tidemark.proto.record.Record;
@@ -15,14 +16,18 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static io.tidemark.core.log.LogTestUtils.BASE_MS;
 import static io.tidemark.core.log.LogTestUtils.bytes;
 import static io.tidemark.core.log.LogTestUtils.config;
 import static io.tidemark.core.log.LogTestUtils.readAll;
 import static io.tidemark.core.log.LogTestUtils.text;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -123,6 +128,36 @@ class LogCompactorTest {
                     TOMBSTONE_RECEIVE_TIME + DELETE_RETENTION_MS, Long.MAX_VALUE), "nothing new, no tombstone expired: "
                     + "the pass is skipped");
             assertEquals(COMPACTED, contents(log));
+        }
+    }
+
+    /**
+     * A swap closes the old segment before it moves the compacted files over it (the marker first), and publishes
+     * the replacement after: a read in between (held there by a slowed move of B3's marker, the last segment
+     * rewritten) waits for the swap and reads the replacement.
+     */
+    @Test
+    void aReadDuringASwapReadsTheCompactedSegment() throws Exception {
+        DiskFaults faults = DiskFaults.install();
+        try (PartitionLog log = written(dir)) {
+            Path stagedMarker = CompactionMarker.file(LogCompactor.stagingDir(dir), 3);
+            faults.slow(stagedMarker, DiskFaults.Operation.RENAME, Duration.ofMillis(300));
+            CompletableFuture<LogCompactor.CompactionResult> compaction = new CompletableFuture<>();
+            Thread compacting = new Thread(() -> {
+                try {
+                    compaction.complete(compactor.compact(log, TOMBSTONE_RECEIVE_TIME, Long.MAX_VALUE));
+                } catch (Throwable t) {
+                    compaction.completeExceptionally(t);
+                }
+            }, "compacting");
+            compacting.start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> compacting.getState() == Thread.State.TIMED_WAITING);
+
+            assertEquals(5, firstOffsetRead(log, 3), "the compacted B3, whose batch starts at a2");
+            assertEquals(new LogCompactor.CompactionResult(3, 4, 5), compaction.get(10, TimeUnit.SECONDS));
+            assertEquals(COMPACTED, contents(log));
+        } finally {
+            faults.clear(dir);
         }
     }
 
