@@ -118,6 +118,7 @@ class ReplicatedClusterIT {
                 "every broker applied the id the creating broker chose, the restarted one too");
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
             int leader = leaderOf(0);
+            assertTrue(leader > 0, "orders-0 has a leader, not " + leader);
             assertEquals("NOT_LEADER: node " + leader + " leads orders-0, not this broker",
                     followerAnswer(leader % 3 + 1), "clients read a partition on its leader only");
         });
