@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -96,34 +97,45 @@ class ClientBoundsIT {
     }
 
     /**
-     * 40 connections each ask for a 16 MiB answer and never read it (the client asks gRPC for no message, so HTTP/2
-     * flow control leaves the answer in the broker's buffers): 640 MiB against a 192 MiB heap. The broker holds at
-     * most fetch.memory.max.bytes of them and refuses the others NOT_AVAILABLE naming the bound; it answers a
-     * metadata call all along, and once the readers are gone a fetch reads its 16 MiB again.
+     * 40 connections each ask for an answer of 15 batches of just under 1 MiB and never read it (the client asks gRPC
+     * for no message, so HTTP/2 flow control leaves the answer in the broker's buffers): 600 MiB against a 192 MiB
+     * heap. fetch.memory.max.bytes has room for exactly three such answers, so the broker holds three, whichever
+     * order the calls arrive in (an answer of exactly the room it took gives none back), and refuses the others
+     * NOT_AVAILABLE naming the bound; it answers a metadata call all along, and once the readers are gone a fetch
+     * reads its 15 batches again.
      */
     @Test
     void manyConnectionsFetchingHugeAnswersTheyNeverReadCannotTakeTheBrokersMemory() throws Exception {
-        BrokerProcess broker = broker("fetch.memory.max.bytes=" + 48 * MIB);
+        byte[] value = new byte[MIB - 1024];
+        new Random(1).nextBytes(value);
+        ByteString stored = ByteString.copyFrom(new RecordBatchBuilder(MIB).append(Instant.now().toEpochMilli(), null,
+                value).build());
+        int answerBytes = 15 * stored.size();
+        long fetchMemory = 3L * answerBytes;
+        BrokerProcess broker = broker("fetch.memory.max.bytes=" + fetchMemory);
         String b = broker.bootstrap();
         createTopic(b, "big");
         ManagedChannel producer = channel(b);
-        byte[] value = new byte[MIB - 1024];
-        new Random(1).nextBytes(value);
-        ProduceRequest batch = ProduceRequest.newBuilder().setTopic("big").setPartition(0).setBatch(ByteString.copyFrom(
-                new RecordBatchBuilder(MIB).append(Instant.now().toEpochMilli(), null, value).build())).build();
+        ProduceRequest batch = ProduceRequest.newBuilder().setTopic("big").setPartition(0).setBatch(stored).build();
         BrokerServiceGrpc.BrokerServiceBlockingStub stub = BrokerServiceGrpc.newBlockingStub(producer);
         for (int i = 0; i < 20; i++) {
             assertEquals(i, stub.withDeadlineAfter(30, TimeUnit.SECONDS).produce(batch).getBaseOffset());
         }
         FetchRequest huge = FetchRequest.newBuilder().setTopic("big").setPartition(0).setOffset(0)
-                .setMaxBytes(16 * MIB).build();
+                .setMaxBytes(answerBytes).build();
 
         ConcurrentLinkedQueue<Status> closed = new ConcurrentLinkedQueue<>();
+        AtomicInteger answered = new AtomicInteger();
         List<ClientCall<FetchRequest, FetchResponse>> slow = new ArrayList<>();
         for (int i = 0; i < SLOW_READERS; i++) {
             ClientCall<FetchRequest, FetchResponse> call = channel(b).newCall(BrokerServiceGrpc.getFetchMethod(),
                     CallOptions.DEFAULT);
             call.start(new ClientCall.Listener<>() {
+                @Override
+                public void onHeaders(Metadata headers) {
+                    answered.incrementAndGet();
+                }
+
                 @Override
                 public void onClose(Status status, Metadata trailers) {
                     closed.add(status);
@@ -133,12 +145,14 @@ class ClientBoundsIT {
             call.halfClose();
             slow.add(call);
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> closed.size() >= SLOW_READERS - 4);
+        await("every call answered (its answer held by the broker) or refused").atMost(Duration.ofSeconds(60))
+                .until(() -> answered.get() + closed.size() == SLOW_READERS);
+        assertEquals(3, answered.get(), "the answers fetch.memory.max.bytes has room for");
         for (Status status : closed) {
             TidemarkException refused = GrpcErrors.fromThrowable(status.asRuntimeException());
             assertEquals(ErrorCode.NOT_AVAILABLE, refused.code(), refused.toString());
             assertTrue(refused.getMessage().contains("bytes of fetch answers not sent yet, all of "
-                    + "fetch.memory.max.bytes " + 48 * MIB), refused.getMessage());
+                    + "fetch.memory.max.bytes " + fetchMemory), refused.getMessage());
         }
         assertEquals(List.of("big"), admin(b).listTopics(false).stream().map(TopicSummary::getName).toList(),
                 "the broker answers while the slow readers hold their answers");
@@ -146,9 +160,9 @@ class ClientBoundsIT {
         slow.forEach(call -> call.cancel("the slow reader leaves", null));
         ManagedChannel reader = channel(b);
         // The cancellations reach the broker one by one: a fetch meanwhile gets what room is back (at least a batch).
-        await("the room given back once the readers left: 15 batches of just under 1 MiB in 16 MiB")
+        await("the room given back once the readers left: the whole answer of 15 batches")
                 .atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> BrokerServiceGrpc.newBlockingStub(reader)
-                        .withDeadlineAfter(30, TimeUnit.SECONDS).fetch(huge).getBatches().size() / MIB, n -> n == 15);
+                        .withDeadlineAfter(30, TimeUnit.SECONDS).fetch(huge).getBatches().size(), n -> n == answerBytes);
         assertFalse(broker.stderr().contains("OutOfMemoryError"), broker.stderr());
     }
 
