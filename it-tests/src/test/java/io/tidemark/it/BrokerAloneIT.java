@@ -509,6 +509,25 @@ class BrokerAloneIT {
         assertEquals(List.of("2:a=2", "4:c=1", "5:a=3"), keyValues("kv"));
     }
 
+    /**
+     * The broker writes a partition's segment back (fsyncs it off the append path) once it took log.writeback.bytes
+     * since its last write-back: five records of 20,000 bytes with 65,536 asked for make exactly one, whenever the
+     * 100-ms checks fall (one once 80,000 or 100,000 bytes are in, and fewer than 65,536 after it).
+     */
+    @Test
+    void aPartitionIsWrittenBackOnceItTookLogWritebackBytes() throws Exception {
+        stop();
+        startBroker(Map.of("flush.check.interval.ms", "100", "log.writeback.bytes", "65536"));
+        create("wb", 1);
+        for (int i = 0; i < 5; i++) {
+            data.produce(ProduceRequest.newBuilder().setTopic("wb").setPartition(0).setBatch(ByteString.copyFrom(
+                    new RecordBatchBuilder().append(BASE_MS, null, new byte[20_000]).build())).build());
+        }
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertEquals(1, broker.metrics().timer("log.writeback").getCount()));
+        assertEquals(5, logEnd("wb"));
+    }
+
     /** Each record of partition 0, fetched from offset 0 on (a fetch reads one segment), as {@code offset:key=value}. */
     private List<String> keyValues(String topic) {
         List<String> shown = new ArrayList<>();

@@ -43,6 +43,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                            Optional<HostPort> metricsListen, int maxRequestBytes, int maxFetchBytes,
                            long maxFetchWaitMs, int maxTopicsPerRequest, int maxPartitionsPerTopic,
                            int maxOffsetsPerCommit, long retentionCheckIntervalMs, long flushCheckIntervalMs,
+                           long logWriteBackBytes,
                            long logCompactionIoMaxBytesPerSecond, int logOpenFilesMax, long producerIdExpirationMs,
                            long produceBacklogMaxBytes, long fetchMemoryMaxBytes, int maxConnectionsPerIp,
                            int maxPartitionsPerCluster,
@@ -105,7 +106,18 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                     + "retention.check.interval.ms, on one of the broker's two maintenance threads (the other keeps "
                     + "flushes and retention going), over topics whose cleanup.policy includes compact.");
     public static final ConfigKey FLUSH_CHECK_INTERVAL_MS = new ConfigKey("flush.check.interval.ms", LONG, 1000, "ms",
-            atLeast(10, Long.MAX_VALUE), "How often partitions with flush.ms set are checked for a due fsync.");
+            atLeast(10, Long.MAX_VALUE), "How often partitions are checked for a due fsync (flush.ms) and for a "
+                    + "write-back (log.writeback.bytes).");
+    public static final ConfigKey LOG_WRITEBACK_BYTES = new ConfigKey("log.writeback.bytes", LONG, 1L << 20,
+            "bytes", atLeastOrUnlimited(1),
+            "When a partition replica's active segment took this many bytes since its last write-back, the "
+                    + "broker fsyncs them at its next flush.check.interval.ms, off the append path and without "
+                    + "moving the recovery point (it is not a flush: durability comes from the Raft log), so the page "
+                    + "cache never holds a large backlog of segment writes. Linux writes dirty pages back in bulk "
+                    + "once they are 30 s old, and the Raft log's fsync of every produce on the same disk waits "
+                    + "behind that bulk: unbounded, a 3-broker cluster on one disk saw fsyncs of 0.6-1.4 s and "
+                    + "leaders losing their followers' heartbeats (docs/benchmarks.md). -1 leaves writing back to "
+                    + "the kernel. RocksDB's bytes_per_sync does the same.");
     public static final ConfigKey LOG_OPEN_FILES_MAX = new ConfigKey("log.open.files.max", INT, 12_000, "files",
             atLeast(1, 1_000_000),
             "Most segment files the broker's process holds open at once, whatever its number of partitions and "
@@ -238,7 +250,8 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
     public static final List<ConfigKey> KEYS = List.of(MAX_REQUEST_BYTES, MAX_FETCH_BYTES, MAX_FETCH_WAIT_MS,
             MAX_TOPICS_PER_REQUEST, MAX_PARTITIONS_PER_TOPIC, MAX_CONNECTIONS_PER_IP, MAX_PARTITIONS_PER_CLUSTER,
             QUOTA_PRODUCE_BYTES_PER_SECOND, QUOTA_FETCH_BYTES_PER_SECOND, MAX_OFFSETS_PER_COMMIT,
-            RETENTION_CHECK_INTERVAL_MS, FLUSH_CHECK_INTERVAL_MS, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND, LOG_OPEN_FILES_MAX,
+            RETENTION_CHECK_INTERVAL_MS, FLUSH_CHECK_INTERVAL_MS, LOG_WRITEBACK_BYTES, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND,
+            LOG_OPEN_FILES_MAX,
             PRODUCER_ID_EXPIRATION_MS, PRODUCE_BACKLOG_MAX_BYTES, FETCH_MEMORY_MAX_BYTES, CLOCK_OFFSET_MS,
             RECEIVE_TIME_MAX_AHEAD_MS,
             RAFT_ELECTION_TIMEOUT_MIN_MS,
@@ -349,6 +362,7 @@ public record BrokerConfig(int nodeId, Optional<String> clusterName, Path dataDi
                 value(values, MAX_FETCH_WAIT_MS), (int) value(values, MAX_TOPICS_PER_REQUEST),
                 (int) value(values, MAX_PARTITIONS_PER_TOPIC), (int) value(values, MAX_OFFSETS_PER_COMMIT),
                 value(values, RETENTION_CHECK_INTERVAL_MS), value(values, FLUSH_CHECK_INTERVAL_MS),
+                value(values, LOG_WRITEBACK_BYTES),
                 value(values, LOG_COMPACTION_IO_MAX_BYTES_PER_SECOND), (int) value(values, LOG_OPEN_FILES_MAX),
                 value(values, PRODUCER_ID_EXPIRATION_MS), value(values, PRODUCE_BACKLOG_MAX_BYTES),
                 value(values, FETCH_MEMORY_MAX_BYTES),

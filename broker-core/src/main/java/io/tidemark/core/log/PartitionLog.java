@@ -101,6 +101,9 @@ public final class PartitionLog implements Closeable {
     private long lastReceiveTimeMs;
     private long unflushedRecords;
     private long lastFlushMs;
+    /** The segment {@link #writeBack} last wrote back, and its size then. */
+    private LogSegment writtenBack;
+    private int writtenBackBytes;
     private boolean closed;
     /**
      * The disk error that failed a change of the log (an append, a cut, a flush, a segment swapped or deleted), or
@@ -975,6 +978,43 @@ public final class PartitionLog implements Closeable {
             }
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * fsyncs the active segment's log file when at least {@code minBytes} were appended to it since the last
+     * write-back, so the page cache never holds a large backlog of the partition's writes: Linux writes dirty pages
+     * back in bulk once they are 30 s old ({@code vm.dirty_expire_centisecs}), and on a disk that also holds the
+     * Raft log, the Raft log's fsync of every entry then waits behind seconds' worth of a busy broker's segment
+     * writes (docs/benchmarks.md, "Dirty pages"). Unlike a flush, it takes the lock only to pick the segment, not for
+     * the fsync (appends go on meanwhile), and it moves no recovery point: it bounds the disk's work, not what a
+     * crash keeps. A segment closed or replaced meanwhile was fsynced by whoever did that.
+     *
+     * @return whether it fsynced
+     * @throws IOException when the fsync failed; the segment's next flush fails too
+     */
+    public boolean writeBack(long minBytes) throws IOException {
+        LogSegment active;
+        lock.lock();
+        try {
+            if (closed || diskFailure != null) {
+                return false;
+            }
+            active = segments[segments.length - 1];
+            int since = active == writtenBack ? writtenBackBytes : 0;
+            if (active.sizeBytes() - since < minBytes) {
+                return false;
+            }
+            writtenBack = active;
+            writtenBackBytes = active.sizeBytes();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            active.writeBack();
+            return true;
+        } catch (SegmentClosedException e) {
+            return false;
         }
     }
 

@@ -98,6 +98,15 @@ public interface Partition extends Closeable {
     /** fsyncs when flush.ms is due; the broker calls it periodically. */
     void flushIfDue(long nowMs);
 
+    /**
+     * fsyncs what the replica's active segment took since its last write-back when that is at least
+     * {@code minBytes}, off the append path ({@link io.tidemark.core.log.PartitionLog#writeBack}); the broker calls
+     * it periodically. A partition with no replica here does nothing.
+     *
+     * @return whether it fsynced
+     */
+    boolean writeBack(long minBytes);
+
     /** Closes the partition cleanly (fsync, clean-shutdown marker). */
     @Override
     void close() throws IOException;

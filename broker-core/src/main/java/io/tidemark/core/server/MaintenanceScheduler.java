@@ -1,7 +1,9 @@
 package io.tidemark.core.server;
 
 import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
 import io.tidemark.core.config.BrokerConfig;
+import io.tidemark.core.config.ConfigKey;
 import io.tidemark.core.group.GroupCoordinator;
 import io.tidemark.core.txn.TransactionCoordinator;
 import io.tidemark.core.log.LogCompactor;
@@ -24,7 +26,8 @@ import java.util.function.Consumer;
 
 /**
  * The broker's periodic duties on two threads: retention and compaction ({@link LogCompactor}) every
- * {@code retention.check.interval.ms}, due flushes every {@code flush.check.interval.ms}, over every partition; a
+ * {@code retention.check.interval.ms}, due flushes and write-backs ({@code log.writeback.bytes}) every
+ * {@code flush.check.interval.ms}, over every partition; a
  * failure of one partition is logged and does not stop the others. A duty that found its partition or group not
  * ready or led elsewhere (a retriable error: a broker starting, a leader moving) is logged at INFO without a stack,
  * since the next check runs it again; any other failure is an ERROR. With retention, the consumer groups idle for
@@ -63,6 +66,12 @@ public final class MaintenanceScheduler {
                 TRANSACTION_CHECK_MS, TimeUnit.MILLISECONDS);
         executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Flush", p -> p.flushIfDue(clock.millis())),
                 config.flushCheckIntervalMs(), config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        if (config.logWriteBackBytes() != ConfigKey.UNLIMITED) {
+            Timer writeBacks = registry.timer("log.writeback");
+            executor.scheduleWithFixedDelay(() -> forEachPartition(topics, "Write-back",
+                    p -> writeBack(p, config.logWriteBackBytes(), writeBacks)), config.flushCheckIntervalMs(),
+                    config.flushCheckIntervalMs(), TimeUnit.MILLISECONDS);
+        }
         return executor;
     }
 
@@ -71,6 +80,14 @@ public final class MaintenanceScheduler {
             partition.compact(nowMs, compactor);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A write-back, timed ({@code log.writeback}: its fsyncs' durations, which also tell the disk's latency). */
+    private static void writeBack(Partition partition, long minBytes, Timer writeBacks) {
+        long start = System.nanoTime();
+        if (partition.writeBack(minBytes)) {
+            writeBacks.update(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         }
     }
 

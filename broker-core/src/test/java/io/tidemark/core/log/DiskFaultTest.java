@@ -105,6 +105,21 @@ class DiskFaultTest {
     }
 
     @Test
+    void aFailedWriteBackFailsTheSegmentsNextFlush() throws IOException {
+        try (PartitionLog log = written()) {
+            FAULTS.fail(dir, DiskFaults.Operation.FSYNC, "Input/output error");
+            IOException failed = assertThrows(IOException.class, () -> log.writeBack(1));
+            assertTrue(failed.getMessage().startsWith("Input/output error (FSYNC of " + dir.toAbsolutePath()),
+                    failed.getMessage());
+            FAULTS.clear(dir);
+            assertFalse(log.diskFailed(), "a write-back is no change of the log: appends go on");
+            UncheckedIOException flush = assertThrows(UncheckedIOException.class, () -> log.flush(BASE_MS + 100));
+            assertTrue(flush.getMessage().startsWith("flushing " + dir + " failed: an fsync of "), flush.getMessage());
+        }
+        assertReopensWhole(upTo(RECORDS));
+    }
+
+    @Test
     void noFlushSucceedsAfterAFailedFsyncEvenOnceTheDiskAnswersAgain() throws IOException {
         try (PartitionLog log = written()) {
             FAULTS.fail(dir, DiskFaults.Operation.FSYNC, "Input/output error");

@@ -156,6 +156,32 @@ class PartitionLogTest {
     }
 
     @Test
+    void writeBackFsyncsTheActiveSegmentPerMinBytesAndIsNoFlush() throws Exception {
+        PartitionLog log = PartitionLog.open(dir, config("segment.ms", "1000"), BASE_MS);
+        try {
+            log.append(batch(0, BASE_MS), BASE_MS);
+            log.append(batch(1, BASE_MS), BASE_MS);
+            int two = log.segments().get(0).sizeBytes();
+            assertFalse(log.writeBack(two + 1), "below the bytes asked for");
+            assertTrue(log.writeBack(two));
+            assertFalse(log.writeBack(1), "nothing appended since the last write-back");
+            log.append(batch(2, BASE_MS), BASE_MS);
+            int three = log.segments().get(0).sizeBytes();
+            assertFalse(log.writeBack(three - two + 1), "counted from the last write-back");
+            assertTrue(log.writeBack(three - two));
+            assertEquals(OptionalLong.empty(), RecoveryPointFile.read(dir), "a write-back moves no recovery point");
+
+            log.append(batch(3, BASE_MS + 1000), BASE_MS + 1000);
+            assertEquals(List.of(0L, 3L), log.segments().stream().map(SegmentInfo::baseOffset).toList());
+            assertTrue(log.writeBack(log.segments().get(1).sizeBytes()), "a new segment counts from its start");
+            log.append(batch(4, BASE_MS + 1000), BASE_MS + 1000);
+        } finally {
+            log.close();
+        }
+        assertFalse(log.writeBack(1), "a closed log writes nothing back: its close fsynced it");
+    }
+
+    @Test
     void cleanCloseWritesTheMarkerAndOpenRemovesIt() throws Exception {
         PartitionLog log = PartitionLog.open(dir, config(), BASE_MS);
         log.append(batch(0, BASE_MS), BASE_MS);

@@ -14,6 +14,7 @@ import io.tidemark.proto.error.TidemarkException;
 import io.tidemark.proto.record.OriginPartition;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.InstantSource;
@@ -166,6 +167,15 @@ public final class LocalPartition implements Partition {
     @Override
     public void flushIfDue(long nowMs) {
         log.maybeFlush(nowMs);
+    }
+
+    @Override
+    public boolean writeBack(long minBytes) {
+        try {
+            return log.writeBack(minBytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override

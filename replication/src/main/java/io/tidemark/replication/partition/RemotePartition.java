@@ -135,6 +135,11 @@ public final class RemotePartition implements Partition {
     }
 
     @Override
+    public boolean writeBack(long minBytes) {
+        return false;
+    }
+
+    @Override
     public void close() {
     }
 }

@@ -23,6 +23,7 @@ import io.tidemark.replication.statemachine.HostedPartition;
 import io.tidemark.replication.statemachine.PartitionKey;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Optional;
@@ -238,6 +239,16 @@ public final class ReplicatedPartition implements Partition {
     @Override
     public void flushIfDue(long nowMs) {
         hostedNow().ifPresent(hosted -> hosted.log().maybeFlush(nowMs));
+    }
+
+    @Override
+    public boolean writeBack(long minBytes) {
+        Optional<HostedPartition> hosted = hostedNow();
+        try {
+            return hosted.isPresent() && hosted.get().log().writeBack(minBytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private Optional<HostedPartition> hostedNow() {

@@ -280,6 +280,11 @@ class GroupOffsetStoreTest {
         }
 
         @Override
+        public boolean writeBack(long minBytes) {
+            return replica.writeBack(minBytes);
+        }
+
+        @Override
         public void close() throws IOException {
             replica.close();
         }

@@ -373,6 +373,15 @@ public final class LogSegment implements Closeable {
         files.flush();
     }
 
+    /**
+     * fsyncs the log file's data without making it a flush: from a thread other than the log's writer, while it
+     * writes, so the kernel never holds a large backlog of the segment's pages to write back at once (PartitionLog
+     * {@code writeBack}).
+     */
+    public void writeBack() throws IOException {
+        files.writeBack();
+    }
+
     /** Ends appends: fsyncs the log and trims the index files to their entries (and fsyncs them). */
     public void closeForAppends() throws IOException {
         flush();

@@ -156,6 +156,15 @@ final class OpenSegment extends CachedFile {
         fsync(false);
     }
 
+    /**
+     * fsyncs the log file's data for {@link SegmentFiles#writeBack()}: a write-back, not a flush, so the file stays
+     * marked as written since its last flush (a write racing this fsync may not be covered), and its close still
+     * fsyncs it.
+     */
+    void writeBack() throws IOException {
+        fsync(false);
+    }
+
     /** A failed fsync is the segment's for good ({@link SegmentFiles#fsyncFailed}); an interrupt's close is not. */
     private void fsync(boolean metaData) throws IOException {
         try {

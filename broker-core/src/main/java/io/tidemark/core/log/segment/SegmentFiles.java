@@ -157,6 +157,22 @@ final class SegmentFiles {
         }
     }
 
+    /**
+     * fsyncs the log file's data to bound what the page cache holds of it, from any thread, while the log's writer
+     * goes on writing: unlike {@link #flush()}, it promises nothing about durability, and the next flush still
+     * fsyncs. Nothing is done once an fsync failed: every later flush fails anyway.
+     *
+     * @throws SegmentClosedException when the segment was closed or deleted meanwhile
+     */
+    void writeBack() throws IOException {
+        if (fsyncFailure != null) {
+            return;
+        }
+        try (OpenSegment open = acquire()) {
+            open.writeBack();
+        }
+    }
+
     /** Keeps the first failed fsync of the log file, for {@link #flush()}. */
     void fsyncFailed(IOException failure) {
         LOG.error("fsync of {} failed; no flush of it succeeds from now on", logFile(), failure);
