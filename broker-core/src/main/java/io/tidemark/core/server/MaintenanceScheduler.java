@@ -27,12 +27,11 @@ import java.util.function.Consumer;
 /**
  * The broker's periodic duties on two threads: retention and compaction ({@link LogCompactor}) every
  * {@code retention.check.interval.ms}, due flushes and write-backs ({@code log.writeback.bytes}) every
- * {@code flush.check.interval.ms}, over every partition; a
- * failure of one partition is logged and does not stop the others. A duty that found its partition or group not
- * ready or led elsewhere (a retriable error: a broker starting, a leader moving) is logged at INFO without a stack,
- * since the next check runs it again; any other failure is an ERROR. With retention, the consumer groups idle for
- * {@code offsets.retention.minutes} are deleted ({@link GroupCoordinator#expireOffsets}, on the coordinator). A
- * cluster node also runs its own one-off jobs here.
+ * {@code flush.check.interval.ms}, over every partition; a failure of one partition is logged and does not stop the
+ * others. A duty that found its partition or group not ready or led elsewhere (a retriable error: a broker starting,
+ * a leader moving) is logged at INFO without a stack, since the next check runs it again; any other failure is an
+ * ERROR. With retention, the consumer groups idle for {@code offsets.retention.minutes} are deleted
+ * ({@link GroupCoordinator#expireOffsets}, on the coordinator). A cluster node also runs its own one-off jobs here.
  */
 public final class MaintenanceScheduler {
     private static final Logger LOG = LoggerFactory.getLogger(MaintenanceScheduler.class);
