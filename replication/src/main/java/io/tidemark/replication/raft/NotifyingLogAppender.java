@@ -23,7 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A leader's replication to one follower of a group over Ratis' Netty transport, one request at a time, which tells
+ * A leader's replication to one follower of a group over Tidemark's Netty transport, one request at a time, which tells
  * a follower that needs entries the leader no longer has to install a snapshot of its own (notification mode,
  * {@code raft.server.log.appender.install.snapshot.enabled} false) instead of sending it the leader's snapshot files.
  * Ratis' Netty transport replicates with its {@code LogAppenderDefault}, which only sends files: a Tidemark snapshot
@@ -217,11 +217,10 @@ final class NotifyingLogAppender extends LogAppenderBase {
 
     /**
      * A call failed: the connection is dropped (and made again at the next call) when it broke, as Ratis does, and
-     * also when the call timed out. Ratis' Netty server answers a connection's requests one at a time, in order, on
-     * an event loop thread, so a request the follower never answers holds every request after it. Seen in
-     * CatchUpIT: a follower's group shut down on a failed install just after it took an appendEntries, its broker
-     * restarted on the same port, and every call of the leader's broker to it timed out for the test's remaining
-     * minute, on the connection to the old server, which never answered again.
+     * also when the call timed out. Seen in CatchUpIT, when Ratis' Netty server answered a connection's requests one
+     * at a time, in order: a follower's group shut down on a failed install just after it took an appendEntries, its
+     * broker restarted on the same port, and every call of the leader's broker to it timed out for the test's
+     * remaining minute, on the connection to the old server, which never answered again.
      */
     private void failed(String call, IOException e) {
         if (failuresInARow++ % FAILURES_PER_WARNING == 0) {

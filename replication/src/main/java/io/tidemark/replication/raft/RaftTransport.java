@@ -12,12 +12,13 @@ import org.apache.ratis.rpc.SupportedRpcType;
 import java.util.Optional;
 
 /**
- * How this broker's Raft server and clients talk. In plain text, Ratis' Netty transport: one request and its reply
- * per message over Netty, where its gRPC transport adds HTTP/2 framing and a hop to gRPC's executor for each; on the
- * same cluster (docs/benchmarks.md, "Raft over Ratis' Netty transport") it made 22-29% more records/s as fast as
- * possible, answered a fixed 4,000 records/s with a p50 of 43-45 ms against 61-71 ms, and its brokers used 4-7% less
- * CPU per record. Its leaders replicate through {@link NotifyingLogAppender}, which tells a follower behind the
- * leader's log start to catch up by itself, as Tidemark's snapshots need. With the broker's TLS material, Ratis' gRPC
+ * How this broker's Raft server and clients talk. In plain text, Tidemark's Netty transport ({@link NettyRaftRpcType}):
+ * one request and its reply per frame over Netty, answered when ready, where Ratis' gRPC transport adds HTTP/2
+ * framing and a hop to gRPC's executor for each; on the same cluster (docs/benchmarks.md, "Raft over Ratis' Netty
+ * transport") Netty made 22-29% more records/s as fast as possible, answered a fixed 4,000 records/s with a p50 of
+ * 43-45 ms against 61-71 ms, and its brokers used 4-7% less CPU per record. Its leaders replicate through
+ * {@link NotifyingLogAppender}, which tells a follower behind the leader's log start to catch up by itself, as
+ * Tidemark's snapshots need. With the broker's TLS material, Ratis' gRPC
  * transport, the only one Ratis runs TLS on (3.2): TLS on its server, client and admin services, mutual: every side
  * shows a certificate from the CA, and the Raft port takes brokers only (a certificate whose subject matches
  * {@code tls.broker.subjects}), so a client holding a certificate from the same CA reaches no group's log. Every
@@ -28,7 +29,7 @@ public final class RaftTransport {
     private final RpcType rpcType;
 
     private RaftTransport(Optional<TlsMaterial> tls) {
-        rpcType = tls.isPresent() ? SupportedRpcType.GRPC : new NotifyingNettyRpcType();
+        rpcType = tls.isPresent() ? SupportedRpcType.GRPC : new NettyRaftRpcType();
         tls.ifPresent(material -> {
             GrpcTlsConfig conf = new GrpcTlsConfig(material.keyManager(), material.brokerTrustManager(), true);
             GrpcConfigKeys.Server.setTlsConf(parameters, conf);

@@ -8,7 +8,7 @@ import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.replication.cluster.ClusterMembers;
-import io.tidemark.replication.raft.NotifyingNettyRpcType;
+import io.tidemark.replication.raft.NettyRaftRpcType;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.raft.RunningDivisions;
@@ -72,7 +72,7 @@ public final class OneReplicaGroup implements Closeable {
         };
         server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(NODE))
                 .setProperties(RaftSettings.server(dir, "127.0.0.1", 0, new BrokerConfig.RaftTuning(300, 600,
-                        32 << 20, 2 << 20, 10_000, true, 1), new NotifyingNettyRpcType()))
+                        32 << 20, 2 << 20, 10_000, true, 1), new NettyRaftRpcType()))
                 .setStateMachineRegistry(g -> new GroupStateMachine(TopicConfig::parse, localClient, null, clock,
                         listener, Runnable::run))
                 .setOption(RaftStorage.StartupOption.FORMAT)

@@ -44,7 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Real Ratis servers over {@link NotifyingNettyRpcType}: a member that joins a group whose leader purged its log
+ * Real Ratis servers over {@link NettyRaftRpcType}: a member that joins a group whose leader purged its log
  * behind a snapshot is told to install a snapshot of its own (notification mode), answers with the entry before the
  * leader's first (at once, or later, as a member copying the leader's logs does), and then receives every entry after
  * it. Ratis' own Netty appender would send the leader's snapshot
@@ -134,7 +134,7 @@ class NotifyingLogAppenderTest {
     private RaftServer start(int node, RecordingMachine machine) throws IOException {
         RaftProperties properties = RaftSettings.server(dir.resolve("node-" + node), "127.0.0.1", 0,
                 new BrokerConfig.RaftTuning(300, 600, 64 << 10, 64 << 10, 1_000_000, true, 1),
-                new NotifyingNettyRpcType());
+                new NettyRaftRpcType());
         // Purge behind the snapshot whatever the followers hold, as the purge of a busy group ends up doing.
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
         // A snapshot asked for after fewer than 1,024 entries (Ratis' default gap) would not be taken.

@@ -8,7 +8,7 @@ import io.tidemark.proto.record.TopicIds;
 import io.tidemark.proto.v1.GroupChange;
 import io.tidemark.proto.v1.GroupPartition;
 import io.tidemark.replication.raft.RaftLogCheck;
-import io.tidemark.replication.raft.NotifyingNettyRpcType;
+import io.tidemark.replication.raft.NettyRaftRpcType;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.snapshot.PartitionDirectories;
@@ -99,7 +99,7 @@ class GroupRestartTest {
 
     private static RaftProperties properties(Path storage) {
         return RaftSettings.server(storage, "127.0.0.1", 0, new BrokerConfig.RaftTuning(300, 600, 32 << 20, 1 << 20,
-                10_000, true, 1), new NotifyingNettyRpcType());
+                10_000, true, 1), new NettyRaftRpcType());
     }
 
     private static RaftServer server(Path storage, RaftStorage.StartupOption option, RaftGroup group)

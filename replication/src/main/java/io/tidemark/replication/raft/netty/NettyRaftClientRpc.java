@@ -1,0 +1,106 @@
+package io.tidemark.replication.raft.netty;
+
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.client.impl.ClientProtoUtils;
+import org.apache.ratis.client.impl.RaftClientRpcWithProxy;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerReplyProto;
+import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerRequestProto;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.GroupInfoRequest;
+import org.apache.ratis.protocol.GroupListRequest;
+import org.apache.ratis.protocol.GroupManagementRequest;
+import org.apache.ratis.protocol.LeaderElectionManagementRequest;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.SetConfigurationRequest;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
+import org.apache.ratis.util.TimeDuration;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Raft client's transport over Netty, speaking {@link RaftCallFormat} to the brokers' {@link NettyRaftServerRpc}:
+ * its calls to one broker share one connection, any number in flight. A call waits Ratis' client request timeout plus
+ * the request's own; a reply that names another leader, or a leader not ready yet, fails the call with that
+ * exception, which Ratis' client retries on.
+ */
+public final class NettyRaftClientRpc extends RaftClientRpcWithProxy<RaftConnection> {
+    private final TimeDuration callTimeout;
+
+    public NettyRaftClientRpc(ClientId clientId, RaftProperties properties) {
+        super(RaftConnections.of(clientId + "-raft-client", properties, 1));
+        this.callTimeout = RaftClientConfigKeys.Rpc.requestTimeout(properties);
+    }
+
+    @Override
+    public CompletableFuture<RaftClientReply> sendRequestAsync(RaftClientRequest request) {
+        RaftConnection connection;
+        try {
+            connection = getProxies().getProxy(request.getServerId());
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return connection.call(toProto(request), callTimeout.add(request.getTimeoutMs(), TimeUnit.MILLISECONDS))
+                .thenCompose(reply -> answer(request, reply));
+    }
+
+    @Override
+    public RaftClientReply sendRequest(RaftClientRequest request) throws IOException {
+        try {
+            return sendRequestAsync(request).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("a Raft client request to " + request.getServerId()
+                    + " was interrupted");
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+        }
+    }
+
+    private static CompletableFuture<RaftClientReply> answer(RaftClientRequest request,
+                                                             RaftNettyServerReplyProto proto) {
+        RaftClientReply reply;
+        if (request instanceof GroupListRequest) {
+            reply = ClientProtoUtils.toGroupListReply(proto.getGroupListReply());
+        } else if (request instanceof GroupInfoRequest) {
+            reply = ClientProtoUtils.toGroupInfoReply(proto.getGroupInfoReply());
+        } else {
+            reply = ClientProtoUtils.toRaftClientReply(proto.getRaftClientReply());
+        }
+        if (reply.getNotLeaderException() != null) {
+            return CompletableFuture.failedFuture(reply.getNotLeaderException());
+        }
+        if (reply.getLeaderNotReadyException() != null) {
+            return CompletableFuture.failedFuture(reply.getLeaderNotReadyException());
+        }
+        return CompletableFuture.completedFuture(reply);
+    }
+
+    private static RaftNettyServerRequestProto toProto(RaftClientRequest request) {
+        RaftNettyServerRequestProto.Builder proto = RaftNettyServerRequestProto.newBuilder();
+        if (request instanceof GroupManagementRequest r) {
+            proto.setGroupManagementRequest(ClientProtoUtils.toGroupManagementRequestProto(r));
+        } else if (request instanceof SetConfigurationRequest r) {
+            proto.setSetConfigurationRequest(ClientProtoUtils.toSetConfigurationRequestProto(r));
+        } else if (request instanceof GroupListRequest r) {
+            proto.setGroupListRequest(ClientProtoUtils.toGroupListRequestProto(r));
+        } else if (request instanceof GroupInfoRequest r) {
+            proto.setGroupInfoRequest(ClientProtoUtils.toGroupInfoRequestProto(r));
+        } else if (request instanceof TransferLeadershipRequest r) {
+            proto.setTransferLeadershipRequest(ClientProtoUtils.toTransferLeadershipRequestProto(r));
+        } else if (request instanceof SnapshotManagementRequest r) {
+            proto.setSnapshotManagementRequest(ClientProtoUtils.toSnapshotManagementRequestProto(r));
+        } else if (request instanceof LeaderElectionManagementRequest r) {
+            proto.setLeaderElectionManagementRequest(ClientProtoUtils.toLeaderElectionManagementRequestProto(r));
+        } else {
+            proto.setRaftClientRequest(ClientProtoUtils.toRaftClientRequestProto(request));
+        }
+        return proto.build();
+    }
+}

@@ -1,0 +1,179 @@
+package io.tidemark.replication.raft.netty;
+
+import org.apache.ratis.netty.NettyUtils;
+import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerReplyProto;
+import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerRequestProto;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.exceptions.TimeoutIOException;
+import org.apache.ratis.thirdparty.io.netty.bootstrap.Bootstrap;
+import org.apache.ratis.thirdparty.io.netty.channel.Channel;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelFuture;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
+import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
+import org.apache.ratis.thirdparty.io.netty.channel.SimpleChannelInboundHandler;
+import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
+import org.apache.ratis.util.NetUtils;
+import org.apache.ratis.util.ProtoUtils;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketException;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The calling side of one connection of the Raft transport, to one peer: any number of calls in flight, each answered
+ * by the reply that carries its id ({@link RaftCallFormat}), in whatever order the peer answers. A call fails with
+ * its peer's exception reply, with {@link TimeoutIOException} when its time is up (a reply after that is dropped), or
+ * with {@link SocketException} when the connection closes; the connection is not made again: its owner drops it
+ * ({@link RaftConnections}).
+ */
+final class RaftConnection implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(RaftConnection.class);
+
+    private final RaftPeer peer;
+    private final Channel channel;
+    private final AtomicLong callIds = new AtomicLong();
+    private final Map<Long, CompletableFuture<RaftNettyServerReplyProto>> calls = new ConcurrentHashMap<>();
+
+    private RaftConnection(RaftPeer peer, EventLoopGroup group) throws InterruptedIOException {
+        this.peer = peer;
+        ChannelFuture connected = new Bootstrap().group(group).channel(NettyUtils.getSocketChannelClass(group))
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel channel) {
+                        channel.pipeline().addLast(new RaftCallFormat.Decoder<>(RaftNettyServerReplyProto.parser()),
+                                RaftCallFormat.Encoder.INSTANCE, new Replies());
+                    }
+                }).connect(NetUtils.createSocketAddr(peer.getAddress()));
+        try {
+            channel = connected.sync().channel();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("connecting to " + peer + " was interrupted");
+        }
+    }
+
+    /** Connects to {@code peer}; fails when it cannot. */
+    static RaftConnection open(RaftPeer peer, EventLoopGroup group) throws IOException {
+        try {
+            return new RaftConnection(peer, group);
+        } catch (InterruptedIOException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new IOException("cannot connect to " + peer + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Sends {@code request}; the future completes with its reply, or fails with an {@link IOException}: the peer's,
+     * {@link TimeoutIOException} after {@code timeout}, or the connection's.
+     */
+    CompletableFuture<RaftNettyServerReplyProto> call(RaftNettyServerRequestProto request, TimeDuration timeout) {
+        long id = callIds.incrementAndGet();
+        CompletableFuture<RaftNettyServerReplyProto> reply = new CompletableFuture<>();
+        calls.put(id, reply);
+        channel.writeAndFlush(new RaftCall<>(id, request)).addListener(written -> {
+            if (!written.isSuccess()) {
+                fail(id, channel.isActive() ? new IOException("sending a Raft request to " + peer + " failed: "
+                        + written.cause(), written.cause()) : closed());
+            }
+        });
+        if (!channel.isActive()) {
+            fail(id, closed());
+        }
+        return reply.orTimeout(timeout.getDuration(), timeout.getUnit())
+                .whenComplete((answer, failure) -> calls.remove(id))
+                .exceptionallyCompose(failure -> CompletableFuture.failedFuture(asIOException(failure, id,
+                        timeout)));
+    }
+
+    /** {@link #call} and wait for its reply. */
+    RaftNettyServerReplyProto callAndWait(RaftNettyServerRequestProto request, TimeDuration timeout)
+            throws IOException {
+        try {
+            return call(request, timeout).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("a Raft request to " + peer + " was interrupted");
+        } catch (ExecutionException e) {
+            throw (IOException) e.getCause();
+        }
+    }
+
+    private IOException asIOException(Throwable failure, long id, TimeDuration timeout) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof TimeoutException) {
+            return new TimeoutIOException("Raft call #" + id + " to " + peer + " timed out after " + timeout,
+                    cause);
+        }
+        return cause instanceof IOException e ? e : new IOException(cause);
+    }
+
+    private void fail(long id, IOException failure) {
+        CompletableFuture<RaftNettyServerReplyProto> reply = calls.remove(id);
+        if (reply != null) {
+            reply.completeExceptionally(failure);
+        }
+    }
+
+    /** A {@link SocketException}, which Ratis takes as a reason to drop the connection and make a new one. */
+    private SocketException closed() {
+        return new SocketException("the connection to " + peer + " is closed");
+    }
+
+    @Override
+    public void close() {
+        channel.close().awaitUninterruptibly(NettyUtils.CLOSE_TIMEOUT.toLong(TimeUnit.MILLISECONDS));
+    }
+
+    @Override
+    public String toString() {
+        return "RaftConnection to " + peer;
+    }
+
+    /** Completes each call with its reply; fails what is in flight once the channel closes. */
+    private final class Replies extends SimpleChannelInboundHandler<RaftCall<RaftNettyServerReplyProto>> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, RaftCall<RaftNettyServerReplyProto> call) {
+            CompletableFuture<RaftNettyServerReplyProto> reply = calls.remove(call.id());
+            if (reply == null) {
+                return;
+            }
+            RaftNettyServerReplyProto message = call.message();
+            if (message.hasExceptionReply()) {
+                Object failure = ProtoUtils.toObject(message.getExceptionReply().getException());
+                reply.completeExceptionally(failure instanceof IOException e ? e
+                        : new IOException(peer + " answered a Raft request with " + failure));
+            } else {
+                reply.complete(message);
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            IOException failure = closed();
+            for (Long id : calls.keySet()) {
+                fail(id, failure);
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            LOG.warn("Closing the Raft connection to {}", peer, cause);
+            ctx.close();
+        }
+    }
+}

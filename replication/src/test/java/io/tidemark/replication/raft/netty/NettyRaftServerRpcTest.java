@@ -1,0 +1,201 @@
+package io.tidemark.replication.raft.netty;
+
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
+import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
+import org.apache.ratis.proto.RaftProtos.RaftRpcReplyProto;
+import org.apache.ratis.proto.RaftProtos.RaftRpcRequestProto;
+import org.apache.ratis.proto.RaftProtos.RequestVoteReplyProto;
+import org.apache.ratis.proto.RaftProtos.RequestVoteRequestProto;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.GroupMismatchException;
+import org.apache.ratis.protocol.exceptions.TimeoutIOException;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.util.ProtoUtils;
+import org.apache.ratis.util.TimeDuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * Two Raft server transports on 127.0.0.1, a leader's calling a follower's, whose Ratis server is a double that holds
+ * each group's appendEntries until the test answers it: requests of one group wait for nothing of another's on their
+ * shared connection, each reply reaches its own call, and a call fails alone (its time up, the peer's exception, the
+ * connection closed, after which the next call connects again).
+ */
+class NettyRaftServerRpcTest {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final RaftPeerId LEADER = RaftPeerId.valueOf("leader");
+    private static final RaftPeerId FOLLOWER = RaftPeerId.valueOf("follower");
+    private static final RaftGroupId SLOW = RaftGroupId.valueOf(new UUID(1, 1));
+    private static final RaftGroupId FAST = RaftGroupId.valueOf(new UUID(2, 2));
+    private static final RaftGroupId MISSING = RaftGroupId.valueOf(new UUID(3, 3));
+
+    /** The follower's pending appendEntries by group; FAST's is answered at once with next index 7. */
+    private final Map<RaftGroupId, CompletableFuture<AppendEntriesReplyProto>> appends = new ConcurrentHashMap<>();
+    private final CompletableFuture<RequestVoteReplyProto> vote = new CompletableFuture<>();
+    private final List<NettyRaftServerRpc> running = new ArrayList<>();
+    private NettyRaftServerRpc follower;
+    private NettyRaftServerRpc leader;
+
+    @BeforeEach
+    void start() throws IOException {
+        appends.put(FAST, CompletableFuture.completedFuture(appendReply(FAST, 7)));
+        follower = start(FOLLOWER, 0, 3_000);
+        leader = start(LEADER, 0, 1_000);
+        leader.addRaftPeers(List.of(RaftPeer.newBuilder().setId(FOLLOWER)
+                .setAddress("127.0.0.1:" + follower.getInetSocketAddress().getPort()).build()));
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        for (NettyRaftServerRpc rpc : running) {
+            rpc.close();
+        }
+    }
+
+    @Test
+    void aGroupsSlowAppendHoldsNoOtherGroupsCallOnTheSameConnection() throws Exception {
+        CompletableFuture<AppendEntriesReplyProto> slow = CompletableFuture.supplyAsync(() -> append(SLOW));
+        await().atMost(WAIT).until(() -> appends.containsKey(SLOW));
+
+        assertEquals(7, leader.appendEntries(appendRequest(FAST)).getNextIndex(), "answered while SLOW's waits");
+        assertFalse(slow.isDone());
+
+        appends.get(SLOW).complete(appendReply(SLOW, 42));
+        assertEquals(42, slow.get(WAIT.toSeconds(), TimeUnit.SECONDS).getNextIndex(), "SLOW's reply reaches SLOW");
+    }
+
+    @Test
+    void aVoteWaitingForItsWriteHoldsNoAppendEntries() throws Exception {
+        CompletableFuture<RequestVoteReplyProto> voted = CompletableFuture.supplyAsync(() -> {
+            try {
+                return leader.requestVote(RequestVoteRequestProto.newBuilder()
+                        .setServerRequest(header(FAST)).setCandidateTerm(9).build());
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertEquals(7, leader.appendEntries(appendRequest(FAST)).getNextIndex());
+        assertFalse(voted.isDone());
+
+        vote.complete(RequestVoteReplyProto.newBuilder().setTerm(9).setServerReply(
+                RaftRpcReplyProto.newBuilder().setSuccess(true)).build());
+        assertEquals(9, voted.get(WAIT.toSeconds(), TimeUnit.SECONDS).getTerm());
+    }
+
+    @Test
+    void theFollowersFailureReachesItsCallAsItsOwnException() {
+        GroupMismatchException e = assertThrows(GroupMismatchException.class,
+                () -> leader.appendEntries(appendRequest(MISSING)));
+        assertEquals("follower: group-" + MISSING.getUuid().toString().substring(24) + " not found.",
+                e.getMessage());
+    }
+
+    @Test
+    void aCallWhoseTimeIsUpFailsAloneAndItsLateReplyIsDropped() throws Exception {
+        TimeoutIOException e = assertThrows(TimeoutIOException.class, () -> leader.appendEntries(
+                appendRequest(SLOW)));
+        assertEquals("Raft call #1 to follower|127.0.0.1:" + follower.getInetSocketAddress().getPort()
+                + " timed out after 1000ms", e.getMessage());
+
+        appends.get(SLOW).complete(appendReply(SLOW, 42));
+        assertEquals(7, leader.appendEntries(appendRequest(FAST)).getNextIndex(), "the connection goes on");
+    }
+
+    @Test
+    void theCallsInFlightFailWhenTheConnectionClosesAndTheNextCallConnectsAgain() throws Exception {
+        CompletableFuture<AppendEntriesReplyProto> slow = CompletableFuture.supplyAsync(() -> append(SLOW));
+        await().atMost(WAIT).until(() -> appends.containsKey(SLOW));
+
+        int port = follower.getInetSocketAddress().getPort();
+        follower.close();
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> slow.get(WAIT.toSeconds(),
+                TimeUnit.SECONDS));
+        SocketException cause = assertInstanceOf(SocketException.class, failed.getCause().getCause());
+        assertEquals("the connection to follower|127.0.0.1:" + port + " is closed", cause.getMessage());
+
+        follower = start(FOLLOWER, port, 3_000);
+        assertEquals(7, leader.appendEntries(appendRequest(FAST)).getNextIndex(), "a new connection");
+    }
+
+    private AppendEntriesReplyProto append(RaftGroupId group) {
+        try {
+            return leader.appendEntries(appendRequest(group));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private NettyRaftServerRpc start(RaftPeerId id, int port, long callTimeoutMs) throws IOException {
+        RaftProperties properties = new RaftProperties();
+        NettyConfigKeys.Server.setHost(properties, "127.0.0.1");
+        NettyConfigKeys.Server.setPort(properties, port);
+        RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(callTimeoutMs,
+                TimeUnit.MILLISECONDS));
+        NettyRaftServerRpc rpc = new NettyRaftServerRpc(server(id, properties));
+        running.add(rpc);
+        rpc.start();
+        return rpc;
+    }
+
+    /** A Ratis server that answers appendEntries from {@link #appends} and a vote from {@link #vote}. */
+    private RaftServer server(RaftPeerId id, RaftProperties properties) {
+        return (RaftServer) Proxy.newProxyInstance(RaftServer.class.getClassLoader(), new Class<?>[]{RaftServer.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "getId" -> id;
+                    case "getProperties" -> properties;
+                    case "appendEntriesAsync" -> {
+                        RaftGroupId group = ProtoUtils.toRaftGroupId(
+                                ((AppendEntriesRequestProto) args[0]).getServerRequest().getRaftGroupId());
+                        if (group.equals(MISSING)) {
+                            throw new GroupMismatchException(id + ": " + group + " not found.");
+                        }
+                        yield appends.computeIfAbsent(group, g -> new CompletableFuture<>());
+                    }
+                    case "requestVote" -> vote.get();
+                    case "toString" -> "double of " + id;
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    case "equals" -> proxy == args[0];
+                    default -> throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    private static RaftRpcRequestProto header(RaftGroupId group) {
+        return RaftRpcRequestProto.newBuilder().setRequestorId(LEADER.toByteString()).setReplyId(
+                FOLLOWER.toByteString()).setRaftGroupId(ProtoUtils.toRaftGroupIdProtoBuilder(group)).build();
+    }
+
+    private static AppendEntriesRequestProto appendRequest(RaftGroupId group) {
+        return AppendEntriesRequestProto.newBuilder().setServerRequest(header(group)).setLeaderTerm(3).build();
+    }
+
+    private static AppendEntriesReplyProto appendReply(RaftGroupId group, long nextIndex) {
+        return AppendEntriesReplyProto.newBuilder().setServerReply(RaftRpcReplyProto.newBuilder()
+                .setRaftGroupId(ProtoUtils.toRaftGroupIdProtoBuilder(group)).setSuccess(true))
+                .setNextIndex(nextIndex).build();
+    }
+}
