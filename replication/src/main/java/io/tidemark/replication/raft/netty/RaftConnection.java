@@ -10,6 +10,7 @@ import org.apache.ratis.thirdparty.io.netty.channel.Channel;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelFuture;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelOption;
 import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
 import org.apache.ratis.thirdparty.io.netty.channel.SimpleChannelInboundHandler;
 import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
@@ -47,9 +48,11 @@ final class RaftConnection implements Closeable {
     private final AtomicLong callIds = new AtomicLong();
     private final Map<Long, CompletableFuture<RaftNettyServerReplyProto>> calls = new ConcurrentHashMap<>();
 
-    private RaftConnection(RaftPeer peer, EventLoopGroup group) throws InterruptedIOException {
+    private RaftConnection(RaftPeer peer, EventLoopGroup group, TimeDuration connectTimeout)
+            throws InterruptedIOException {
         this.peer = peer;
         ChannelFuture connected = new Bootstrap().group(group).channel(NettyUtils.getSocketChannelClass(group))
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeout.toIntExact(TimeUnit.MILLISECONDS))
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
@@ -65,10 +68,10 @@ final class RaftConnection implements Closeable {
         }
     }
 
-    /** Connects to {@code peer}; fails when it cannot. */
-    static RaftConnection open(RaftPeer peer, EventLoopGroup group) throws IOException {
+    /** Connects to {@code peer}; fails when it cannot, or has not within {@code connectTimeout}. */
+    static RaftConnection open(RaftPeer peer, EventLoopGroup group, TimeDuration connectTimeout) throws IOException {
         try {
-            return new RaftConnection(peer, group);
+            return new RaftConnection(peer, group, connectTimeout);
         } catch (InterruptedIOException e) {
             throw e;
         } catch (RuntimeException e) {

@@ -9,7 +9,13 @@ import org.apache.ratis.proto.RaftProtos.RaftRpcReplyProto;
 import org.apache.ratis.proto.RaftProtos.RaftRpcRequestProto;
 import org.apache.ratis.proto.RaftProtos.RequestVoteReplyProto;
 import org.apache.ratis.proto.RaftProtos.RequestVoteRequestProto;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.GroupMismatchException;
@@ -41,29 +47,35 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
- * Two Raft server transports on 127.0.0.1, a leader's calling a follower's, whose Ratis server is a double that holds
- * each group's appendEntries until the test answers it: requests of one group wait for nothing of another's on their
- * shared connection, each reply reaches its own call, and a call fails alone (its time up, the peer's exception, the
- * connection closed, after which the next call connects again).
+ * Two Raft server transports on 127.0.0.1, a leader's calling a follower's, and a Raft client's transport calling the
+ * follower, whose Ratis server is a double that holds each group's appendEntries and each client request until the
+ * test answers it: requests of one group wait for nothing of another's on their shared connection, each reply reaches
+ * its own call, and a call fails alone (its time up, the peer's exception, the connection closed, after which the next
+ * call connects again).
  */
-class NettyRaftServerRpcTest {
+class NettyRaftTransportTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final RaftPeerId LEADER = RaftPeerId.valueOf("leader");
     private static final RaftPeerId FOLLOWER = RaftPeerId.valueOf("follower");
     private static final RaftGroupId SLOW = RaftGroupId.valueOf(new UUID(1, 1));
     private static final RaftGroupId FAST = RaftGroupId.valueOf(new UUID(2, 2));
     private static final RaftGroupId MISSING = RaftGroupId.valueOf(new UUID(3, 3));
+    private static final ClientId CLIENT = ClientId.randomId();
 
     /** The follower's pending appendEntries by group; FAST's is answered at once with next index 7. */
     private final Map<RaftGroupId, CompletableFuture<AppendEntriesReplyProto>> appends = new ConcurrentHashMap<>();
     private final CompletableFuture<RequestVoteReplyProto> vote = new CompletableFuture<>();
+    /** The follower's pending client requests by their message; "fast" is answered at once with "ok". */
+    private final Map<String, CompletableFuture<RaftClientReply>> clientReplies = new ConcurrentHashMap<>();
     private final List<NettyRaftServerRpc> running = new ArrayList<>();
+    private long clientCallId;
     private NettyRaftServerRpc follower;
     private NettyRaftServerRpc leader;
 
     @BeforeEach
     void start() throws IOException {
         appends.put(FAST, CompletableFuture.completedFuture(appendReply(FAST, 7)));
+        clientReplies.put("fast", CompletableFuture.completedFuture(clientReply("fast", "ok")));
         follower = start(FOLLOWER, 0, 3_000);
         leader = start(LEADER, 0, 1_000);
         leader.addRaftPeers(List.of(RaftPeer.newBuilder().setId(FOLLOWER)
@@ -142,6 +154,41 @@ class NettyRaftServerRpcTest {
         assertEquals(7, leader.appendEntries(appendRequest(FAST)).getNextIndex(), "a new connection");
     }
 
+    @Test
+    void aClientsRequestsAreAnsweredEachWithItsOwnReplyInTheOrderTheyAreReady() throws Exception {
+        try (NettyRaftClientRpc client = client()) {
+            CompletableFuture<RaftClientReply> slow = client.sendRequestAsync(clientRequest("slow"));
+            await().atMost(WAIT).until(() -> clientReplies.containsKey("slow"));
+
+            RaftClientReply fast = client.sendRequestAsync(clientRequest("fast")).get(WAIT.toSeconds(),
+                    TimeUnit.SECONDS);
+            assertEquals("ok", fast.getMessage().getContent().toStringUtf8());
+            assertEquals(2, fast.getCallId());
+            assertFalse(slow.isDone());
+
+            clientReplies.get("slow").complete(clientReply("slow", "done"));
+            RaftClientReply done = slow.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertEquals("done", done.getMessage().getContent().toStringUtf8());
+            assertEquals(1, done.getCallId());
+        }
+    }
+
+    @Test
+    void aReplyNamingAnotherLeaderFailsTheClientsCallWithIt() throws Exception {
+        try (NettyRaftClientRpc client = client()) {
+            RaftClientRequest request = clientRequest("moved");
+            RaftPeer leaderPeer = RaftPeer.newBuilder().setId(LEADER).setAddress("127.0.0.1:1").build();
+            clientReplies.put("moved", CompletableFuture.completedFuture(RaftClientReply.newBuilder()
+                    .setRequest(request).setException(new NotLeaderException(
+                            RaftGroupMemberId.valueOf(FOLLOWER, FAST), leaderPeer, List.of(leaderPeer))).build()));
+
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> client.sendRequestAsync(request).get(WAIT.toSeconds(), TimeUnit.SECONDS));
+            NotLeaderException notLeader = assertInstanceOf(NotLeaderException.class, failed.getCause());
+            assertEquals(LEADER, notLeader.getSuggestedLeader().getId());
+        }
+    }
+
     private AppendEntriesReplyProto append(RaftGroupId group) {
         try {
             return leader.appendEntries(appendRequest(group));
@@ -177,11 +224,32 @@ class NettyRaftServerRpcTest {
                         yield appends.computeIfAbsent(group, g -> new CompletableFuture<>());
                     }
                     case "requestVote" -> vote.get();
+                    case "submitClientRequestAsync" -> clientReplies.computeIfAbsent(
+                            ((RaftClientRequest) args[0]).getMessage().getContent().toStringUtf8(),
+                            m -> new CompletableFuture<>());
                     case "toString" -> "double of " + id;
                     case "hashCode" -> System.identityHashCode(proxy);
                     case "equals" -> proxy == args[0];
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
+    }
+
+    private NettyRaftClientRpc client() {
+        NettyRaftClientRpc client = new NettyRaftClientRpc(ClientId.randomId(), new RaftProperties());
+        client.addRaftPeers(List.of(RaftPeer.newBuilder().setId(FOLLOWER)
+                .setAddress("127.0.0.1:" + follower.getInetSocketAddress().getPort()).build()));
+        return client;
+    }
+
+    private RaftClientRequest clientRequest(String content) {
+        return RaftClientRequest.newBuilder().setClientId(CLIENT).setServerId(FOLLOWER).setGroupId(FAST)
+                .setCallId(++clientCallId).setMessage(Message.valueOf(content))
+                .setType(RaftClientRequest.writeRequestType()).build();
+    }
+
+    private RaftClientReply clientReply(String content, String answer) {
+        return RaftClientReply.newBuilder().setClientId(CLIENT).setServerId(FOLLOWER).setGroupId(FAST)
+                .setCallId(content.equals("slow") ? 1 : 2).setSuccess().setMessage(Message.valueOf(answer)).build();
     }
 
     private static RaftRpcRequestProto header(RaftGroupId group) {
