@@ -27,8 +27,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A Raft client's transport over Netty, speaking {@link RaftCallFormat} to the brokers' {@link NettyRaftServerRpc}:
  * its calls to one broker share one connection, any number in flight. A call waits Ratis' client request timeout plus
- * the request's own; a reply that names another leader, or a leader not ready yet, fails the call with that
- * exception, which Ratis' client retries on.
+ * the request's own. As Ratis' Netty client does, an asynchronous call whose reply names another leader, or a leader
+ * not ready yet, fails with that exception, which Ratis' client retries on; a blocking call returns the reply with
+ * the exception in it, which Ratis' blocking client takes from there.
  */
 public final class NettyRaftClientRpc extends RaftClientRpcWithProxy<RaftConnection> {
     private final TimeDuration callTimeout;
@@ -40,20 +41,22 @@ public final class NettyRaftClientRpc extends RaftClientRpcWithProxy<RaftConnect
 
     @Override
     public CompletableFuture<RaftClientReply> sendRequestAsync(RaftClientRequest request) {
-        RaftConnection connection;
-        try {
-            connection = getProxies().getProxy(request.getServerId());
-        } catch (IOException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return connection.call(toProto(request), callTimeout.add(request.getTimeoutMs(), TimeUnit.MILLISECONDS))
-                .thenCompose(reply -> answer(request, reply));
+        return call(request).thenCompose(reply -> {
+            if (reply.getNotLeaderException() != null) {
+                return CompletableFuture.failedFuture(reply.getNotLeaderException());
+            }
+            if (reply.getLeaderNotReadyException() != null) {
+                return CompletableFuture.failedFuture(reply.getLeaderNotReadyException());
+            }
+            return CompletableFuture.completedFuture(reply);
+        });
     }
 
+    /** The reply as it came, a leader's exception in it: Ratis' blocking client redirects from there. */
     @Override
     public RaftClientReply sendRequest(RaftClientRequest request) throws IOException {
         try {
-            return sendRequestAsync(request).get();
+            return call(request).get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("a Raft client request to " + request.getServerId()
@@ -63,23 +66,25 @@ public final class NettyRaftClientRpc extends RaftClientRpcWithProxy<RaftConnect
         }
     }
 
-    private static CompletableFuture<RaftClientReply> answer(RaftClientRequest request,
-                                                             RaftNettyServerReplyProto proto) {
-        RaftClientReply reply;
+    private CompletableFuture<RaftClientReply> call(RaftClientRequest request) {
+        RaftConnection connection;
+        try {
+            connection = getProxies().getProxy(request.getServerId());
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return connection.call(toProto(request), callTimeout.add(request.getTimeoutMs(), TimeUnit.MILLISECONDS))
+                .thenApply(reply -> toReply(request, reply));
+    }
+
+    private static RaftClientReply toReply(RaftClientRequest request, RaftNettyServerReplyProto proto) {
         if (request instanceof GroupListRequest) {
-            reply = ClientProtoUtils.toGroupListReply(proto.getGroupListReply());
-        } else if (request instanceof GroupInfoRequest) {
-            reply = ClientProtoUtils.toGroupInfoReply(proto.getGroupInfoReply());
-        } else {
-            reply = ClientProtoUtils.toRaftClientReply(proto.getRaftClientReply());
+            return ClientProtoUtils.toGroupListReply(proto.getGroupListReply());
         }
-        if (reply.getNotLeaderException() != null) {
-            return CompletableFuture.failedFuture(reply.getNotLeaderException());
+        if (request instanceof GroupInfoRequest) {
+            return ClientProtoUtils.toGroupInfoReply(proto.getGroupInfoReply());
         }
-        if (reply.getLeaderNotReadyException() != null) {
-            return CompletableFuture.failedFuture(reply.getLeaderNotReadyException());
-        }
-        return CompletableFuture.completedFuture(reply);
+        return ClientProtoUtils.toRaftClientReply(proto.getRaftClientReply());
     }
 
     private static RaftNettyServerRequestProto toProto(RaftClientRequest request) {

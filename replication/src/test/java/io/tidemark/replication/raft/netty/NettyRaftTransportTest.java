@@ -174,7 +174,7 @@ class NettyRaftTransportTest {
     }
 
     @Test
-    void aReplyNamingAnotherLeaderFailsTheClientsCallWithIt() throws Exception {
+    void aReplyNamingAnotherLeaderFailsTheClientsAsynchronousCallWithItAndIsTheBlockingCallsAnswer() throws Exception {
         try (NettyRaftClientRpc client = client()) {
             RaftClientRequest request = clientRequest("moved");
             RaftPeer leaderPeer = RaftPeer.newBuilder().setId(LEADER).setAddress("127.0.0.1:1").build();
@@ -186,6 +186,10 @@ class NettyRaftTransportTest {
                     () -> client.sendRequestAsync(request).get(WAIT.toSeconds(), TimeUnit.SECONDS));
             NotLeaderException notLeader = assertInstanceOf(NotLeaderException.class, failed.getCause());
             assertEquals(LEADER, notLeader.getSuggestedLeader().getId());
+
+            RaftClientReply blocking = client.sendRequest(request);
+            assertEquals(LEADER, blocking.getNotLeaderException().getSuggestedLeader().getId(),
+                    "a blocking call gets the reply, the exception in it, as Ratis' blocking client expects");
         }
     }
 
