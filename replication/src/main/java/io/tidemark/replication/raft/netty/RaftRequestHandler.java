@@ -20,7 +20,9 @@ import java.util.concurrent.Executor;
  * appendEntries (its log write), a client request (its commit) and the admin requests through Ratis' asynchronous
  * calls; a vote, a leader-election start and an install notice, which Ratis answers only synchronously (a vote
  * persists the term and vote first), on {@code blocking}. So the thread that read the request goes on reading: one
- * group's slow request holds no other group's between the same brokers.
+ * group's slow request holds no other group's between the same brokers. What Ratis still does on the calling thread
+ * is an appendEntries' first part: its checks under the division's lock, persisting a new term, and handing the
+ * entries to the group's log worker (which waits only when that worker's queue is full).
  *
  * <p>Every failure becomes the exception reply (Ratis' serialized {@link IOException}).
  */
