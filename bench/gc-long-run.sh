@@ -3,7 +3,9 @@
 # `tidemark local up` cluster started with the given options, 300,000 records as fast as possible, then 4,000
 # records/s (linger.ms 0) for SECONDS; prints both summaries, the brokers' CPU during the fixed run, their threads'
 # context switches during it per 1,000 records by thread pool (a thread's wake-ups: /proc/PID/task/TID/status, named
-# from a thread dump), the leaderships they lost during the load, and their collector's pauses (a GC log each).
+# from a thread dump) and their CPU by thread pool (/proc/PID/task/TID/stat), the leaderships they lost and the
+# elections their Raft groups started during the load (Ratis' electionCount, from each broker's /metrics), and their
+# collector's pauses (a GC log each).
 # Usage: bench/gc-long-run.sh LABEL "JVM OPTIONS" [SECONDS]   (default 600 s; 6 partitions, 1 KiB records, RF 3)
 #   e.g. bench/gc-long-run.sh g1 "-XX:+UseG1GC"; bench/gc-long-run.sh zgc "-XX:+UseZGC -Xms2g -Xmx2g"
 # Env: BASE_PORT (default 29800), PARTS (default 6), OUT (where the GC logs and broker logs are kept; default a new
@@ -20,18 +22,14 @@ cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
   for p in "$@"; do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
   awk -v t=$t -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
 }
-switches() {   # "PID TID switches" (voluntary + involuntary) of every thread of the PIDs given
-  local p t
-  for p in "$@"; do for t in /proc/$p/task/*; do
-    awk -v p=$p -v t="${t##*/}" '/^(non)?voluntary_ctxt_switches/ {s += $2} END {print p, t, s}' "$t/status" 2>/dev/null
-  done; done
-}
-names() {   # "PID TID pool" of every thread of the PIDs given, from a thread dump; numbers and group ids left out
-  local p
-  for p in "$@"; do jcmd "$p" Thread.print 2>/dev/null | grep -oE '^"[^"]+".* nid=0x[0-9a-f]+' \
-    | sed -E 's/^"([^"]+)".* nid=0x([0-9a-f]+)$/\2 \1/' | while read -r nid name; do
-      echo "$p $((16#$nid)) $(sed -E 's/[0-9a-fA-F]{8,}(-[0-9a-fA-F]{4,})*//g; s/[0-9]+/N/g; s/ /_/g' <<<"$name")"
-    done; done
+elections() {   # the elections the brokers' Raft groups started so far: Ratis' electionCount summed over /metrics
+  local port total=0 n
+  for port in $((BASE + 1)) $((BASE + 11)) $((BASE + 21)); do
+    n=$( (exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3) 2>/dev/null \
+      | awk '/^ratis_leader_election_.*_electionCount_total / {s += $2} END {printf "%d", s}')
+    total=$((total + ${n:-0}))
+  done
+  echo $total
 }
 lost() { cat "$DATA"/$NAME/node-*/broker.log | grep -cE 'changes role from +LEADER to'; }
 perf() { timeout $((SECONDS_AT_RATE + 300)) ./tidemark perf produce --bootstrap "$B" --topic p --record-size 1024 "$@" \
@@ -40,22 +38,24 @@ echo "# $(date -u) nproc=$(nproc) loadavg $(cut -d' ' -f1-3 /proc/loadavg) proje
 # ZGC logs its pauses with the phases; G1 on the gc line
 export TIDEMARK_BROKER_JAVA_OPTS="$OPTS -Xlog:gc,gc+phases=info:file=$OUT/gc-$LABEL-%p.log"
 . bench/tidemark-cluster.sh
+. bench/thread-pools.sh
 cluster_up $NAME "$BASE" "$DATA" p "$PARTS" || exit 1
 pids=$(awk 1 "$DATA"/$NAME/node-*/broker.pid)   # awk: the pid files end without a newline
-lost0=$(lost)
+lost0=$(lost); elections0=$(elections)
 echo "$LABEL max:   $(perf --records 300000 --throughput -1)"
-c0=$(cpu_s $pids); switches $pids >"$OUT/switches0-$LABEL.txt"
+c0=$(cpu_s $pids); thread_switches $pids >"$OUT/switches0-$LABEL.txt"; thread_ticks $pids >"$OUT/ticks0-$LABEL.txt"
 echo "$LABEL fixed: $(perf --records $((SECONDS_AT_RATE * 4000)) --throughput 4000 --linger-ms 0)"
-c1=$(cpu_s $pids); switches $pids >"$OUT/switches1-$LABEL.txt"; names $pids >"$OUT/names-$LABEL.txt"
-awk -v a="$c0" -v b="$c1" -v n=$((SECONDS_AT_RATE * 4)) -v l="$LABEL" \
+c1=$(cpu_s $pids); thread_switches $pids >"$OUT/switches1-$LABEL.txt"; thread_ticks $pids >"$OUT/ticks1-$LABEL.txt"
+thread_pools $pids >"$OUT/names-$LABEL.txt"
+n=$((SECONDS_AT_RATE * 4))
+awk -v a="$c0" -v b="$c1" -v n=$n -v l="$LABEL" \
   'BEGIN {printf "%s brokers cpu in the fixed run: %.1f s (%.1f ms per 1,000 records)\n", l, b - a, (b - a) * 1000 / n}'
 echo "$LABEL context switches per 1,000 records in the fixed run, by thread pool (3 brokers; the top 12):"
-awk -v n=$((SECONDS_AT_RATE * 4)) 'FILENAME ~ /names/ {pool[$1 " " $2] = $3; next}
-  FILENAME ~ /switches0/ {before[$1 " " $2] = $3; next}
-  {k = $1 " " $2; d = $3 - before[k]; p = (k in pool) ? pool[k] : "(not in the dump)"; by[p] += d; all += d}
-  END {for (p in by) printf "  %8.0f %s\n", by[p] / n, p; printf "  %8.0f all\n", all / n}' \
-  "$OUT/names-$LABEL.txt" "$OUT/switches0-$LABEL.txt" "$OUT/switches1-$LABEL.txt" | sort -rn | head -13
-echo "$LABEL leaderships lost during the load: $(( $(lost) - lost0 ))"
+by_pool "$OUT/names-$LABEL.txt" "$OUT/switches0-$LABEL.txt" "$OUT/switches1-$LABEL.txt" "$(awk -v n=$n 'BEGIN {print 1 / n}')" "%8.0f"
+echo "$LABEL CPU per 1,000 records in the fixed run, by thread pool (3 brokers, ms; the top 12):"
+by_pool "$OUT/names-$LABEL.txt" "$OUT/ticks0-$LABEL.txt" "$OUT/ticks1-$LABEL.txt" \
+  "$(awk -v n=$n -v hz="$(getconf CLK_TCK)" 'BEGIN {print 1000 / hz / n}')" "%8.1f"
+echo "$LABEL leaderships lost during the load: $(( $(lost) - lost0 )); elections started: $(( $(elections) - elections0 ))"
 for n in 1 2 3; do cp "$DATA"/$NAME/node-$n/broker.log "$OUT/broker-$LABEL-$n.log"; done
 cat "$OUT"/gc-"$LABEL"-*.log | grep -oE 'Pause .* [0-9.]+ms$' | grep -oE '[0-9.]+ms$' | tr -d ms | sort -n | awk -v l="$LABEL" '
   {v[NR] = $1; t += $1; if ($1 > 50) o50++; if ($1 > 200) o200++}

@@ -137,7 +137,7 @@ final class MirrorCommand implements Callable<Integer> {
                         ClientOptions.tlsSettings(targetCommandConfig, "--target-command-config", targetTls.flags()));
         MetricRegistry registry = new MetricRegistry();
         Optional<HostPort> listen = Optional.ofNullable(metricsListen).map(m -> HostPort.parse("--metrics-listen", m));
-        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, listen, Optional.empty());
+        MetricsEndpoint endpoint = MetricsEndpoint.start(List.of(registry), listen, Optional.empty());
         Mirror mirror = Mirror.start(config, registry, Clock.systemUTC());
         CompletableFuture<Void> stopped = new CompletableFuture<>();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -61,9 +62,16 @@ class ClusterChaosIT {
                     if (i == 700) {
                         producer.flush();
                         int paused = leader(admin);
+                        Map<Integer, Long> electionsBefore = new HashMap<>();
+                        for (int node = 1; node <= 3; node++) {
+                            electionsBefore.put(node, cluster.elections(node));
+                        }
                         cluster.signal(paused, "STOP");
-                        await().atMost(Duration.ofSeconds(60)).ignoreException(TidemarkException.class)
-                                .until(() -> leaderSeenFrom(cluster, paused) != paused);
+                        int elected = await().atMost(Duration.ofSeconds(60))
+                                .ignoreException(TidemarkException.class)
+                                .until(() -> leaderSeenFrom(cluster, paused), node -> node > 0 && node != paused);
+                        assertTrue(cluster.elections(elected) > electionsBefore.get(elected),
+                                "the new leader's broker counts the election it won in its /metrics");
                     }
                     if (i == 1400) {
                         for (int node = 1; node <= 3; node++) {

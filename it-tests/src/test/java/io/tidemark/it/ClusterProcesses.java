@@ -145,6 +145,16 @@ final class ClusterProcesses implements Closeable {
         return response.body();
     }
 
+    /**
+     * The elections a broker's Raft groups started, all groups summed: Ratis' {@code electionCount} of each group,
+     * from the broker's /metrics ({@code ratis_leader_election_<server>_group_<id>_electionCount_total}).
+     */
+    long elections(int node) throws IOException, InterruptedException {
+        return metrics(node).lines().filter(line -> line.startsWith("ratis_leader_election_")
+                && line.contains("_electionCount_total ")).mapToLong(line ->
+                (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum();
+    }
+
     /** Waits until the cluster answers and its internal topic has a leader. */
     void awaitReady() {
         try (TidemarkAdmin admin = admin()) {

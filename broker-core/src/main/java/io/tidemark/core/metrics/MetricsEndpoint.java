@@ -10,33 +10,38 @@ import io.tidemark.proto.tls.TlsMaterial;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.List;
 import java.util.Optional;
 
 /**
- * Exposes a process's {@link MetricRegistry}: over JMX always (domain {@code tidemark}), and in Prometheus
- * text format at {@code http://HOST:PORT/metrics} when a metrics listener is configured.
+ * Exposes a process's {@link MetricRegistry}s (a broker's own and the one its Raft library fills): over JMX always
+ * (domain {@code tidemark}), and in Prometheus text format at {@code http://HOST:PORT/metrics} when a metrics listener
+ * is configured.
  */
 public final class MetricsEndpoint implements Closeable {
-    private final JmxReporter jmx;
+    private final List<JmxReporter> jmx;
     private final HTTPServer http;
 
-    private MetricsEndpoint(JmxReporter jmx, HTTPServer http) {
+    private MetricsEndpoint(List<JmxReporter> jmx, HTTPServer http) {
         this.jmx = jmx;
         this.http = http;
     }
 
     /**
+     * @param registries the registries to expose; their metrics' names are to be distinct
      * @param tls the process's TLS material: the Prometheus listener speaks HTTPS with it (its protocols, and client
      *            certificates as {@code tls.client.auth} says); empty for plain HTTP
      */
-    public static MetricsEndpoint start(MetricRegistry registry, Optional<HostPort> listen,
+    public static MetricsEndpoint start(List<MetricRegistry> registries, Optional<HostPort> listen,
                                         Optional<TlsMaterial> tls) throws IOException {
-        JmxReporter jmx = JmxReporter.forRegistry(registry).inDomain("tidemark").build();
-        jmx.start();
+        List<JmxReporter> jmx = registries.stream()
+                .map(registry -> JmxReporter.forRegistry(registry).inDomain("tidemark").build()).toList();
+        jmx.forEach(JmxReporter::start);
         HTTPServer http = null;
         if (listen.isPresent()) {
             PrometheusRegistry prometheus = new PrometheusRegistry();
-            DropwizardExports.builder().dropwizardRegistry(registry).register(prometheus);
+            registries.forEach(registry -> DropwizardExports.builder().dropwizardRegistry(registry)
+                    .register(prometheus));
             HTTPServer.Builder builder = HTTPServer.builder().hostname(listen.get().host()).port(listen.get().port())
                     .registry(prometheus);
             if (tls.isPresent()) {
@@ -54,7 +59,7 @@ public final class MetricsEndpoint implements Closeable {
 
     @Override
     public void close() {
-        jmx.stop();
+        jmx.forEach(JmxReporter::stop);
         if (http != null) {
             http.stop();
         }

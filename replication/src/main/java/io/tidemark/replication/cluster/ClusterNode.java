@@ -34,6 +34,7 @@ import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.raft.RaftTransport;
 import io.tidemark.replication.raft.RunningDivisions;
 import io.tidemark.replication.raft.StuckFollowerWatch;
+import io.tidemark.replication.raft.metrics.RaftMetricRegistries;
 import io.tidemark.replication.snapshot.CatchUp;
 import io.tidemark.replication.snapshot.GrpcSnapshotSource;
 import io.tidemark.replication.statemachine.MetadataStateMachine;
@@ -209,7 +210,8 @@ public final class ClusterNode implements Closeable {
                 new ClientQuotas(config.quotaProduceBytesPerSecond(), config.quotaFetchBytesPerSecond(),
                         metadataMachine::quotas, clock, registry)).start();
         liveness.start();
-        MetricsEndpoint endpoint = MetricsEndpoint.start(registry, config.metricsListen(), tls);
+        MetricsEndpoint endpoint = MetricsEndpoint.start(List.of(registry, RaftMetricRegistries.raftMetrics()),
+                config.metricsListen(), tls);
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, grpc.transactions(),
                 config, clock, registry);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
