@@ -19,8 +19,9 @@ import java.util.function.Consumer;
  * Ratis' metrics in Tidemark's Dropwizard, and cheap enough to keep on its per-entry paths. Ratis finds its metrics
  * implementation through {@link java.util.ServiceLoader} ({@code META-INF/services/org.apache.ratis.metrics.
  * MetricRegistries}); its own ({@code ratis-metrics-default}) times every log write, log task and appendEntries with
- * a timer over an exponentially decaying reservoir, a skip-list insert under a lock per measurement: 8% of the
- * brokers' CPU in a fixed-rate profile (docs/benchmarks.md, "Ratis' metrics"). Here a timer keeps the last
+ * a timer over an exponentially decaying reservoir, a skip-list insert under a lock per measurement: 6-8% of the
+ * brokers' sampled Java frames in a fixed-rate profile (docs/benchmarks.md, "Ratis' metrics, and where the brokers'
+ * CPU goes, by thread"), and it kept them where nothing read them. Here a timer keeps the last
  * {@link RaftMetricRegistry#TIMER_WINDOW} measurements instead, and every metric of every Ratis registry of the process
  * lands in one Dropwizard registry, {@link #raftMetrics()}, which a broker exports over JMX and Prometheus beside its
  * own, named {@code ratis.COMPONENT.PREFIX.NAME} as Ratis names them (e.g.

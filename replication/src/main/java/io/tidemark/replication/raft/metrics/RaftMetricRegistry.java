@@ -17,8 +17,9 @@ import java.util.function.Supplier;
 /**
  * One Ratis metric registry (a server's, a group's log worker's, a leader's appenders'...): its metrics live in the
  * process's Dropwizard registry of Ratis metrics under {@code APPLICATION.COMPONENT.PREFIX.NAME}. A timer keeps the
- * durations of its last {@value #TIMER_WINDOW} measurements (a synchronized array write per measurement, uncontended:
- * each is timed by one thread), and counts them and their rate as a Dropwizard timer does.
+ * durations of its last {@value #TIMER_WINDOW} measurements (a synchronized array write per measurement; most of
+ * Ratis' timers are timed by one thread, a log worker or an appender), and counts them and their rate as a Dropwizard
+ * timer does.
  */
 final class RaftMetricRegistry implements RatisMetricRegistry {
     /** Measurements a timer's quantiles are taken over: Dropwizard's default reservoir size. */
