@@ -59,7 +59,12 @@ import java.util.concurrent.TimeoutException;
  * their own answers, without resends (a batch after a refused one is refused out of order; after one of unknown fate
  * it may have been stored, and its answer says so). Once none of them is in flight, the partition takes a new producer
  * id, so batches written after the failure are numbered afresh. A caller that resumes after a failure waits for every
- * batch it wrote before to be answered, then finds out what the partition holds (a mirror asks {@link #originOffset}).
+ * batch it wrote before to be answered, then finds out what the partition holds (a mirror asks {@link #originOffset}),
+ * and says so with {@link #resume}: until then every batch written to the partition fails at once the same way. A
+ * batch written while the failure was on its way to the caller is one the caller wrote not knowing, and must not be
+ * stored past the failed one under the new producer id (seen in MirrorIT: the mirror's copier wrote the next batch
+ * while the answer refusing a record waited for the copier's lock, and that batch was stored past the refused
+ * record).
  *
  * <p>Of {@link ProducerConfig} it uses the bootstrap, clock, channel factory, {@code request.timeout.ms},
  * {@code retry.backoff.ms}, {@code delivery.timeout.ms}, {@code max.request.bytes} and
@@ -136,10 +141,33 @@ public final class PartitionWriter implements Closeable {
         Write write = new Write(tp, batch, clock.millis() + deliveryTimeoutMs);
         onThread(() -> {
             Lane lane = lanes.computeIfAbsent(tp, p -> new Lane(p, newProducerId()));
+            if (lane.fenced) {
+                settle(write, null, new TidemarkException(ErrorCode.OUT_OF_ORDER_SEQUENCE, "batch of " + tp
+                        + " not sent: a batch of " + tp + " failed before it, and the writer takes " + tp
+                        + "'s batches again once its caller resumes it"));
+                return;
+            }
             lane.writes.addLast(write);
             pump(lane);
         }, write);
         return write.result;
+    }
+
+    /**
+     * The caller has the answers to every batch of {@code tp} it wrote and knows what the partition holds: after a
+     * failure, the partition takes batches again (numbered under a new producer id). Nothing to do without one.
+     */
+    public void resume(TopicPartition tp) {
+        try {
+            thread.execute(() -> {
+                Lane lane = lanes.get(tp);
+                if (lane != null) {
+                    lane.fenced = false;
+                }
+            });
+        } catch (RejectedExecutionException closed) {
+            // the writer is closed: every write fails anyway
+        }
     }
 
     /**
@@ -161,6 +189,8 @@ public final class PartitionWriter implements Closeable {
         private boolean acknowledged;
         /** A batch failed: the partition takes a new producer id once none is in flight. */
         private boolean renew;
+        /** A batch failed: writes fail at once until the caller {@link #resume resumes} the partition. */
+        private boolean fenced;
         /** When a timer is set to send a write waiting out its backoff, else 0. */
         private long wakeAtMs;
         /** The leader the partition's writes in flight went to; meaningful while one is. */
@@ -318,6 +348,7 @@ public final class PartitionWriter implements Closeable {
      * own answers.
      */
     private void fail(Lane lane, Write failed, TidemarkException e) {
+        lane.fenced = true;
         boolean after = false;
         for (Iterator<Write> it = lane.writes.iterator(); it.hasNext(); ) {
             Write write = it.next();

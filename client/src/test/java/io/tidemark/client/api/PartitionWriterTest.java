@@ -105,6 +105,7 @@ class PartitionWriterTest {
     void aRefusedBatchMovesThePartitionToANewProducerId() throws Exception {
         cluster.failNext("Produce", 1, new TidemarkException(ErrorCode.ORIGIN_OFFSET_HELD, "held"));
         assertEquals(ErrorCode.ORIGIN_OFFSET_HELD, failure(writer.write(T0, batch("a"))).code());
+        writer.resume(T0);
         assertEquals(0, ok(writer.write(T0, batch("b"))).getBaseOffset());
         assertEquals(List.of(0, 0), baseSequences());
         assertNotEquals(cluster.producedHeaders.get(0).producerId(), cluster.producedHeaders.get(1).producerId());
@@ -161,11 +162,29 @@ class PartitionWriterTest {
         assertEquals(ErrorCode.INVALID_TIMESTAMP, failure(b).code());
         assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE, failure(c).code(), "c was in flight: the broker refused it");
         assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE, failure(d).code());
+        writer.resume(T0);
         assertEquals(1, ok(writer.write(T0, batch("e"))).getBaseOffset());
         assertEquals(2, cluster.records(T0).size(), "a and e");
         FakeCluster.ProducerFields last = cluster.producedHeaders.get(cluster.producedHeaders.size() - 1);
         assertNotEquals(cluster.producedHeaders.get(0).producerId(), last.producerId());
         assertEquals(0, last.baseSequence());
+    }
+
+    @Test
+    void aBatchWrittenAfterAFailureFailsAtOnceUntilTheCallerResumesThePartition() throws Exception {
+        cluster.failNext("Produce", 1, new TidemarkException(ErrorCode.RECORD_TOO_LARGE, "above max.batch.bytes"));
+        CompletableFuture<ProduceResponse> refused = writer.write(T0, batch("a"));
+        assertEquals(ErrorCode.RECORD_TOO_LARGE, failure(refused).code());
+        TidemarkException unaware = failure(writer.write(T0, batch("b")));
+        assertEquals(ErrorCode.OUT_OF_ORDER_SEQUENCE, unaware.code());
+        assertEquals("batch of t-0 not sent: a batch of t-0 failed before it, and the writer takes t-0's batches again "
+                + "once its caller resumes it", unaware.getMessage());
+        assertEquals(0, ok(writer.write(new TopicPartition("t", 1), batch("c"))).getBaseOffset(),
+                "another partition goes on");
+        assertEquals(List.of(), cluster.records(T0), "b was not stored past a");
+        writer.resume(T0);
+        assertEquals(0, ok(writer.write(T0, batch("d"))).getBaseOffset());
+        assertEquals(1, cluster.records(T0).size());
     }
 
     @Test
@@ -237,6 +256,7 @@ class PartitionWriterTest {
         TidemarkException timeout = failure(lost);
         assertEquals(ErrorCode.NOT_AVAILABLE, timeout.code());
         cluster.clearFailures("Produce");
+        writer.resume(T0);
         ok(writer.write(T0, batch("b")));
         FakeCluster.ProducerFields last = cluster.producedHeaders.get(cluster.producedHeaders.size() - 1);
         assertNotEquals(cluster.producedHeaders.get(0).producerId(), last.producerId());

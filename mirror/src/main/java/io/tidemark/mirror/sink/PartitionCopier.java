@@ -35,7 +35,9 @@ import java.util.concurrent.TimeUnit;
  *       order ({@link OffsetMap}), whatever order they come in.</li>
  *   <li><b>Refusals</b> ({@link RefusalPolicy}), decided once every batch written before the refusal was known is
  *       answered, so nothing of the copier is in flight when it acts; the batches written after the refused one
- *       failed with it and are queued again behind its records. A batch refused for one of its records is resent
+ *       failed with it and are queued again behind its records, also one written while the refusal was on its way to
+ *       the copier: the target takes none of the partition's batches until the copier, acting on the refusal,
+ *       {@link TargetPartitions#resume resumes} it (as it does when it starts copying after a resync). A batch refused for one of its records is resent
  *       one record per batch, one at a time; a record refused alone is written to the dead-letter topic when the
  *       mirror has one (as a mirrored batch, so it is stored there once), else the partition <b>stops</b>: it stays
  *       stopped, with its {@link StopReason} logged, counted and published ({@link #status}), until the mirror
@@ -196,6 +198,7 @@ public final class PartitionCopier implements CopiedPartition {
     public synchronized void positioned(int forGeneration) {
         if (forGeneration == generation && state == State.RESYNCING) {
             state = State.COPYING;
+            targets.resume(target);
         }
     }
 
@@ -452,6 +455,7 @@ public final class PartitionCopier implements CopiedPartition {
      * copier resends; a resync asks the target instead.
      */
     private void refused(CopyBatch batch, Throwable error, List<Written> after) {
+        targets.resume(target);
         if (!(error instanceof TidemarkException e)) {
             LOG.error("{}: writing a batch to {} failed unexpectedly; resynchronising", source, target, error);
             state = State.RESYNCING;

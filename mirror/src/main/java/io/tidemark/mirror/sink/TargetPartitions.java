@@ -29,8 +29,15 @@ public interface TargetPartitions {
     CompletableFuture<ProduceResponse> write(TopicPartition tp, RecordBatchBuilder batch);
 
     /**
+     * The copier of {@code tp} has every answer to what it wrote and acts on them: after a failed write, {@link #write}
+     * takes the partition's batches again (until then they fail at once, as written after the failed one).
+     */
+    void resume(TopicPartition tp);
+
+    /**
      * Writes a record to the dead-letter partition, which every copier writes to: these writes go one after the other,
-     * so one refused does not fail another copier's.
+     * each once the one before is answered (so it resumes the partition), so one refused does not fail another
+     * copier's.
      */
     CompletableFuture<ProduceResponse> writeDeadLetter(TopicPartition tp, RecordBatchBuilder batch);
 
@@ -59,7 +66,10 @@ public interface TargetPartitions {
                 CompletableFuture<ProduceResponse> written = new CompletableFuture<>();
                 CompletableFuture<ProduceResponse> last = lastDeadLetters.put(tp, written);
                 CompletableFuture<?> turn = last == null ? CompletableFuture.completedFuture(null) : last;
-                turn.handle((ignored, error) -> null).thenCompose(ready -> writer.write(tp, batch))
+                turn.handle((ignored, error) -> null).thenCompose(ready -> {
+                    writer.resume(tp);
+                    return writer.write(tp, batch);
+                })
                         .whenComplete((response, error) -> {
                             if (error == null) {
                                 written.complete(response);
@@ -69,6 +79,11 @@ public interface TargetPartitions {
                             }
                         });
                 return written;
+            }
+
+            @Override
+            public void resume(TopicPartition tp) {
+                writer.resume(tp);
             }
 
             @Override

@@ -57,7 +57,14 @@ class PartitionCopierTest {
         final List<List<Record>> batches = new ArrayList<>();
         final List<CompletableFuture<ProduceResponse>> writes = new ArrayList<>();
         final List<PartitionCopier> topicsGone = new ArrayList<>();
+        /** How many batches had been written when the copier resumed the partition, at each resume. */
+        final List<Integer> resumedAfter = new ArrayList<>();
         int maxInFlight = 1;
+
+        @Override
+        public void resume(TopicPartition tp) {
+            resumedAfter.add(batches.size());
+        }
 
         @Override
         public int maxInFlight() {
@@ -202,9 +209,12 @@ class PartitionCopierTest {
         assertEquals(3, target.batches.size(), "nothing goes while batches written after the refused one are out");
         target.refused(2, ErrorCode.OUT_OF_ORDER_SEQUENCE, "not sent: the batch written before it failed");
         assertEquals(3, target.batches.size());
+        assertEquals(List.of(0), target.resumedAfter, "resumed once, when copying began");
         target.refused(1, ErrorCode.OUT_OF_ORDER_SEQUENCE, "expects sequence 2");
         assertEquals(List.of(10L), target.originOffsets().get(3), "one record per batch, one at a time");
         assertEquals(4, target.batches.size());
+        assertEquals(List.of(0, 3), target.resumedAfter, "the refusal decided, the partition is resumed before "
+                + "the batches resent");
         target.stored(3, 20);
         assertEquals(List.of(11L), target.originOffsets().get(4));
         target.stored(4, 21);
