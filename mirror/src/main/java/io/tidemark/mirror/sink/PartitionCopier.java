@@ -37,11 +37,11 @@ import java.util.concurrent.TimeUnit;
  *       answered, so nothing of the copier is in flight when it acts; the batches written after the refused one
  *       failed with it and are queued again behind its records, also one written while the refusal was on its way to
  *       the copier: the target takes none of the partition's batches until the copier, acting on the refusal,
- *       {@link TargetPartitions#resume resumes} it (as it does when it starts copying after a resync). A batch refused for one of its records is resent
- *       one record per batch, one at a time; a record refused alone is written to the dead-letter topic when the
- *       mirror has one (as a mirrored batch, so it is stored there once), else the partition <b>stops</b>: it stays
- *       stopped, with its {@link StopReason} logged, counted and published ({@link #status}), until the mirror
- *       restarts. A batch the target already holds (ORIGIN_OFFSET_HELD) sends the copier back to resync; so does one
+ *       {@link TargetPartitions#resume resumes} it (as it does when it starts copying after a resync). A batch
+ *       refused for one of its records is resent one record per batch, one at a time; a record refused alone is
+ *       written to the dead-letter topic when the mirror has one (as a mirrored batch, so it is stored there once),
+ *       else the partition <b>stops</b>: it stays stopped, with its {@link StopReason} logged, counted and published
+ *       ({@link #status}), until the mirror restarts. A batch the target already holds (ORIGIN_OFFSET_HELD) sends the copier back to resync; so does one
  *       whose outcome is unknown after the writer's retries.</li>
  *   <li><b>Target topic gone</b> (UNKNOWN_TOPIC, UNKNOWN_PARTITION): the copier asks for it to be made again
  *       ({@link TargetPartitions#targetTopicGone}), which {@link #hold holds} every copier of the topic until none has
