@@ -1,5 +1,6 @@
 package io.tidemark.replication.raft.metrics;
 
+import com.codahale.metrics.Clock;
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
@@ -12,6 +13,7 @@ import org.apache.ratis.metrics.Timekeeper;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -24,6 +26,8 @@ import java.util.function.Supplier;
 final class RaftMetricRegistry implements RatisMetricRegistry {
     /** Measurements a timer's quantiles are taken over: Dropwizard's default reservoir size. */
     static final int TIMER_WINDOW = 1028;
+    /** The timers' clock, Dropwizard's: a measurement is one object (its start), not a timer context and a stop. */
+    private static final Clock CLOCK = Clock.defaultClock();
 
     private final MetricRegistryInfo info;
     private final MetricRegistry metrics;
@@ -40,8 +44,15 @@ final class RaftMetricRegistry implements RatisMetricRegistry {
 
     @Override
     public Timekeeper timer(String name) {
-        Timer timer = metrics.timer(fullName(name), () -> new Timer(new SlidingWindowReservoir(TIMER_WINDOW)));
-        return () -> timer.time()::stop;
+        Timer timer = metrics.timer(fullName(name), () -> new Timer(new SlidingWindowReservoir(TIMER_WINDOW), CLOCK));
+        return () -> {
+            long startNanos = CLOCK.getTick();
+            return () -> {
+                long elapsedNanos = CLOCK.getTick() - startNanos;
+                timer.update(elapsedNanos, TimeUnit.NANOSECONDS);
+                return elapsedNanos;
+            };
+        };
     }
 
     @Override
