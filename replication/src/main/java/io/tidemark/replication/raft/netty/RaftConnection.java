@@ -63,6 +63,7 @@ final class RaftConnection implements Closeable {
         try {
             channel = connected.sync().channel();
         } catch (InterruptedException e) {
+            connected.channel().close();
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("connecting to " + peer + " was interrupted");
         }
