@@ -22,15 +22,17 @@ cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
   for p in "$@"; do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
   awk -v t=$t -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
 }
-elections() {   # the elections the brokers' Raft groups started so far: Ratis' electionCount summed over /metrics
+ratis_sum() {   # a counter of Ratis' summed over the brokers' groups, from /metrics: ratis_*_<group>_$1
   local port total=0 n
   for port in $((BASE + 1)) $((BASE + 11)) $((BASE + 21)); do
     n=$( (exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3) 2>/dev/null \
-      | awk '/^ratis_leader_election_.*_electionCount_total / {s += $2} END {printf "%d", s}')
+      | awk -v m="$1" '$1 ~ "^ratis_.*_" m "$" {s += $2} END {printf "%d", s}')
     total=$((total + ${n:-0}))
   done
   echo $total
 }
+elections() { ratis_sum electionCount_total; }   # the elections the brokers' Raft groups started so far
+raft_counts() { echo "$(ratis_sum appendEntryCount_total) $(ratis_sum metadataLogEntryCount_total) $(ratis_sum flushCount_total)"; }
 lost() { cat "$DATA"/$NAME/node-*/broker.log | grep -cE 'changes role from +LEADER to'; }
 perf() { timeout $((SECONDS_AT_RATE + 300)) ./tidemark perf produce --bootstrap "$B" --topic p --record-size 1024 "$@" \
   >>"$OUT/perf-$LABEL.txt" 2>&1; tail -1 "$OUT/perf-$LABEL.txt"; }
@@ -43,13 +45,14 @@ cluster_up $NAME "$BASE" "$DATA" p "$PARTS" || exit 1
 pids=$(awk 1 "$DATA"/$NAME/node-*/broker.pid)   # awk: the pid files end without a newline
 lost0=$(lost); elections0=$(elections)
 echo "$LABEL max:   $(perf --records 300000 --throughput -1)"
-c0=$(cpu_s $pids); thread_switches $pids >"$OUT/switches0-$LABEL.txt"; thread_ticks $pids >"$OUT/ticks0-$LABEL.txt"
+c0=$(cpu_s $pids); r0=$(raft_counts); thread_switches $pids >"$OUT/switches0-$LABEL.txt"; thread_ticks $pids >"$OUT/ticks0-$LABEL.txt"
 echo "$LABEL fixed: $(perf --records $((SECONDS_AT_RATE * 4000)) --throughput 4000 --linger-ms 0)"
-c1=$(cpu_s $pids); thread_switches $pids >"$OUT/switches1-$LABEL.txt"; thread_ticks $pids >"$OUT/ticks1-$LABEL.txt"
+c1=$(cpu_s $pids); r1=$(raft_counts); thread_switches $pids >"$OUT/switches1-$LABEL.txt"; thread_ticks $pids >"$OUT/ticks1-$LABEL.txt"
 thread_pools $pids >"$OUT/names-$LABEL.txt"
 n=$((SECONDS_AT_RATE * 4))
 awk -v a="$c0" -v b="$c1" -v n=$n -v l="$LABEL" \
   'BEGIN {printf "%s brokers cpu in the fixed run: %.1f s (%.1f ms per 1,000 records)\n", l, b - a, (b - a) * 1000 / n}'
+echo "$r0 $r1" | awk -v n=$n -v l="$LABEL" '{printf "%s Raft log entries written per 1,000 records in the fixed run (3 brokers): %.1f, of them commit-index entries %.1f; log flushes %.1f\n", l, ($4 - $1) / n, ($5 - $2) / n, ($6 - $3) / n}'
 echo "$LABEL context switches per 1,000 records in the fixed run, by thread pool (3 brokers; the top 12):"
 by_pool "$OUT/names-$LABEL.txt" "$OUT/switches0-$LABEL.txt" "$OUT/switches1-$LABEL.txt" "$(awk -v n=$n 'BEGIN {print 1 / n}')" "%8.0f"
 echo "$LABEL CPU per 1,000 records in the fixed run, by thread pool (3 brokers, ms; the top 12):"
