@@ -251,17 +251,6 @@ class GroupRestartTest {
                 "a record for each batch entry kept");
     }
 
-    /**
-     * The log holds what the group wrote and no commit-index entry: Ratis' leader appends one after each commit unless
-     * told not to (RaftSettings), which cost every replica a second round, write and fdatasync per batch.
-     */
-    @Test
-    void theRaftLogHoldsTheBatchesAndNoCommitIndexEntry() {
-        assertTrue(batchEntries(written) >= 2, "the batches written after the snapshot are in the open segment");
-        assertEquals(List.of(), written.stream().filter(LogEntryProto::hasMetadataEntry)
-                .map(LogEntryProto::getIndex).toList(), "indices of commit-index entries");
-    }
-
     @Test
     void aLastEntryCutShortByACrashIsDroppedAndEveryWholeEntryKept() throws Exception {
         Path storage = copyOfTheLog("cut");
