@@ -41,8 +41,8 @@ import java.util.concurrent.TimeUnit;
  *       refused for one of its records is resent one record per batch, one at a time; a record refused alone is
  *       written to the dead-letter topic when the mirror has one (as a mirrored batch, so it is stored there once),
  *       else the partition <b>stops</b>: it stays stopped, with its {@link StopReason} logged, counted and published
- *       ({@link #status}), until the mirror restarts. A batch the target already holds (ORIGIN_OFFSET_HELD) sends the copier back to resync; so does one
- *       whose outcome is unknown after the writer's retries.</li>
+ *       ({@link #status}), until the mirror restarts. A batch the target already holds (ORIGIN_OFFSET_HELD) sends
+ *       the copier back to resync; so does one whose outcome is unknown after the writer's retries.</li>
  *   <li><b>Target topic gone</b> (UNKNOWN_TOPIC, UNKNOWN_PARTITION): the copier asks for it to be made again
  *       ({@link TargetPartitions#targetTopicGone}), which {@link #hold holds} every copier of the topic until none has
  *       a write outstanding, creates it, and {@link #release releases} them to resync.</li>

@@ -69,15 +69,14 @@ public interface TargetPartitions {
                 turn.handle((ignored, error) -> null).thenCompose(ready -> {
                     writer.resume(tp);
                     return writer.write(tp, batch);
-                })
-                        .whenComplete((response, error) -> {
-                            if (error == null) {
-                                written.complete(response);
-                            } else {
-                                written.completeExceptionally(error instanceof CompletionException
-                                        && error.getCause() != null ? error.getCause() : error);
-                            }
-                        });
+                }).whenComplete((response, error) -> {
+                    if (error == null) {
+                        written.complete(response);
+                    } else {
+                        written.completeExceptionally(error instanceof CompletionException
+                                && error.getCause() != null ? error.getCause() : error);
+                    }
+                });
                 return written;
             }
 
