@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
@@ -203,13 +204,21 @@ class DiskFaultIT {
         assertEquals(latest, latestValues(), "each key's latest acknowledged value");
     }
 
-    /** The directory of {@link #PARTITION}'s log on {@code node}. */
-    private Path partitionDir(int node) throws IOException {
+    /**
+     * The directory of {@link #PARTITION}'s log on {@code node}, once that broker created it: a topic is created, and
+     * its partition has a leader, once a majority of its replicas started, and the third may start a little later.
+     */
+    private Path partitionDir(int node) {
+        return await("node " + node + "'s directory of " + PARTITION).atMost(Duration.ofSeconds(60))
+                .until(() -> findPartitionDir(node), Optional::isPresent).orElseThrow();
+    }
+
+    private Optional<Path> findPartitionDir(int node) throws IOException {
         try (Stream<Path> dirs = Files.find(cluster.dataDir(node).resolve("raft"), 4,
                 (path, attributes) -> attributes.isDirectory()
                         && path.getFileName().toString().startsWith(PARTITION + "-")
                         && path.getParent().getFileName().toString().equals("partitions"))) {
-            return dirs.findFirst().orElseThrow();
+            return dirs.findFirst();
         }
     }
 

@@ -57,7 +57,8 @@ public final class NettyRaftRpcType implements RpcType {
 
         @Override
         public LogAppender newLogAppender(RaftServer.Division server, LeaderState state, FollowerInfo follower) {
-            return new NotifyingLogAppender(server, state, follower);
+            return new NotifyingLogAppender(server, state, follower,
+                    server.getMemberId().getGroupId().equals(RaftGroups.METADATA));
         }
     }
 }

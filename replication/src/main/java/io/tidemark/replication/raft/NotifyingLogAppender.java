@@ -41,6 +41,15 @@ import java.util.concurrent.TimeUnit;
  *       the leader down); a failed call is retried after Ratis' RPC sleep time.</li>
  * </ul>
  * Between turns it waits for new entries or the next heartbeat, as Ratis' appenders do.
+ *
+ * <p>The leader's commit index reaches a follower in each appendEntries, but only up to the entries the follower is
+ * known to hold: with no commit-index entries in the log ({@link RaftSettings}), a commit that no entry follows is
+ * heard at the next heartbeat, up to half the shortest election timeout later. In a group that tells its followers of
+ * each commit at once (the metadata group: every broker answers from what it applied, so a topic just created is
+ * known to every broker a few milliseconds later), the appender sends a heartbeat as soon as the leader committed an
+ * entry the follower holds and was not told of, one per commit index. A partition group's followers serve nothing
+ * until one of them leads, and Ratis' new leader applies every committed entry first: theirs wait, and a batch costs
+ * one appendEntries round.
  */
 final class NotifyingLogAppender extends LogAppenderBase {
     private static final Logger LOG = LoggerFactory.getLogger(NotifyingLogAppender.class);
@@ -48,15 +57,26 @@ final class NotifyingLogAppender extends LogAppenderBase {
     private static final int FAILURES_PER_WARNING = 10;
 
     private final long noticeIntervalMs;
+    /** Whether the follower is told of each commit at once, rather than with the next entries or heartbeat. */
+    private final boolean commitsAtOnce;
+    /**
+     * The commit index the follower could take when the last appendEntries went (the leader's, up to the follower's
+     * match index): a commit is told once, whether or not the request could carry it (a heartbeat whose previous entry
+     * was purged carries none).
+     */
+    private long commitTold = RaftLog.INVALID_LOG_INDEX;
     /** When the last install notice went out; null before the first. */
     private Timestamp lastNotice;
     private int failuresInARow;
     /** The follower answered the last notice "in progress": the notices that follow are logged at DEBUG only. */
     private boolean installing;
 
-    NotifyingLogAppender(RaftServer.Division server, LeaderState leaderState, FollowerInfo follower) {
+    /** @param commitsAtOnce whether the follower is told of each commit at once (see the class comment) */
+    NotifyingLogAppender(RaftServer.Division server, LeaderState leaderState, FollowerInfo follower,
+                         boolean commitsAtOnce) {
         super(server, leaderState, follower);
         noticeIntervalMs = server.properties().minRpcTimeoutMs() / 2;
+        this.commitsAtOnce = commitsAtOnce;
     }
 
     @Override
@@ -84,7 +104,7 @@ final class NotifyingLogAppender extends LogAppenderBase {
     @Override
     public void run() throws InterruptedException, IOException {
         while (isRunning()) {
-            if (shouldSendAppendEntries()) {
+            if (shouldSendAppendEntries() || commitDue()) {
                 TermIndex firstAvailable = installNoticeDue();
                 if (firstAvailable == null) {
                     appendEntries();
@@ -97,7 +117,7 @@ final class NotifyingLogAppender extends LogAppenderBase {
                     }
                 }
             }
-            if (isRunning() && !hasAppendEntries()) {
+            if (isRunning() && !hasAppendEntries() && !commitDue()) {
                 getEventAwaitForSignal().await(getHeartbeatWaitTimeMs(), TimeUnit.MILLISECONDS);
             }
             getLeaderState().checkHealth(getFollower());
@@ -122,6 +142,20 @@ final class NotifyingLogAppender extends LogAppenderBase {
         }
         return Optional.ofNullable(log.getTermIndex(leaderStart))
                 .orElseGet(() -> TermIndex.valueOf(getServer().getInfo().getCurrentTerm(), leaderNext));
+    }
+
+    /**
+     * Whether the follower is to be told of a commit now: the group tells of commits at once, and the leader committed
+     * an entry the follower holds past the commit index last sent and the follower's own. Ratis wakes the appender when its commit index
+     * moves.
+     */
+    private boolean commitDue() {
+        return commitsAtOnce
+                && commitTheFollowerCanTake() > Math.max(commitTold, getFollower().getCommitIndex());
+    }
+
+    private long commitTheFollowerCanTake() {
+        return Math.min(getRaftLog().getLastCommittedIndex(), getFollower().getMatchIndex());
     }
 
     private void notifyInstall(TermIndex firstAvailable) throws InterruptedIOException {
@@ -171,11 +205,13 @@ final class NotifyingLogAppender extends LogAppenderBase {
     }
 
     private void appendEntries() throws InterruptedException, IOException {
-        AppendEntriesRequestProto request = newAppendEntriesRequest(CallId.getAndIncrement(), false);
+        long commit = commitTheFollowerCanTake();
+        AppendEntriesRequestProto request = newAppendEntriesRequest(CallId.getAndIncrement(), !hasAppendEntries());
         if (request == null) {
             return;
         }
         resetHeartbeatTrigger();
+        commitTold = commit;
         FollowerInfo follower = getFollower();
         Timestamp sent = Timestamp.currentTime();
         AppendEntriesReplyProto reply;

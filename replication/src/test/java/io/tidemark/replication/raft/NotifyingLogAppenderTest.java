@@ -24,11 +24,13 @@ import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.util.TimeDuration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -82,6 +84,51 @@ class NotifyingLogAppenderTest {
         joinBehindThePurge(true);
     }
 
+    /**
+     * The metadata group's followers apply an entry as soon as the leader committed it. Heartbeats go 10 s apart here:
+     * a follower that heard of the commit only at the next one (with no commit-index entries in the log, an idle
+     * group's only news of it) would apply each entry 10 s after its leader.
+     */
+    @Test
+    void theMetadataGroupsFollowersApplyEachCommitWithoutWaitingForAHeartbeat() throws Exception {
+        List<RecordingMachine> machines = List.of(new RecordingMachine(false), new RecordingMachine(false),
+                new RecordingMachine(false));
+        List<RaftServer> servers = new ArrayList<>();
+        for (int node = 1; node <= 3; node++) {
+            RaftProperties properties = properties(node, new BrokerConfig.RaftTuning(20_000, 40_000, 1 << 20,
+                    64 << 10, 1_000_000, true, 1));
+            RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, TimeDuration.valueOf(300,
+                    TimeUnit.MILLISECONDS));
+            RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, TimeDuration.valueOf(600,
+                    TimeUnit.MILLISECONDS));
+            servers.add(start(node, properties, machines.get(node - 1)));
+        }
+        RaftGroup group = RaftGroup.valueOf(RaftGroups.METADATA, servers.stream()
+                .map(NotifyingLogAppenderTest::peer).toList());
+        for (RaftServer server : servers) {
+            reply(server.groupManagementAsync(GroupManagementRequest.newAdd(CLIENT, server.getId(), callId++, group)));
+        }
+        await().atMost(WAIT).until(() -> servers.stream()
+                .anyMatch(server -> isLeaderReady(server, RaftGroups.METADATA)));
+        int leading = servers.indexOf(servers.stream().filter(server -> isLeaderReady(server, RaftGroups.METADATA))
+                .findFirst().orElseThrow());
+        for (int i = 0; i < 3; i++) {
+            submit(servers.get(leading), RaftGroups.METADATA, ByteString.copyFrom(new byte[100]));
+            List<Long> applied = machines.get(leading).applied;
+            long last = applied.get(applied.size() - 1);
+            await("entry " + last + " applied by every member").atMost(Duration.ofSeconds(5))
+                    .until(() -> machines.stream().allMatch(machine -> machine.applied.contains(last)));
+        }
+    }
+
+    private static boolean isLeaderReady(RaftServer server, RaftGroupId group) {
+        try {
+            return server.getDivision(group).getInfo().isLeaderReady();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private void joinBehindThePurge(boolean answerLater) throws Exception {
         RecordingMachine leaderMachine = new RecordingMachine(false);
         RecordingMachine secondMachine = new RecordingMachine(false);
@@ -132,13 +179,20 @@ class NotifyingLogAppenderTest {
     }
 
     private RaftServer start(int node, RecordingMachine machine) throws IOException {
-        RaftProperties properties = RaftSettings.server(dir.resolve("node-" + node), "127.0.0.1", 0,
-                new BrokerConfig.RaftTuning(300, 600, 64 << 10, 64 << 10, 1_000_000, true, 1),
-                new NettyRaftRpcType());
+        RaftProperties properties = properties(node, new BrokerConfig.RaftTuning(300, 600, 64 << 10, 64 << 10,
+                1_000_000, true, 1));
         // Purge behind the snapshot whatever the followers hold, as the purge of a busy group ends up doing.
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
         // A snapshot asked for after fewer than 1,024 entries (Ratis' default gap) would not be taken.
         RaftServerConfigKeys.Snapshot.setCreationGap(properties, 1);
+        return start(node, properties, machine);
+    }
+
+    private RaftProperties properties(int node, BrokerConfig.RaftTuning tuning) {
+        return RaftSettings.server(dir.resolve("node-" + node), "127.0.0.1", 0, tuning, new NettyRaftRpcType());
+    }
+
+    private RaftServer start(int node, RaftProperties properties, RecordingMachine machine) throws IOException {
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerIds.of(node)).setProperties(properties)
                 .setStateMachineRegistry(g -> machine).build();
         running.add(server);
@@ -152,8 +206,12 @@ class NotifyingLogAppenderTest {
     }
 
     private void submit(RaftServer server, ByteString content) throws Exception {
+        submit(server, GROUP, content);
+    }
+
+    private void submit(RaftServer server, RaftGroupId group, ByteString content) throws Exception {
         reply(server.submitClientRequestAsync(RaftClientRequest.newBuilder().setClientId(CLIENT)
-                .setServerId(server.getId()).setGroupId(GROUP).setCallId(callId++)
+                .setServerId(server.getId()).setGroupId(group).setCallId(callId++)
                 .setMessage(Message.valueOf(content)).setType(RaftClientRequest.writeRequestType()).build()));
     }
 

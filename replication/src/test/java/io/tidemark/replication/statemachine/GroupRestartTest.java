@@ -251,6 +251,17 @@ class GroupRestartTest {
                 "a record for each batch entry kept");
     }
 
+    /**
+     * Over Tidemark's Netty transport the Raft log holds the group's entries and none of Ratis' commit-index entries,
+     * which by default follow every commit: a second log write and {@code fdatasync} per batch ({@link RaftSettings}).
+     */
+    @Test
+    void theRaftLogHoldsEachBatchAndNoCommitIndexEntry() {
+        assertEquals(6, batchEntries(written), "one entry per batch produced");
+        assertEquals(List.of(), written.stream().filter(LogEntryProto::hasMetadataEntry).map(LogEntryProto::getIndex)
+                .toList(), "commit-index entries");
+    }
+
     @Test
     void aLastEntryCutShortByACrashIsDroppedAndEveryWholeEntryKept() throws Exception {
         Path storage = copyOfTheLog("cut");
