@@ -29,6 +29,7 @@ import io.tidemark.replication.partition.ProduceBacklog;
 import io.tidemark.replication.raft.ProtoTextWarmUp;
 import io.tidemark.replication.raft.RaftGroups;
 import io.tidemark.replication.raft.RaftLogCheck;
+import io.tidemark.replication.raft.RaftLogTrash;
 import io.tidemark.replication.raft.RaftPeerIds;
 import io.tidemark.replication.raft.RaftSettings;
 import io.tidemark.replication.raft.RaftTransport;
@@ -215,6 +216,7 @@ public final class ClusterNode implements Closeable {
         ScheduledExecutorService maintenance = MaintenanceScheduler.start(topics, coordinator, grpc.transactions(),
                 config, clock, registry);
         maintenance.execute(() -> createOffsetsTopic(topics, offsets, maintenance));
+        RaftLogTrash.sweepEvery(maintenance, raftStorageDir);
         PreferredLeaderBalancer balancer = PreferredLeaderBalancer.start(config, replicas, liveness, leadership, clock,
                 registry);
         StuckFollowerWatch stuckFollowers = StuckFollowerWatch.start(server, clock, registry);

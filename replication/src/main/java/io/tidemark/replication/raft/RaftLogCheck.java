@@ -85,7 +85,7 @@ public final class RaftLogCheck {
     /** Ratis' names (LogSegmentStartEnd): an open segment may carry a suffix. */
     private static final Pattern CLOSED = Pattern.compile("log_(\\d+)-(\\d+)");
     private static final Pattern OPEN = Pattern.compile("log_inprogress_(\\d+)(?:\\..*)?");
-    private static final String CURRENT_DIR = "current";
+    static final String CURRENT_DIR = "current";
 
     /** A segment file as Ratis names it; {@code lastIndex} -1 for the open segment. */
     record Segment(Path file, long firstIndex, long lastIndex) {

@@ -245,13 +245,13 @@ public final class GroupStateMachine extends InstallableStateMachine {
     }
 
     /**
-     * Ratis' snapshot call, on the apply thread: captures the state from memory and hands its fsyncs and file to the
-     * snapshot writer, then answers the index of the latest snapshot whose file is written and not yet told, or -1
-     * (Ratis then neither logs nor purges, and calls again after the next entries it applies). Flushing the changed
-     * logs here, thousands in a group, held every acknowledgement of the group for as long.
+     * A snapshot, on the apply thread ({@link #takeSnapshot}): captures the state from memory and hands its fsyncs and
+     * file to the snapshot writer, then answers the index of the latest snapshot whose file is written and not yet
+     * told, or -1 (Ratis then neither logs nor purges, and calls again after the next entries it applies). Flushing
+     * the changed logs here, thousands in a group, held every acknowledgement of the group for as long.
      */
     @Override
-    public long takeSnapshot() throws IOException {
+    long snapshot() throws IOException {
         CompletableFuture<Written> written = writing;
         if (written != null && !written.isDone()) {
             return -1;

@@ -1,6 +1,7 @@
 package io.tidemark.replication.statemachine;
 
 import io.tidemark.replication.raft.RaftLogCheck;
+import io.tidemark.replication.raft.RaftLogTrash;
 import io.tidemark.replication.raft.RaftPeerIds;
 import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
 import org.apache.ratis.protocol.ClientId;
@@ -82,6 +83,24 @@ abstract class InstallableStateMachine extends BaseStateMachine {
         Path smDir = raftStorage.getStorageDir().getStateMachineDir().toPath();
         getLifeCycle().startAndTransition(() -> load(smDir));
     }
+
+    /**
+     * Ratis' snapshot call, on the apply thread: the index of the snapshot to tell Ratis ({@link #snapshot}), which
+     * Ratis then purges the log up to; the closed segments it may delete are linked into the group's trash first
+     * ({@link RaftLogTrash}), so that their deletion costs the group's log worker nothing.
+     */
+    @Override
+    public final long takeSnapshot() throws IOException {
+        long index = snapshot();
+        Path logDir = raftLogDir;
+        if (index >= 0 && logDir != null) {
+            RaftLogTrash.linkPurgeable(logDir, index);
+        }
+        return index;
+    }
+
+    /** Takes a snapshot, or finishes one: the index of a snapshot whose file is written, or -1 for none to tell. */
+    abstract long snapshot() throws IOException;
 
     SimpleStateMachineStorage storage() {
         return storage;

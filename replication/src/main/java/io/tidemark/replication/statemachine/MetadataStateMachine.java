@@ -198,7 +198,7 @@ public final class MetadataStateMachine extends InstallableStateMachine {
     }
 
     @Override
-    public long takeSnapshot() throws IOException {
+    long snapshot() throws IOException {
         TermIndex applied = getLastAppliedTermIndex();
         if (applied == null || applied.getIndex() < 0) {
             return RaftLog.INVALID_LOG_INDEX;
