@@ -146,8 +146,8 @@ final class NotifyingLogAppender extends LogAppenderBase {
 
     /**
      * Whether the follower is to be told of a commit now: the group tells of commits at once, and the leader committed
-     * an entry the follower holds past the commit index last sent and the follower's own. Ratis wakes the appender when its commit index
-     * moves.
+     * an entry the follower holds past both the commit index last sent and the follower's own. Ratis wakes the
+     * appender when its commit index moves.
      */
     private boolean commitDue() {
         return commitsAtOnce

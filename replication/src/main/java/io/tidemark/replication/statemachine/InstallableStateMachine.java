@@ -87,14 +87,21 @@ abstract class InstallableStateMachine extends BaseStateMachine {
     /**
      * Ratis' snapshot call, on the apply thread: the index of the snapshot to tell Ratis ({@link #snapshot}), which
      * Ratis then purges the log up to; the closed segments it may delete are linked into the group's trash first
-     * ({@link RaftLogTrash}), so that their deletion costs the group's log worker nothing.
+     * ({@link RaftLogTrash}), so that their deletion costs the group's log worker nothing. A link that cannot be made
+     * (a file system without hard links) is logged and the snapshot told all the same: Ratis then deletes those
+     * segments on the log worker, as it does by itself.
      */
     @Override
     public final long takeSnapshot() throws IOException {
         long index = snapshot();
         Path logDir = raftLogDir;
         if (index >= 0 && logDir != null) {
-            RaftLogTrash.linkPurgeable(logDir, index);
+            try {
+                RaftLogTrash.linkPurgeable(logDir, index);
+            } catch (IOException | UnsupportedOperationException e) {
+                LOG.warn("{}: could not link the Raft log segments up to index {} into the trash; Ratis will delete "
+                        + "them on the group's log worker", getId(), index, e);
+            }
         }
         return index;
     }
