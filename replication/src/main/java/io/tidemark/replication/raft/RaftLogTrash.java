@@ -4,7 +4,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -70,10 +69,11 @@ public final class RaftLogTrash {
         }
     }
 
+    /** A sweep whose failure is logged: a scheduled task that throws is never run again. */
     private void sweepLogged() {
         try {
             sweep();
-        } catch (IOException | UncheckedIOException e) {
+        } catch (IOException | RuntimeException e) {
             LOG.warn("Could not delete the purged Raft log segments under {}; trying again in {} ms", storageDir,
                     SWEEP_INTERVAL_MS, e);
         }
