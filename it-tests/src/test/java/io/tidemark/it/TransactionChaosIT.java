@@ -290,17 +290,23 @@ class TransactionChaosIT {
             }
             String name = "t" + TRANSACTIONS.incrementAndGet();
             SIZES.put(name, (long) read.size());
-            producer.beginTransaction();
-            for (ConsumerRecord record : read) {
-                String value = name + ":" + text(record);
-                producer.send(new ProducerRecord("out", record.partition(), null, bytes(value)))
-                        .whenComplete((m, e) -> STORED.put(value, e == null ? "out-" + m.partition() + "@" + m.offset()
-                                : e.toString()));
+            try {
+                producer.beginTransaction();
+                for (ConsumerRecord record : read) {
+                    String value = name + ":" + text(record);
+                    producer.send(new ProducerRecord("out", record.partition(), null, bytes(value)))
+                            .whenComplete((m, e) -> STORED.put(value, e == null ? "out-" + m.partition() + "@"
+                                    + m.offset() : e.toString()));
+                }
+                Map<TopicPartition, OffsetAndMetadata> positions = new HashMap<>();
+                in.forEach(tp -> positions.put(tp, new OffsetAndMetadata(consumer.position(tp))));
+                producer.sendOffsetsToTransaction(positions, consumer.groupMetadata());
+                producer.commitTransaction();
+            } catch (RuntimeException e) {
+                // not committed: the test allowed a number of commits, so the permit goes back
+                permits.release();
+                throw e;
             }
-            Map<TopicPartition, OffsetAndMetadata> positions = new HashMap<>();
-            in.forEach(tp -> positions.put(tp, new OffsetAndMetadata(consumer.position(tp))));
-            producer.sendOffsetsToTransaction(positions, consumer.groupMetadata());
-            producer.commitTransaction();
             committedTransactions.incrementAndGet();
         }
 

@@ -505,11 +505,16 @@ public final class PartitionReplicas implements Closeable {
     }
 
     private void start(RaftGroupId groupId, List<Integer> replicas) {
-        if (runsHere(groupId)) {
-            return;
-        }
         RaftGroup group = RaftGroup.valueOf(groupId, members.peersPreferringFirst(replicas));
         try {
+            if (runsHere(groupId)) {
+                if (!startedWithoutPeers(groupId)) {
+                    return;
+                }
+                LOG.warn("Partition group {} came back from storage without peers, entries or votes (a stop cut its "
+                        + "creation short); making it again with its replicas {}", groupId, replicas);
+                admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).remove(groupId, true, false);
+            }
             admin.getGroupManagementApi(RaftPeerIds.of(nodeId)).add(group);
             LOG.info("Started partition group {} here", group);
         } catch (AlreadyExistsException e) {
@@ -606,6 +611,20 @@ public final class PartitionReplicas implements Closeable {
             DurableFiles.deleteTree(dir);
             LOG.info("Deleted {}, the directory of a partition group retired before the broker stopped", dir);
         }
+    }
+
+    /**
+     * Whether Ratis started the group from a directory that holds no configuration, no entry and no vote: the broker
+     * stopped after Ratis made the group's directory and before it wrote the group's first configuration (BrokerAloneIT,
+     * a broker stopped right after it started). Such a replica has no peers, so it never elects nor follows, and any
+     * partition placed in the group stays without a leader. Removing it loses nothing: a replica that never voted nor
+     * took an entry is one that never existed.
+     */
+    private boolean startedWithoutPeers(RaftGroupId groupId) throws IOException {
+        RaftServer.Division division = server.getDivision(groupId);
+        return division.getRaftConf().getCurrentPeers().isEmpty()
+                && division.getRaftLog().getLastEntryTermIndex() == null
+                && division.getInfo().getCurrentTerm() == 0;
     }
 
     private boolean runsHere(RaftGroupId groupId) {
