@@ -32,12 +32,13 @@ import java.util.function.Function;
 /**
  * The broker's gRPC server: the broker, admin and group services over the given topics, on the listen address,
  * and the cluster's internal services. Every call is authenticated ({@link Authenticator}) and held to its method's
- * access rule ({@link AuthorizingInterceptor}) before its service sees it. A few quick calls run on the Netty event loop that read them, the others on
- * a pool of at most {@value #RPC_THREADS} threads {@code tidemark-rpc-N} ({@link CallExecutors}, {@link BoundedPool}):
- * far more than the cores, since produce and group calls wait on Raft rounds. A connection may have at most
- * {@value #MAX_CALLS_PER_CONNECTION} calls at once (HTTP/2's concurrent streams: the client waits to open more), so
- * with the flow-control windows, what one connection can make the broker hold is bounded; an address may hold at most
- * {@code max.connections.per.ip} connections ({@link ConnectionsPerAddress}).
+ * access rule ({@link AuthorizingInterceptor}) before its service sees it. Its connections run on the broker's
+ * {@link EventLoops}, which its Raft transport shares. A few quick calls run on the event loop that read them, the
+ * others on a pool of at most {@value #RPC_THREADS} threads {@code tidemark-rpc-N} ({@link CallExecutors},
+ * {@link BoundedPool}): far more than the cores, since produce and group calls wait on Raft rounds. A connection may
+ * have at most {@value #MAX_CALLS_PER_CONNECTION} calls at once (HTTP/2's concurrent streams: the client waits to open
+ * more), so with the flow-control windows, what one connection can make the broker hold is bounded; an address may
+ * hold at most {@code max.connections.per.ip} connections ({@link ConnectionsPerAddress}).
  */
 public final class GrpcEndpoint implements Closeable {
     private static final long SHUTDOWN_GRACE_MS = 5_000;
@@ -61,25 +62,33 @@ public final class GrpcEndpoint implements Closeable {
      * @param authenticator names each call's caller
      * @param authorizer   decides what each call's caller may do ({@link AccessRules})
      * @param quotas       holds back the answers of principals over their produce or fetch quota
+     * @param loops        the broker's event loops, which accept and serve the connections (the caller stops them
+     *                     after {@link #close})
      */
     public GrpcEndpoint(BrokerConfig config, Topics topics, GroupOffsetStore groups, GroupCoordinator coordinator,
                         Function<MarkerWriter, TransactionCoordinator> transactions, ClusterServices cluster,
                         BrokerMetrics metrics, Optional<TlsMaterial> tls, Authenticator authenticator,
-                        Authorizer authorizer, ClientQuotas quotas) {
+                        Authorizer authorizer, ClientQuotas quotas, EventLoops loops) {
         this.markers = new LeaderMarkerWriter(topics, tls);
         this.transactions = transactions.apply(markers);
+        CaughtUpGate caughtUp = new CaughtUpGate(cluster.caughtUp());
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.listen().host(),
                         config.listen().port()))
+                .bossEventLoopGroup(loops.group())
+                .workerEventLoopGroup(loops.group())
+                .channelType(loops.serverChannel())
                 .directExecutor()
                 .callExecutor(new CallExecutors(pool))
                 .maxInboundMessageSize(config.maxRequestBytes())
                 .maxConcurrentCallsPerConnection(MAX_CALLS_PER_CONNECTION)
-                .addService(new BrokerServiceAdapter(topics, config, cluster.view(), metrics, pool, authorizer,
-                        quotas))
-                .addService(new AdminServiceAdapter(topics, config, cluster, metrics))
+                .addService(ServerInterceptors.intercept(new BrokerServiceAdapter(topics, config, cluster.view(),
+                        metrics, pool, authorizer, quotas), caughtUp))
+                .addService(ServerInterceptors.intercept(new AdminServiceAdapter(topics, config, cluster, metrics),
+                        caughtUp))
                 .addService(ServerInterceptors.intercept(new GroupServiceAdapter(topics, groups, coordinator, config,
-                        metrics), new ClientAddress()))
-                .addService(new TransactionServiceAdapter(topics, this.transactions, groups, config, metrics));
+                        metrics), new ClientAddress(), caughtUp))
+                .addService(ServerInterceptors.intercept(new TransactionServiceAdapter(topics, this.transactions,
+                        groups, config, metrics), caughtUp));
         cluster.internalServices().forEach(builder::addService);
         // The interceptor added last runs first: the authenticator names the caller the authorizer asks about.
         builder.intercept(new AuthorizingInterceptor(AccessRules.tidemark(), authorizer)).intercept(authenticator)

@@ -16,6 +16,7 @@ import io.tidemark.core.partition.Partition;
 import io.tidemark.core.quota.ClientQuotas;
 import io.tidemark.core.server.BoundedPool;
 import io.tidemark.core.server.ClusterServices;
+import io.tidemark.core.server.EventLoops;
 import io.tidemark.core.server.GrpcEndpoint;
 import io.tidemark.core.server.MaintenanceScheduler;
 import io.tidemark.core.topic.Topic;
@@ -72,6 +73,11 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class ClusterNode implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+    /**
+     * How long a starting broker waits for its metadata replica to catch up ({@link MetadataCaughtUp}) before it
+     * starts its client API, which refuses calls until then.
+     */
+    private static final long METADATA_CATCH_UP_WAIT_MS = 3_000;
     /** A replica catching up copies the leader's log in fetches of at most this much (and max.fetch.bytes). */
     private static final int MAX_COPY_CHUNK_BYTES = 4 << 20;
 
@@ -90,14 +96,16 @@ public final class ClusterNode implements Closeable {
     private final PreferredLeaderBalancer balancer;
     private final StuckFollowerWatch stuckFollowers;
     private final Optional<TlsMaterial> tls;
+    private final EventLoops loops;
 
     private ClusterNode(BrokerConfig config, RaftServer server, RaftClient admin, MetadataGroup metadata,
                         PartitionReplicas replicas, CatchUp catchUp, GrpcSnapshotSource snapshotSource,
                         GrpcEndpoint grpc, MetricsEndpoint metricsEndpoint, MetricRegistry registry,
                         ScheduledExecutorService maintenance,
                         ClusterLiveness liveness, PreferredLeaderBalancer balancer,
-                        StuckFollowerWatch stuckFollowers, Optional<TlsMaterial> tls) {
+                        StuckFollowerWatch stuckFollowers, Optional<TlsMaterial> tls, EventLoops loops) {
         this.tls = tls;
+        this.loops = loops;
         this.config = config;
         this.server = server;
         this.admin = admin;
@@ -126,7 +134,9 @@ public final class ClusterNode implements Closeable {
         AtomicReference<PartitionReplicas> replicasRef = new AtomicReference<>();
         int copyChunkBytes = Math.min(config.maxFetchBytes(), MAX_COPY_CHUNK_BYTES);
         Optional<TlsMaterial> tls = TlsMaterial.load(config.tls());
-        RaftTransport transport = RaftTransport.of(tls);
+        // The network threads of the client API's gRPC server and of the plain-text Raft transport.
+        EventLoops loops = EventLoops.start("tidemark-network");
+        RaftTransport transport = RaftTransport.of(tls, loops);
         GrpcSnapshotSource snapshotSource = new GrpcSnapshotSource(node -> members.member(node).clientAddress(),
                 copyChunkBytes + config.maxRequestBytes(), tls);
         MetadataStateMachine metadataMachine = new MetadataStateMachine(new DeferredListener(topicsRef),
@@ -174,10 +184,20 @@ public final class ClusterNode implements Closeable {
                 config.maxPartitionsPerCluster(),
                 config.raft().groupsPerReplicaSet(), replicas, metadata, metrics, UUID::randomUUID);
         topicsRef.set(topics);
+        MetadataCaughtUp caughtUp;
         try {
             server.start();
-        } catch (IOException | RuntimeException e) {
+            caughtUp = MetadataCaughtUp.of(server);
+            if (!caughtUp.await(METADATA_CATCH_UP_WAIT_MS)) {
+                LOG.info("The metadata replica has not caught up within {} ms (no quorum yet?): the client API answers "
+                        + "NOT_AVAILABLE until it has", METADATA_CATCH_UP_WAIT_MS);
+            }
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
             closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
+            loops.close();
             tls.ifPresent(TlsMaterial::close);
             throw new IOException("broker node " + config.nodeId() + " (Raft server on " + self.host() + ":"
                     + self.raftPort() + ") did not start its Raft groups: "
@@ -204,12 +224,12 @@ public final class ClusterNode implements Closeable {
                 new PartitionReassignment(members, metadata, config.raft().groupsPerReplicaSet()),
                 List.of(new ClusterServiceAdapter(config.nodeId(), clusterName, replicas, liveness, clock),
                         new ReplicaServiceAdapter(server, metadataMachine)), replicas.largestBatchBytes(), acls,
-                new ReplicatedQuotas(metadata, metadataMachine)),
+                new ReplicatedQuotas(metadata, metadataMachine), caughtUp),
                 metrics, tls, new Authenticator(config.auth().mapper(), config.tls().map(TlsSettings::brokerSubjects),
                 config.auth().tokenPublicKey().map(key -> new TokenVerifier(key, config.auth().tokenAudience(),
                         clock))), new Authorizer(config.auth(), acls::index, registry),
                 new ClientQuotas(config.quotaProduceBytesPerSecond(), config.quotaFetchBytesPerSecond(),
-                        metadataMachine::quotas, clock, registry)).start();
+                        metadataMachine::quotas, clock, registry), loops).start();
         liveness.start();
         MetricsEndpoint endpoint = MetricsEndpoint.start(List.of(registry, RaftMetricRegistries.raftMetrics()),
                 config.metricsListen(), tls);
@@ -223,7 +243,7 @@ public final class ClusterNode implements Closeable {
         LOG.info("Tidemark broker node {} of cluster {} serving on {} ({})", config.nodeId(), members.nodeIds(),
                 self.clientAddress(), tls.map(TlsMaterial::toString).orElse("plain text"));
         return new ClusterNode(config, server, admin, metadata, replicas, catchUp, snapshotSource, grpc, endpoint,
-                registry, maintenance, liveness, balancer, stuckFollowers, tls);
+                registry, maintenance, liveness, balancer, stuckFollowers, tls, loops);
     }
 
     /**
@@ -283,6 +303,7 @@ public final class ClusterNode implements Closeable {
         maintenance.shutdownNow();
         metricsEndpoint.close();
         closeRaft(replicas, metadata, admin, catchUp, server, snapshotSource);
+        loops.close();
         tls.ifPresent(TlsMaterial::close);
         LOG.info("Broker node {} stopped; logs closed cleanly", config.nodeId());
     }

@@ -1,5 +1,6 @@
 package io.tidemark.replication.raft;
 
+import io.tidemark.core.server.EventLoops;
 import io.tidemark.replication.raft.netty.NettyRaftClientRpc;
 import io.tidemark.replication.raft.netty.NettyRaftServerRpc;
 import org.apache.ratis.client.ClientFactory;
@@ -13,6 +14,8 @@ import org.apache.ratis.server.ServerFactory;
 import org.apache.ratis.server.leader.FollowerInfo;
 import org.apache.ratis.server.leader.LeaderState;
 import org.apache.ratis.server.leader.LogAppender;
+
+import java.util.Optional;
 
 /**
  * Tidemark's plain-text Raft transport: Ratis' Netty messages in frames that carry a call id
@@ -28,9 +31,21 @@ public final class NettyRaftRpcType implements RpcType {
         return NettyRaftRpcType.class.getName();
     }
 
+    /** The key under which {@link #setEventLoops} keeps the broker's event loops in Ratis' parameters. */
+    private static final String EVENT_LOOPS = "tidemark.raft.netty.event-loops";
+
+    /**
+     * Runs the connections of the Raft server made with {@code parameters} (those it accepts, those to its peers) on
+     * {@code loops}, the broker's, shared with its client API, which the caller stops after the server. Without it,
+     * the server runs threads of its own. Raft clients always run a thread of their own ({@link NettyRaftClientRpc}).
+     */
+    static void setEventLoops(Parameters parameters, EventLoops loops) {
+        parameters.put(EVENT_LOOPS, loops, EventLoops.class);
+    }
+
     @Override
     public Factory newFactory(Parameters parameters) {
-        return new Factory();
+        return new Factory(Optional.ofNullable(parameters).map(given -> given.get(EVENT_LOOPS, EventLoops.class)));
     }
 
     @Override
@@ -40,6 +55,12 @@ public final class NettyRaftRpcType implements RpcType {
 
     /** The server and client transports, and a {@link NotifyingLogAppender} per follower. */
     private static final class Factory implements ServerFactory, ClientFactory {
+        private final Optional<EventLoops> loops;
+
+        Factory(Optional<EventLoops> loops) {
+            this.loops = loops;
+        }
+
         @Override
         public SupportedRpcType getRpcType() {
             return SupportedRpcType.NETTY;
@@ -47,7 +68,7 @@ public final class NettyRaftRpcType implements RpcType {
 
         @Override
         public NettyRaftServerRpc newRaftServerRpc(RaftServer server) {
-            return new NettyRaftServerRpc(server);
+            return new NettyRaftServerRpc(server, loops);
         }
 
         @Override

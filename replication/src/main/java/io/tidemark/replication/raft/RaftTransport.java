@@ -1,5 +1,6 @@
 package io.tidemark.replication.raft;
 
+import io.tidemark.core.server.EventLoops;
 import io.tidemark.proto.tls.TlsMaterial;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.conf.Parameters;
@@ -46,8 +47,11 @@ public final class RaftTransport {
     private final Parameters parameters = new Parameters();
     private final RpcType rpcType;
 
-    private RaftTransport(Optional<TlsMaterial> tls) {
+    private RaftTransport(Optional<TlsMaterial> tls, EventLoops loops) {
         rpcType = tls.isPresent() ? SupportedRpcType.GRPC : new NettyRaftRpcType();
+        if (tls.isEmpty()) {
+            NettyRaftRpcType.setEventLoops(parameters, loops);
+        }
         tls.ifPresent(material -> {
             GrpcTlsConfig conf = new GrpcTlsConfig(material.keyManager(), material.brokerTrustManager(), true);
             GrpcConfigKeys.Server.setTlsConf(parameters, conf);
@@ -56,9 +60,13 @@ public final class RaftTransport {
         });
     }
 
-    /** @param tls the broker's TLS material; empty for plain text */
-    public static RaftTransport of(Optional<TlsMaterial> tls) {
-        return new RaftTransport(tls);
+    /**
+     * @param tls   the broker's TLS material; empty for plain text
+     * @param loops the broker's event loops, which the plain-text transport's connections run on (Ratis' gRPC
+     *              transport runs its own)
+     */
+    public static RaftTransport of(Optional<TlsMaterial> tls, EventLoops loops) {
+        return new RaftTransport(tls, loops);
     }
 
     /** The transport Ratis' server and clients use: Netty in plain text, gRPC with TLS. */

@@ -20,6 +20,7 @@ import org.apache.ratis.util.TimeDuration;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -32,10 +33,20 @@ import java.util.concurrent.TimeUnit;
  * the exception in it, which Ratis' blocking client takes from there.
  */
 public final class NettyRaftClientRpc extends RaftClientRpcWithProxy<RaftConnection> {
+    private final RaftConnections connections;
     private final TimeDuration callTimeout;
 
+    /**
+     * Its connections run on an event loop thread of its own, never on the broker's: a reply completes the caller's
+     * future on that thread, and whatever the caller chained to it runs there.
+     */
     public NettyRaftClientRpc(ClientId clientId, RaftProperties properties) {
-        super(RaftConnections.of(clientId + "-raft-client", properties, 1));
+        this(RaftConnections.of(clientId + "-raft-client", properties, Optional.empty(), 1), properties);
+    }
+
+    private NettyRaftClientRpc(RaftConnections connections, RaftProperties properties) {
+        super(connections);
+        this.connections = connections;
         this.callTimeout = RaftClientConfigKeys.Rpc.requestTimeout(properties);
     }
 
@@ -69,7 +80,7 @@ public final class NettyRaftClientRpc extends RaftClientRpcWithProxy<RaftConnect
     private CompletableFuture<RaftClientReply> call(RaftClientRequest request) {
         RaftConnection connection;
         try {
-            connection = getProxies().getProxy(request.getServerId());
+            connection = connections.connection(request.getServerId());
         } catch (IOException e) {
             return CompletableFuture.failedFuture(e);
         }

@@ -1,9 +1,18 @@
 package io.tidemark.replication.raft.netty;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
+import io.grpc.netty.shaded.io.netty.channel.SimpleChannelInboundHandler;
+import io.grpc.netty.shaded.io.netty.channel.group.ChannelGroup;
+import io.grpc.netty.shaded.io.netty.channel.group.DefaultChannelGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.GlobalEventExecutor;
+import io.tidemark.core.server.EventLoops;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.netty.NettyConfigKeys;
-import org.apache.ratis.netty.NettyUtils;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
 import org.apache.ratis.proto.RaftProtos.InstallSnapshotReplyProto;
@@ -19,19 +28,13 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerRpcWithProxy;
-import org.apache.ratis.thirdparty.io.netty.bootstrap.ServerBootstrap;
-import org.apache.ratis.thirdparty.io.netty.channel.Channel;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
-import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
-import org.apache.ratis.thirdparty.io.netty.channel.SimpleChannelInboundHandler;
-import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -49,20 +52,27 @@ import java.util.concurrent.TimeUnit;
  */
 public final class NettyRaftServerRpc extends RaftServerRpcWithProxy<RaftConnection, RaftConnections> {
     private static final Logger LOG = LoggerFactory.getLogger(NettyRaftServerRpc.class);
+    /** The event loop threads of the server, and of its peer connections, when it runs without a broker's. */
+    private static final int OWN_THREADS = 2;
 
-    private final EventLoopGroup acceptor;
-    private final EventLoopGroup workers;
+    private final TransportLoops loops;
+    /** The connections the server accepted: closed with it, since the loops they run on may run on. */
+    private final ChannelGroup accepted = new DefaultChannelGroup("raft-server-connections",
+            GlobalEventExecutor.INSTANCE);
     private final ExecutorService blocking;
     private final InetSocketAddress address;
     private final TimeDuration callTimeout;
     private final RaftRequestHandler handler;
     private volatile Channel channel;
 
-    public NettyRaftServerRpc(RaftServer server) {
-        super(server::getId, id -> RaftConnections.of(id + "-raft-peers", server.getProperties(), 0));
-        boolean epoll = NettyConfigKeys.Server.useEpoll(server.getProperties());
-        this.acceptor = NettyUtils.newEventLoopGroup("raft-server-accept", 1, epoll);
-        this.workers = NettyUtils.newEventLoopGroup("raft-server", 0, epoll);
+    /**
+     * @param broker the broker's event loops, which the server's and its peer connections' channels run on; empty
+     *               for threads of their own
+     */
+    public NettyRaftServerRpc(RaftServer server, Optional<EventLoops> broker) {
+        super(server::getId, id -> RaftConnections.of(id + "-raft-peers", server.getProperties(), broker,
+                OWN_THREADS));
+        this.loops = TransportLoops.of(broker, "raft-server", OWN_THREADS);
         this.blocking = Executors.newCachedThreadPool(new ThreadFactoryBuilder()
                 .setNameFormat("raft-server-blocking-%d").setDaemon(true).build());
         String host = NettyConfigKeys.Server.host(server.getProperties());
@@ -80,11 +90,12 @@ public final class NettyRaftServerRpc extends RaftServerRpcWithProxy<RaftConnect
     @Override
     protected void startImpl() throws IOException {
         try {
-            channel = new ServerBootstrap().group(acceptor, workers)
-                    .channel(NettyUtils.getServerChannelClass(workers))
+            channel = new ServerBootstrap().group(loops.loops().group())
+                    .channel(loops.loops().serverChannel())
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel channel) {
+                            accepted.add(channel);
                             channel.pipeline().addLast(
                                     new RaftCallFormat.Decoder<>(RaftNettyServerRequestProto.parser()),
                                     RaftCallFormat.Encoder.INSTANCE, new Requests());
@@ -100,11 +111,10 @@ public final class NettyRaftServerRpc extends RaftServerRpcWithProxy<RaftConnect
         if (channel != null) {
             channel.close().syncUninterruptibly();
         }
-        long closeMs = NettyUtils.CLOSE_TIMEOUT.toLong(TimeUnit.MILLISECONDS);
-        acceptor.shutdownGracefully(0, closeMs, TimeUnit.MILLISECONDS);
-        workers.shutdownGracefully(0, closeMs, TimeUnit.MILLISECONDS);
+        accepted.close().awaitUninterruptibly();
         blocking.shutdownNow();
         super.closeImpl();
+        loops.close();
     }
 
     @Override
@@ -142,7 +152,7 @@ public final class NettyRaftServerRpc extends RaftServerRpcWithProxy<RaftConnect
             throws IOException {
         RaftPeerId peer = RaftPeerId.valueOf(header.getReplyId());
         try {
-            return getProxies().getProxy(peer).callAndWait(request,
+            return getProxies().connection(peer).callAndWait(request,
                     callTimeout.add(header.getTimeoutMs(), TimeUnit.MILLISECONDS));
         } catch (IOException e) {
             getProxies().handleException(peer, e, false);

@@ -1,14 +1,14 @@
 package io.tidemark.replication.raft.netty;
 
+import io.grpc.netty.shaded.io.netty.buffer.ByteBuf;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.handler.codec.EncoderException;
+import io.grpc.netty.shaded.io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.grpc.netty.shaded.io.netty.handler.codec.MessageToByteEncoder;
 import org.apache.ratis.thirdparty.com.google.protobuf.CodedOutputStream;
 import org.apache.ratis.thirdparty.com.google.protobuf.MessageLite;
 import org.apache.ratis.thirdparty.com.google.protobuf.Parser;
-import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandler;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
-import org.apache.ratis.thirdparty.io.netty.handler.codec.EncoderException;
-import org.apache.ratis.thirdparty.io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import org.apache.ratis.thirdparty.io.netty.handler.codec.MessageToByteEncoder;
 
 import java.io.IOException;
 

@@ -1,19 +1,18 @@
 package io.tidemark.replication.raft.netty;
 
-import org.apache.ratis.netty.NettyUtils;
+import io.grpc.netty.shaded.io.netty.bootstrap.Bootstrap;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.ChannelFuture;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import io.grpc.netty.shaded.io.netty.channel.SimpleChannelInboundHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
+import io.tidemark.core.server.EventLoops;
 import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerReplyProto;
 import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerRequestProto;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.exceptions.TimeoutIOException;
-import org.apache.ratis.thirdparty.io.netty.bootstrap.Bootstrap;
-import org.apache.ratis.thirdparty.io.netty.channel.Channel;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelFuture;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
-import org.apache.ratis.thirdparty.io.netty.channel.ChannelOption;
-import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
-import org.apache.ratis.thirdparty.io.netty.channel.SimpleChannelInboundHandler;
-import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
 import org.apache.ratis.util.NetUtils;
 import org.apache.ratis.util.ProtoUtils;
 import org.apache.ratis.util.TimeDuration;
@@ -23,6 +22,7 @@ import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.ConnectException;
 import java.net.SocketException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -44,14 +44,13 @@ final class RaftConnection implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(RaftConnection.class);
 
     private final RaftPeer peer;
-    private final Channel channel;
+    private final ChannelFuture connected;
     private final AtomicLong callIds = new AtomicLong();
     private final Map<Long, CompletableFuture<RaftNettyServerReplyProto>> calls = new ConcurrentHashMap<>();
 
-    private RaftConnection(RaftPeer peer, EventLoopGroup group, TimeDuration connectTimeout)
-            throws InterruptedIOException {
+    private RaftConnection(RaftPeer peer, EventLoops loops, TimeDuration connectTimeout) {
         this.peer = peer;
-        ChannelFuture connected = new Bootstrap().group(group).channel(NettyUtils.getSocketChannelClass(group))
+        this.connected = new Bootstrap().group(loops.group()).channel(loops.socketChannel())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeout.toIntExact(TimeUnit.MILLISECONDS))
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -60,21 +59,18 @@ final class RaftConnection implements Closeable {
                                 RaftCallFormat.Encoder.INSTANCE, new Replies());
                     }
                 }).connect(NetUtils.createSocketAddr(peer.getAddress()));
-        try {
-            channel = connected.sync().channel();
-        } catch (InterruptedException e) {
-            connected.channel().close();
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("connecting to " + peer + " was interrupted");
-        }
     }
 
-    /** Connects to {@code peer}; fails when it cannot, or has not within {@code connectTimeout}. */
-    static RaftConnection open(RaftPeer peer, EventLoopGroup group, TimeDuration connectTimeout) throws IOException {
+    /**
+     * Starts connecting to {@code peer}, without waiting: the calls made before the connection is up are sent once it
+     * is, and fail when it cannot be made ({@link ConnectException}), or has not been within {@code connectTimeout}.
+     * So no thread waits for a connection, not even an event loop thread that answers a call with another.
+     *
+     * @throws IOException when the peer's address is not one
+     */
+    static RaftConnection open(RaftPeer peer, EventLoops loops, TimeDuration connectTimeout) throws IOException {
         try {
-            return new RaftConnection(peer, group, connectTimeout);
-        } catch (InterruptedIOException e) {
-            throw e;
+            return new RaftConnection(peer, loops, connectTimeout);
         } catch (RuntimeException e) {
             throw new IOException("cannot connect to " + peer + ": " + e.getMessage(), e);
         }
@@ -88,6 +84,27 @@ final class RaftConnection implements Closeable {
         long id = callIds.incrementAndGet();
         CompletableFuture<RaftNettyServerReplyProto> reply = new CompletableFuture<>();
         calls.put(id, reply);
+        if (connected.isDone()) {
+            send(id, request);
+        } else {
+            connected.addListener(done -> send(id, request));
+        }
+        return reply.orTimeout(timeout.getDuration(), timeout.getUnit())
+                .whenComplete((answer, failure) -> calls.remove(id))
+                .exceptionallyCompose(failure -> CompletableFuture.failedFuture(asIOException(failure, id,
+                        timeout)));
+    }
+
+    private void send(long id, RaftNettyServerRequestProto request) {
+        if (!connected.isSuccess()) {
+            Throwable cause = connected.cause();
+            ConnectException failure = new ConnectException("cannot connect to " + peer + ": "
+                    + (cause == null ? "cancelled" : cause.getMessage()));
+            failure.initCause(cause);
+            fail(id, failure);
+            return;
+        }
+        Channel channel = connected.channel();
         channel.writeAndFlush(new RaftCall<>(id, request)).addListener(written -> {
             if (!written.isSuccess()) {
                 fail(id, channel.isActive() ? new IOException("sending a Raft request to " + peer + " failed: "
@@ -97,10 +114,6 @@ final class RaftConnection implements Closeable {
         if (!channel.isActive()) {
             fail(id, closed());
         }
-        return reply.orTimeout(timeout.getDuration(), timeout.getUnit())
-                .whenComplete((answer, failure) -> calls.remove(id))
-                .exceptionallyCompose(failure -> CompletableFuture.failedFuture(asIOException(failure, id,
-                        timeout)));
     }
 
     /** {@link #call} and wait for its reply. */
@@ -138,9 +151,10 @@ final class RaftConnection implements Closeable {
         return new SocketException("the connection to " + peer + " is closed");
     }
 
+    /** Closes the connection, without waiting: the calls in flight on it fail. */
     @Override
     public void close() {
-        channel.close().awaitUninterruptibly(NettyUtils.CLOSE_TIMEOUT.toLong(TimeUnit.MILLISECONDS));
+        connected.channel().close();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.tidemark.replication.raft.netty;
 
+import io.tidemark.core.server.EventLoops;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.netty.NettyConfigKeys;
@@ -9,6 +10,8 @@ import org.apache.ratis.proto.RaftProtos.RaftRpcReplyProto;
 import org.apache.ratis.proto.RaftProtos.RaftRpcRequestProto;
 import org.apache.ratis.proto.RaftProtos.RequestVoteReplyProto;
 import org.apache.ratis.proto.RaftProtos.RequestVoteRequestProto;
+import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerReplyProto;
+import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerRequestProto;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -28,12 +31,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Proxy;
+import java.net.ConnectException;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,13 +51,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Two Raft server transports on 127.0.0.1, a leader's calling a follower's, and a Raft client's transport calling the
  * follower, whose Ratis server is a double that holds each group's appendEntries and each client request until the
  * test answers it: requests of one group wait for nothing of another's on their shared connection, each reply reaches
- * its own call, and a call fails alone (its time up, the peer's exception, the connection closed, after which the next
- * call connects again).
+ * its own call, and a call fails alone (its time up, the peer's exception, the connection closed or not made, after
+ * which the next call connects again). The servers and their peer connections run on one event loop thread, as a
+ * broker's share its {@link EventLoops}: nothing may wait on it.
  */
 class NettyRaftTransportTest {
     private static final Duration WAIT = Duration.ofSeconds(10);
@@ -68,6 +76,7 @@ class NettyRaftTransportTest {
     /** The follower's pending client requests by their message; "fast" is answered at once with "ok". */
     private final Map<String, CompletableFuture<RaftClientReply>> clientReplies = new ConcurrentHashMap<>();
     private final List<NettyRaftServerRpc> running = new ArrayList<>();
+    private final EventLoops loops = EventLoops.start("test-network", 1);
     private long clientCallId;
     private NettyRaftServerRpc follower;
     private NettyRaftServerRpc leader;
@@ -78,8 +87,7 @@ class NettyRaftTransportTest {
         clientReplies.put("fast", CompletableFuture.completedFuture(clientReply("fast", "ok")));
         follower = start(FOLLOWER, 0, 3_000);
         leader = start(LEADER, 0, 1_000);
-        leader.addRaftPeers(List.of(RaftPeer.newBuilder().setId(FOLLOWER)
-                .setAddress("127.0.0.1:" + follower.getInetSocketAddress().getPort()).build()));
+        leader.addRaftPeers(List.of(peer(FOLLOWER, follower)));
     }
 
     @AfterEach
@@ -87,6 +95,7 @@ class NettyRaftTransportTest {
         for (NettyRaftServerRpc rpc : running) {
             rpc.close();
         }
+        loops.close();
     }
 
     @Test
@@ -155,6 +164,37 @@ class NettyRaftTransportTest {
     }
 
     @Test
+    void aCallToAPeerNotListeningFailsNamingItAndTheNextCallConnectsOnceItListens() throws Exception {
+        int port = follower.getInetSocketAddress().getPort();
+        follower.close();
+
+        ConnectException e = assertThrows(ConnectException.class, () -> leader.appendEntries(appendRequest(FAST)));
+        assertTrue(e.getMessage().startsWith("cannot connect to follower|127.0.0.1:" + port + ": "), e.getMessage());
+        assertTrue(e.getMessage().endsWith("Connection refused: /127.0.0.1:" + port), e.getMessage());
+
+        follower = start(FOLLOWER, port, 3_000);
+        assertEquals(7, leader.appendEntries(appendRequest(FAST)).getNextIndex(), "a new connection");
+    }
+
+    @Test
+    void aCallMadeOnTheEventLoopThreadConnectsWithoutWaitingOnIt() throws Exception {
+        try (RaftConnections connections = RaftConnections.of("test-peers", new RaftProperties(), Optional.of(loops),
+                1)) {
+            connections.addRaftPeers(List.of(peer(FOLLOWER, follower)));
+            RaftNettyServerRequestProto request = RaftNettyServerRequestProto.newBuilder()
+                    .setAppendEntriesRequest(appendRequest(FAST)).build();
+            RaftNettyServerReplyProto reply = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return connections.connection(FOLLOWER).call(request, TimeDuration.ONE_MINUTE);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, loops.group()).thenCompose(answer -> answer).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertEquals(7, reply.getAppendEntriesReply().getNextIndex());
+        }
+    }
+
+    @Test
     void aClientsRequestsAreAnsweredEachWithItsOwnReplyInTheOrderTheyAreReady() throws Exception {
         try (NettyRaftClientRpc client = client()) {
             CompletableFuture<RaftClientReply> slow = client.sendRequestAsync(clientRequest("slow"));
@@ -207,7 +247,7 @@ class NettyRaftTransportTest {
         NettyConfigKeys.Server.setPort(properties, port);
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(callTimeoutMs,
                 TimeUnit.MILLISECONDS));
-        NettyRaftServerRpc rpc = new NettyRaftServerRpc(server(id, properties));
+        NettyRaftServerRpc rpc = new NettyRaftServerRpc(server(id, properties), Optional.of(loops));
         running.add(rpc);
         rpc.start();
         return rpc;
@@ -240,9 +280,12 @@ class NettyRaftTransportTest {
 
     private NettyRaftClientRpc client() {
         NettyRaftClientRpc client = new NettyRaftClientRpc(ClientId.randomId(), new RaftProperties());
-        client.addRaftPeers(List.of(RaftPeer.newBuilder().setId(FOLLOWER)
-                .setAddress("127.0.0.1:" + follower.getInetSocketAddress().getPort()).build()));
+        client.addRaftPeers(List.of(peer(FOLLOWER, follower)));
         return client;
+    }
+
+    private static RaftPeer peer(RaftPeerId id, NettyRaftServerRpc rpc) {
+        return RaftPeer.newBuilder().setId(id).setAddress("127.0.0.1:" + rpc.getInetSocketAddress().getPort()).build();
     }
 
     private RaftClientRequest clientRequest(String content) {
