@@ -5,6 +5,7 @@ import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.SimpleChannelInboundHandler;
 import io.grpc.netty.shaded.io.netty.channel.group.ChannelGroup;
 import io.grpc.netty.shaded.io.netty.channel.group.DefaultChannelGroup;
@@ -92,6 +93,9 @@ public final class NettyRaftServerRpc extends RaftServerRpcWithProxy<RaftConnect
         try {
             channel = new ServerBootstrap().group(loops.loops().group())
                     .channel(loops.loops().serverChannel())
+                    // A broker started again on its port binds while its last run's connections are in TIME_WAIT
+                    // (the JDK's sockets allow that by default, epoll's do not)
+                    .option(ChannelOption.SO_REUSEADDR, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel channel) {
