@@ -4,7 +4,6 @@ import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
-import io.grpc.Status;
 import io.tidemark.proto.v1.AdminServiceGrpc;
 import io.tidemark.proto.v1.BrokerServiceGrpc;
 import org.junit.jupiter.api.Test;
@@ -39,32 +38,6 @@ class CallExecutorsTest {
     }
 
     private static <ReqT, RespT> ServerCall<ReqT, RespT> call(MethodDescriptor<ReqT, RespT> method) {
-        return new ServerCall<>() {
-            @Override
-            public void request(int numMessages) {
-            }
-
-            @Override
-            public void sendHeaders(Metadata headers) {
-            }
-
-            @Override
-            public void sendMessage(RespT message) {
-            }
-
-            @Override
-            public void close(Status status, Metadata trailers) {
-            }
-
-            @Override
-            public boolean isCancelled() {
-                return false;
-            }
-
-            @Override
-            public MethodDescriptor<ReqT, RespT> getMethodDescriptor() {
-                return method;
-            }
-        };
+        return new RecordingServerCall<>(method);
     }
 }
