@@ -40,7 +40,8 @@ import java.util.concurrent.TimeUnit;
  *       as Ratis' appenders do (success moves the follower on, an inconsistency moves it back, a higher term steps
  *       the leader down); a failed call is retried after Ratis' RPC sleep time.</li>
  * </ul>
- * Between turns it waits for new entries or the next heartbeat, as Ratis' appenders do.
+ * Between turns it waits for new entries or the next heartbeat, as Ratis' appenders do, on a wake-up that is not lost
+ * when the leader appends just before the wait begins ({@link PendingWakeup}).
  *
  * <p>The leader's commit index reaches a follower in each appendEntries, but only up to the entries the follower is
  * known to hold: with no commit-index entries in the log ({@link RaftSettings}), a commit that no entry follows is
@@ -59,6 +60,8 @@ final class NotifyingLogAppender extends LogAppenderBase {
     private final long noticeIntervalMs;
     /** Whether the follower is told of each commit at once, rather than with the next entries or heartbeat. */
     private final boolean commitsAtOnce;
+    /** Ended by new entries, a commit, or a heartbeat due: Ratis' own wait loses a wake-up ({@link PendingWakeup}). */
+    private final PendingWakeup wakeup = new PendingWakeup();
     /**
      * The commit index the follower could take when the last appendEntries went (the leader's, up to the follower's
      * match index): a commit is told once, whether or not the request could carry it (a heartbeat whose previous entry
@@ -101,6 +104,12 @@ final class NotifyingLogAppender extends LogAppenderBase {
         return isRunning() && getLeaderState().onFollowerTerm(getFollower(), followerTerm);
     }
 
+    /** Ratis calls this when the leader appends an entry, commits, or wants a heartbeat sent now. */
+    @Override
+    public void notifyLogAppender() {
+        wakeup.signal();
+    }
+
     @Override
     public void run() throws InterruptedException, IOException {
         while (isRunning()) {
@@ -111,14 +120,14 @@ final class NotifyingLogAppender extends LogAppenderBase {
                 } else {
                     long waitMs = lastNotice == null ? 0 : noticeIntervalMs - lastNotice.elapsedTimeMs();
                     if (waitMs > 0) {
-                        getEventAwaitForSignal().await(waitMs, TimeUnit.MILLISECONDS);
+                        wakeup.await(waitMs, TimeUnit.MILLISECONDS);
                     } else {
                         notifyInstall(firstAvailable);
                     }
                 }
             }
             if (isRunning() && !hasAppendEntries() && !commitDue()) {
-                getEventAwaitForSignal().await(getHeartbeatWaitTimeMs(), TimeUnit.MILLISECONDS);
+                wakeup.await(getHeartbeatWaitTimeMs(), TimeUnit.MILLISECONDS);
             }
             getLeaderState().checkHealth(getFollower());
         }

@@ -6,8 +6,10 @@ import io.grpc.netty.shaded.io.netty.channel.ChannelFuture;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.grpc.netty.shaded.io.netty.channel.SimpleChannelInboundHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.ScheduledFuture;
 import io.tidemark.core.server.EventLoops;
 import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerReplyProto;
 import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerRequestProto;
@@ -26,11 +28,9 @@ import java.net.ConnectException;
 import java.net.SocketException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -85,17 +85,14 @@ final class RaftConnection implements Closeable {
         CompletableFuture<RaftNettyServerReplyProto> reply = new CompletableFuture<>();
         calls.put(id, reply);
         if (connected.isDone()) {
-            send(id, request);
+            send(id, request, timeout);
         } else {
-            connected.addListener(done -> send(id, request));
+            connected.addListener(done -> send(id, request, timeout));
         }
-        return reply.orTimeout(timeout.getDuration(), timeout.getUnit())
-                .whenComplete((answer, failure) -> calls.remove(id))
-                .exceptionallyCompose(failure -> CompletableFuture.failedFuture(asIOException(failure, id,
-                        timeout)));
+        return reply;
     }
 
-    private void send(long id, RaftNettyServerRequestProto request) {
+    private void send(long id, RaftNettyServerRequestProto request, TimeDuration timeout) {
         if (!connected.isSuccess()) {
             Throwable cause = connected.cause();
             ConnectException failure = new ConnectException("cannot connect to " + peer + ": "
@@ -105,6 +102,28 @@ final class RaftConnection implements Closeable {
             return;
         }
         Channel channel = connected.channel();
+        EventLoop loop = channel.eventLoop();
+        if (loop.inEventLoop()) {
+            sendOnLoop(channel, id, request, timeout);
+        } else {
+            loop.execute(() -> sendOnLoop(channel, id, request, timeout));
+        }
+    }
+
+    /**
+     * Writes the call and starts its timer, on the connection's event loop: a timer set there is a place in the loop's
+     * queue, where a timer of the JDK's ({@code orTimeout}) wakes a thread of its own for each call; the reply, read on
+     * the same loop, takes the timer out again.
+     */
+    private void sendOnLoop(Channel channel, long id, RaftNettyServerRequestProto request, TimeDuration timeout) {
+        CompletableFuture<RaftNettyServerReplyProto> reply = calls.get(id);
+        if (reply == null) {
+            return;
+        }
+        ScheduledFuture<?> timer = channel.eventLoop().schedule(() -> fail(id, new TimeoutIOException(
+                "Raft call #" + id + " to " + peer + " timed out after " + timeout)), timeout.getDuration(),
+                timeout.getUnit());
+        reply.whenComplete((answer, failure) -> timer.cancel(false));
         channel.writeAndFlush(new RaftCall<>(id, request)).addListener(written -> {
             if (!written.isSuccess()) {
                 fail(id, channel.isActive() ? new IOException("sending a Raft request to " + peer + " failed: "
@@ -127,16 +146,6 @@ final class RaftConnection implements Closeable {
         } catch (ExecutionException e) {
             throw (IOException) e.getCause();
         }
-    }
-
-    private IOException asIOException(Throwable failure, long id, TimeDuration timeout) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
-                ? failure.getCause() : failure;
-        if (cause instanceof TimeoutException) {
-            return new TimeoutIOException("Raft call #" + id + " to " + peer + " timed out after " + timeout,
-                    cause);
-        }
-        return cause instanceof IOException e ? e : new IOException(cause);
     }
 
     private void fail(long id, IOException failure) {
