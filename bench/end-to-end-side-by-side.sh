@@ -5,7 +5,8 @@
 # a producer at RATE (4,000) records/s with linger.ms 0 for DURATION (30) seconds and a long-polling consumer of every
 # partition in the same process: `tidemark perf end-to-end` and its Kafka twin bench/kafka/KafkaEndToEnd.java, which
 # measure the same way (latency = the clock at the poll that returned a record minus its send time; the first 5 s
-# left out).
+# left out). After each end-to-end run: the CPU seconds its three brokers used during it (/proc/PID/stat) and the
+# client process's (producer and consumer together, /usr/bin/time's user + system).
 # Usage, from the project checkout: [PARTS=N] [RATE=N] [DURATION=N] [WARM=N] bench/end-to-end-side-by-side.sh [ROUNDS]
 # Uses the Kafka harness of ../shared/bench/kafka (bench/kafka-harness.sh).
 set -uo pipefail
@@ -13,13 +14,24 @@ PROJ=$(cd "$(dirname "$0")/.." && pwd); ROUNDS=${1:-2}; PARTS=${PARTS:-6}; RATE=
 WARM=${WARM:-300000}
 . "$PROJ/bench/kafka-harness.sh"
 W=$(mktemp -d)
+cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
+  local t=0 p
+  for p in "$@"; do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
+  awk -v t=$t -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
+}
+cpu_line() {   # WHO BROKERS_CPU_BEFORE BROKERS_CPU_AFTER CLIENT_TIME_FILE
+  awk -v who="$1" -v a="$2" -v b="$3" -v c="$(awk '{print $1 + $2}' "$4" 2>/dev/null)" \
+    'BEGIN {printf "%s end-to-end cpu: brokers %.2f s, client %.2f s\n", who, b - a, c}'
+}
 kafka_round() {
   "$K/run-cluster.sh" 3 19092 "$W/k" >/dev/null 2>&1 || { echo "kafka did not start"; return; }
   local B=127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094
   timeout 600 $J org.apache.kafka.tools.TopicCommand --bootstrap-server $B --create --topic e$PARTS --partitions $PARTS \
     --replication-factor 3 >/dev/null
   echo "kafka warm-up: $(timeout 600 $J org.apache.kafka.tools.ProducerPerformance --topic e$PARTS --num-records $WARM --record-size 1024 --throughput -1 --producer-props bootstrap.servers=$B acks=all 2>/dev/null | tail -1)"
-  echo "kafka $(timeout 600 $J "$PROJ/bench/kafka/KafkaEndToEnd.java" $B e$PARTS $RATE $DURATION 1024 5 0 2>&1 | grep -E '^end-to-end|^acknowledged|^error' | tr '\n' ' ')"
+  local pids c0; pids=$(cat "$W/k/pids" 2>/dev/null); c0=$(cpu_s $pids)
+  echo "kafka $(timeout 600 /usr/bin/time -f '%U %S' -o "$W/kafka-client.time" $J "$PROJ/bench/kafka/KafkaEndToEnd.java" $B e$PARTS $RATE $DURATION 1024 5 0 2>&1 | grep -E '^end-to-end|^acknowledged|^error' | tr '\n' ' ')"
+  cpu_line kafka "$c0" "$(cpu_s $pids)" "$W/kafka-client.time"
   "$K/stop-cluster.sh" "$W/k" >/dev/null 2>&1; rm -rf "$W/k"
 }
 tidemark_round() {
@@ -27,7 +39,9 @@ tidemark_round() {
     || { echo "tidemark did not start"; exit 1; }
     echo "tidemark leaders: $LED/$PARTS"
     echo "tidemark warm-up: $(timeout 600 ./tidemark perf produce --bootstrap "$B" --topic e$PARTS --records $WARM --record-size 1024 --throughput -1 2>&1 | tail -1)"
-    echo "tidemark $(timeout 600 ./tidemark perf end-to-end --bootstrap "$B" --topic e$PARTS --rate $RATE --duration ${DURATION}s --record-size 1024 2>&1 | grep -E '^end-to-end|^acknowledged|^error' | tr '\n' ' ')")
+    pids=$(awk 1 "$W"/t/e2e/node-*/broker.pid 2>/dev/null); c0=$(cpu_s $pids)   # awk: the pid files end without a newline
+    echo "tidemark $(timeout 600 /usr/bin/time -f '%U %S' -o "$W/tidemark-client.time" ./tidemark perf end-to-end --bootstrap "$B" --topic e$PARTS --rate $RATE --duration ${DURATION}s --record-size 1024 2>&1 | grep -E '^end-to-end|^acknowledged|^error' | tr '\n' ' ')"
+    cpu_line tidemark "$c0" "$(cpu_s $pids)" "$W/tidemark-client.time")
   (cd "$PROJ" && timeout 120 ./tidemark local down --name e2e --data-dir "$W/t" >/dev/null 2>&1)
   rm -rf "$W/t"
 }
