@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -36,16 +37,16 @@ class PendingWakeupTest {
 
     @Test
     void aSignalWakesTheThreadWaiting() {
-        Thread[] waiter = new Thread[1];
+        AtomicReference<Thread> waiter = new AtomicReference<>();
         CompletableFuture<Boolean> woken = CompletableFuture.supplyAsync(() -> {
-            waiter[0] = Thread.currentThread();
+            waiter.set(Thread.currentThread());
             try {
                 return wakeup.await(1, TimeUnit.HOURS);
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
         });
-        await().until(() -> waiter[0] != null && waiter[0].getState() == Thread.State.TIMED_WAITING);
+        await().until(() -> waiter.get() != null && waiter.get().getState() == Thread.State.TIMED_WAITING);
 
         wakeup.signal();
 
