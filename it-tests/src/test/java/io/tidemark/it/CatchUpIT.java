@@ -51,6 +51,8 @@ class CatchUpIT {
     private static final TopicPartition PARTITION = new TopicPartition("orders", 0);
     private static final int PRODUCERS = 8;
     private static final int RECORDS_PER_PRODUCER = 170;
+    /** Rounds of PRODUCERS x RECORDS_PER_PRODUCER records produced at most until the leader purges. */
+    private static final int MAX_FILL_ROUNDS = 10;
     private static final String PADDING = "x".repeat(2000);
 
     private static final DiskFaults FAULTS = DiskFaults.install();
@@ -108,8 +110,12 @@ class CatchUpIT {
         return InJvmCluster.raftLogStartsAtZero(groupDir(node));
     }
 
-    /** Creates the topic with {@code replicationFactor} replicas and acknowledges enough records to purge. */
-    private Set<String> createAndFill(int replicationFactor) {
+    /**
+     * Creates the topic with {@code replicationFactor} replicas and acknowledges records, a round at a time, until its
+     * leader took a snapshot and began purging its Raft log (the purge itself may come a moment later). How many Raft
+     * entries a round makes depends on how many of its produce requests group commit puts into one entry.
+     */
+    private Set<String> createAndFill(int replicationFactor) throws IOException {
         groupId = null;
         try (TidemarkAdmin admin = new TidemarkAdmin(AdminConfig.builder(bootstrap()).build())) {
             admin.createTopic(PARTITION.topic(), 1, replicationFactor, Map.of());
@@ -119,7 +125,11 @@ class CatchUpIT {
         }
         List<String> values = new ArrayList<>();
         List<CompletableFuture<RecordMetadata>> sends = new ArrayList<>();
-        produce(values, sends);
+        for (int round = 1; raftLogStartsAtZero(describe().getLeaderNodeId()); round++) {
+            assertTrue(round <= MAX_FILL_ROUNDS, "the leader's Raft log still starts at index 0 after "
+                    + MAX_FILL_ROUNDS + " rounds of " + PRODUCERS * RECORDS_PER_PRODUCER + " records");
+            produce(values, sends);
+        }
         Set<String> acknowledged = PartitionChecker.acknowledged(values, sends);
         assertEquals(values.size(), acknowledged.size());
         return acknowledged;
@@ -297,6 +307,7 @@ class CatchUpIT {
         }
     }
 
+    /** One round: each producer sends its next RECORDS_PER_PRODUCER records, each value unique across rounds. */
     private void produce(List<String> values, List<CompletableFuture<RecordMetadata>> sends) {
         List<TidemarkProducer> producers = new ArrayList<>();
         try {
@@ -304,7 +315,8 @@ class CatchUpIT {
                 producers.add(new TidemarkProducer(ProducerConfig.builder(bootstrap()).batchSizeBytes(1).lingerMs(0)
                         .build()));
             }
-            for (int i = 0; i < RECORDS_PER_PRODUCER; i++) {
+            int first = values.size() / PRODUCERS;
+            for (int i = first; i < first + RECORDS_PER_PRODUCER; i++) {
                 for (int p = 0; p < PRODUCERS; p++) {
                     String value = "producer " + p + " #" + i + " " + PADDING;
                     values.add(value);
