@@ -242,10 +242,13 @@ final class NotifyingLogAppender extends LogAppenderBase {
         getLeaderState().onFollowerCommitIndex(follower, reply.getFollowerCommit());
         switch (reply.getResult()) {
             case SUCCESS -> {
-                long next = reply.getNextIndex();
-                if (next > follower.getNextIndex()) {
-                    follower.updateMatchIndex(next - 1);
-                    follower.increaseNextIndex(next);
+                long matched = lastIndexSent(request);
+                boolean moved = follower.updateMatchIndex(matched);
+                if (matched + 1 > follower.getNextIndex()) {
+                    follower.increaseNextIndex(matched + 1);
+                    moved = true;
+                }
+                if (moved) {
                     getLeaderState().onFollowerSuccessAppendEntries(follower);
                 }
             }
@@ -258,6 +261,21 @@ final class NotifyingLogAppender extends LogAppenderBase {
             default -> LOG.warn("{}: {} answered appendEntries {}", this, follower.getId(), reply.getResult());
         }
         getLeaderState().onAppendEntriesReply(this, reply);
+    }
+
+    /**
+     * The last index a successful appendEntries shows the follower to hold as the leader does: its last entry, or for a
+     * heartbeat its previous entry. Not the follower's answer: that is the end of its own log, which may hold entries of
+     * an older term that no leader committed (a replica that led alone for a moment at start-up, seen in
+     * ClusterChaosIT). Taken as matched, they made the leader send from after them, the follower refuse, and the
+     * leader's match index send it back there, for good: the follower never caught up, and once the leader stopped,
+     * the group could not elect (a candidate that committed entries does not count the vote of a replica with none).
+     */
+    static long lastIndexSent(AppendEntriesRequestProto request) {
+        if (request.getEntriesCount() > 0) {
+            return request.getEntries(request.getEntriesCount() - 1).getIndex();
+        }
+        return request.hasPreviousLog() ? request.getPreviousLog().getIndex() : RaftLog.INVALID_LOG_INDEX;
     }
 
     /**
