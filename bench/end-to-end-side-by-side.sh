@@ -14,11 +14,7 @@ PROJ=$(cd "$(dirname "$0")/.." && pwd); ROUNDS=${1:-2}; PARTS=${PARTS:-6}; RATE=
 WARM=${WARM:-300000}
 . "$PROJ/bench/kafka-harness.sh"
 W=$(mktemp -d)
-cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
-  local t=0 p
-  for p in "$@"; do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
-  awk -v t=$t -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
-}
+. "$PROJ/bench/proc-cpu.sh"
 cpu_line() {   # WHO BROKERS_CPU_BEFORE BROKERS_CPU_AFTER CLIENT_TIME_FILE
   awk -v who="$1" -v a="$2" -v b="$3" -v c="$(awk '{print $1 + $2}' "$4" 2>/dev/null)" \
     'BEGIN {printf "%s end-to-end cpu: brokers %.2f s, client %.2f s\n", who, b - a, c}'

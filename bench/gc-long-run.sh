@@ -17,11 +17,7 @@ BASE=${BASE_PORT:-29800}; OUT=${OUT:-$(mktemp -d)}; DATA=$(mktemp -d); NAME=gc
 mkdir -p "$OUT"
 stop() { timeout 120 ./tidemark local down --name $NAME --data-dir "$DATA" >/dev/null 2>&1; rm -rf "$DATA"; }
 trap stop EXIT
-cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
-  local t=0 p
-  for p in "$@"; do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
-  awk -v t=$t -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
-}
+. bench/proc-cpu.sh
 ratis_sum() {   # a counter of Ratis' summed over the brokers' groups, from /metrics: ratis_*_<group>_$1
   local port total=0 n
   for port in $((BASE + 1)) $((BASE + 11)) $((BASE + 21)); do

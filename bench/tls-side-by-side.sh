@@ -20,11 +20,7 @@ ssl_props() {   # the TLS settings of a Kafka broker or client holding WHO's cer
 }
 ssl_props admin > "$W/kafka-client-tls.properties"; echo security.protocol=SSL >> "$W/kafka-client-tls.properties"
 : > "$W/kafka-client-plain.properties"
-cpu_s() {   # CPU seconds (user + system) used so far by the PIDs given
-  local t=0 p
-  for p in "$@"; do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done
-  awk -v t=$t -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}'
-}
+. "$PROJ/bench/proc-cpu.sh"
 cpu_line() {
   awk -v who="$1" -v a="$2" -v b="$3" 'BEGIN {printf "%s fixed cpu: %.2f s of the 3 brokers for 120000 records (%.1f ms per 1000)\n", who, b - a, (b - a) * 1000 / 120}'
 }
