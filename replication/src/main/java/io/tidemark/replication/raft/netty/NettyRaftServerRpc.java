@@ -1,5 +1,6 @@
 package io.tidemark.replication.raft.netty;
 
+import com.google.common.util.concurrent.MoreExecutors;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
@@ -36,6 +37,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -164,11 +166,17 @@ public final class NettyRaftServerRpc extends RaftServerRpcWithProxy<RaftConnect
         }
     }
 
-    /** Hands each request to the handler and writes its reply when it is ready, on any thread. */
+    /**
+     * Hands each request of one connection to the handler and writes its reply when it is ready, on any thread. The
+     * connection's client and admin requests are submitted one after another on the blocking pool.
+     */
     private final class Requests extends SimpleChannelInboundHandler<RaftCall<RaftNettyServerRequestProto>> {
+        private final Executor submissions = MoreExecutors.newSequentialExecutor(blocking);
+
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, RaftCall<RaftNettyServerRequestProto> call) {
-            handler.handle(call.message()).thenAccept(reply -> ctx.writeAndFlush(new RaftCall<>(call.id(), reply)));
+            handler.handle(call.message(), submissions)
+                    .thenAccept(reply -> ctx.writeAndFlush(new RaftCall<>(call.id(), reply)));
         }
 
         @Override

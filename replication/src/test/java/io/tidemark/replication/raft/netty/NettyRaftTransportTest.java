@@ -43,6 +43,8 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -75,6 +77,13 @@ class NettyRaftTransportTest {
     private final CompletableFuture<RequestVoteReplyProto> vote = new CompletableFuture<>();
     /** The follower's pending client requests by their message; "fast" is answered at once with "ok". */
     private final Map<String, CompletableFuture<RaftClientReply>> clientReplies = new ConcurrentHashMap<>();
+    /** The client requests' messages in the order the follower's Ratis server was given them. */
+    private final List<String> submitted = new CopyOnWriteArrayList<>();
+    /**
+     * Released by the test: until then the follower's Ratis server holds the thread that submits a "held" client
+     * request, as Ratis' own submission does (it joins the request's run on a Ratis executor).
+     */
+    private final CountDownLatch held = new CountDownLatch(1);
     private final List<NettyRaftServerRpc> running = new ArrayList<>();
     private final EventLoops loops = EventLoops.start("test-network", 1);
     private long clientCallId;
@@ -84,7 +93,7 @@ class NettyRaftTransportTest {
     @BeforeEach
     void start() throws IOException {
         appends.put(FAST, CompletableFuture.completedFuture(appendReply(FAST, 7)));
-        clientReplies.put("fast", CompletableFuture.completedFuture(clientReply("fast", "ok")));
+        clientReplies.put("fast", CompletableFuture.completedFuture(clientReply(2, "ok")));
         follower = start(FOLLOWER, 0, 3_000);
         leader = start(LEADER, 0, 1_000);
         leader.addRaftPeers(List.of(peer(FOLLOWER, follower)));
@@ -92,6 +101,7 @@ class NettyRaftTransportTest {
 
     @AfterEach
     void stop() throws IOException {
+        held.countDown();
         for (NettyRaftServerRpc rpc : running) {
             rpc.close();
         }
@@ -206,10 +216,34 @@ class NettyRaftTransportTest {
             assertEquals(2, fast.getCallId());
             assertFalse(slow.isDone());
 
-            clientReplies.get("slow").complete(clientReply("slow", "done"));
+            clientReplies.get("slow").complete(clientReply(1, "done"));
             RaftClientReply done = slow.get(WAIT.toSeconds(), TimeUnit.SECONDS);
             assertEquals("done", done.getMessage().getContent().toStringUtf8());
             assertEquals(1, done.getCallId());
+        }
+    }
+
+    @Test
+    void aClientRequestWhoseSubmissionHoldsItsThreadHoldsNoCallOnTheEventLoopNorLetsTheNextOvertakeIt()
+            throws Exception {
+        clientReplies.put("held", CompletableFuture.completedFuture(clientReply(1, "was held")));
+        clientReplies.put("next", CompletableFuture.completedFuture(clientReply(2, "after it")));
+        try (NettyRaftClientRpc client = client()) {
+            CompletableFuture<RaftClientReply> first = client.sendRequestAsync(clientRequest("held"));
+            CompletableFuture<RaftClientReply> second = client.sendRequestAsync(clientRequest("next"));
+            await().atMost(WAIT).until(() -> submitted.contains("held"));
+
+            assertEquals(7, CompletableFuture.supplyAsync(() -> append(FAST)).get(WAIT.toSeconds(), TimeUnit.SECONDS)
+                    .getNextIndex(), "the event loop thread answers while a submission holds its thread");
+            assertEquals(List.of("held"), submitted, "the next request waits for the held one's submission");
+            assertFalse(first.isDone());
+
+            held.countDown();
+            assertEquals("was held", first.get(WAIT.toSeconds(), TimeUnit.SECONDS).getMessage().getContent()
+                    .toStringUtf8());
+            assertEquals("after it", second.get(WAIT.toSeconds(), TimeUnit.SECONDS).getMessage().getContent()
+                    .toStringUtf8());
+            assertEquals(List.of("held", "next"), submitted);
         }
     }
 
@@ -268,9 +302,14 @@ class NettyRaftTransportTest {
                         yield appends.computeIfAbsent(group, g -> new CompletableFuture<>());
                     }
                     case "requestVote" -> vote.get();
-                    case "submitClientRequestAsync" -> clientReplies.computeIfAbsent(
-                            ((RaftClientRequest) args[0]).getMessage().getContent().toStringUtf8(),
-                            m -> new CompletableFuture<>());
+                    case "submitClientRequestAsync" -> {
+                        String message = ((RaftClientRequest) args[0]).getMessage().getContent().toStringUtf8();
+                        submitted.add(message);
+                        if (message.equals("held")) {
+                            held.await();
+                        }
+                        yield clientReplies.computeIfAbsent(message, m -> new CompletableFuture<>());
+                    }
                     case "toString" -> "double of " + id;
                     case "hashCode" -> System.identityHashCode(proxy);
                     case "equals" -> proxy == args[0];
@@ -294,9 +333,9 @@ class NettyRaftTransportTest {
                 .setType(RaftClientRequest.writeRequestType()).build();
     }
 
-    private RaftClientReply clientReply(String content, String answer) {
+    private RaftClientReply clientReply(long callId, String answer) {
         return RaftClientReply.newBuilder().setClientId(CLIENT).setServerId(FOLLOWER).setGroupId(FAST)
-                .setCallId(content.equals("slow") ? 1 : 2).setSuccess().setMessage(Message.valueOf(answer)).build();
+                .setCallId(callId).setSuccess().setMessage(Message.valueOf(answer)).build();
     }
 
     private static RaftRpcRequestProto header(RaftGroupId group) {
