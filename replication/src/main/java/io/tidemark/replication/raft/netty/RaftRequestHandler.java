@@ -98,26 +98,25 @@ final class RaftRequestHandler {
     }
 
     /** Submits a client or admin request on {@code submissions}; its reply when Ratis answers it. */
-    private static CompletableFuture<RaftNettyServerReplyProto> clientReply(
-            RaftNettyServerReplyProto.Builder reply, Executor submissions, Submission submission) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return submission.submit();
-            } catch (IOException e) {
-                throw new CompletionException(e);
-            }
-        }, submissions).thenCompose(answer -> answer).thenApply(client -> reply.setRaftClientReply(
+    private static CompletableFuture<RaftNettyServerReplyProto> clientReply(RaftNettyServerReplyProto.Builder reply,
+            Executor submissions, Call<CompletableFuture<RaftClientReply>> submit) {
+        return on(submissions, submit).thenCompose(answer -> answer).thenApply(client -> reply.setRaftClientReply(
                 ClientProtoUtils.toRaftClientReplyProto(client)).build());
     }
 
-    private CompletableFuture<RaftNettyServerReplyProto> blocking(BlockingCall call) {
+    private CompletableFuture<RaftNettyServerReplyProto> blocking(Call<RaftNettyServerReplyProto> call) {
+        return on(blocking, call);
+    }
+
+    /** Runs {@code call} on {@code executor}; its failure fails the future. */
+    private static <T> CompletableFuture<T> on(Executor executor, Call<T> call) {
         return CompletableFuture.supplyAsync(() -> {
             try {
-                return call.answer();
+                return call.run();
             } catch (IOException e) {
                 throw new CompletionException(e);
             }
-        }, blocking);
+        }, executor);
     }
 
     private static RaftNettyServerReplyProto exceptionReply(Throwable failure) {
@@ -126,13 +125,9 @@ final class RaftRequestHandler {
                 .setException(ProtoUtils.writeObject2ByteString(e))).build();
     }
 
+    /** A call into the Ratis server that may throw its {@link IOException}. */
     @FunctionalInterface
-    private interface Submission {
-        CompletableFuture<RaftClientReply> submit() throws IOException;
-    }
-
-    @FunctionalInterface
-    private interface BlockingCall {
-        RaftNettyServerReplyProto answer() throws IOException;
+    private interface Call<T> {
+        T run() throws IOException;
     }
 }
